@@ -1,0 +1,3 @@
+from memrepo.cli import main
+
+raise SystemExit(main())
