@@ -1,0 +1,16 @@
+"""Claude Code UserPromptSubmit hook: recall at most three memories, or say nothing.
+
+Standard library only; finds the memrepo package in the plugin's tools/ directory.
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools"))
+
+try:
+    from memrepo import hookio, recall
+except BaseException as exc:  # noqa: BLE001 — fail open even when the package cannot load
+    sys.stderr.write(f"memrepo UserPromptSubmit: cannot load memrepo: {exc}\n")
+    raise SystemExit(0)
+
+raise SystemExit(hookio.run("UserPromptSubmit", recall.on_prompt))

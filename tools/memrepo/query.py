@@ -1,0 +1,361 @@
+"""Prompt -> search terms, or silence (stdlib only: runs before every prompt).
+
+A prompt is reduced to the user's own words (code, traces, logs, URLs and blobs removed),
+split the way FTS5's unicode61 tokenizer splits, and stripped of stopwords and filler in
+English and Portuguese. A prompt with no subject left gets no terms: silence is decided by
+the filler lexicon, never by length.
+"""
+
+from __future__ import annotations
+
+import re
+
+MAX_INPUT_CHARS = 100_000
+MAX_CLEAN_CHARS = 20_000
+MAX_TERMS = 24
+
+# Compiling one pattern costs 0.1-0.7 ms (re.I alone doubles it), more than a whole query,
+# so none is compiled at import: each compiles on the first prompt that holds its trigger.
+# Every pattern is linear: no nested unbounded quantifiers, so 1 MB of garbage cannot hang.
+_SOURCES = {
+    "placeholder": r"\[(?:[Ii]mage|[Pp]asted|[Ss]creenshot)\b[^\]\n]{0,80}\]",
+    "url": r"\b(?:[A-Za-z][A-Za-z0-9+.-]{1,15}://|[Ww]{3}\.)[^\s<>\"'`|\\]+",
+    "blob": r"[A-Za-z0-9+/_-]{16,}={0,2}",
+    "frame": (
+        r"(?::\d+:\d+\)?|:\d+\)|<anonymous>\)?|\(index \d+\)"
+        r"|\((?:Native Method|Unknown Source|native)\))\s*$"
+    ),
+    "log": (
+        r"\[?(?:\d{4}-\d\d-\d\d[T ]\d\d:\d\d|\d\d:\d\d:\d\d"
+        r"|(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d"
+        r"|\[(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|FATAL|CRITICAL"
+        r"|trace|debug|info|notice|warn|warning|error|fatal|critical)\]"
+        r"|(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|FATAL|CRITICAL)(?::|[ \t]+[\[\d-]))"
+    ),
+}
+_compiled: dict[str, re.Pattern[str]] = {}
+
+_LOG_WORDS = frozenset(
+    "TRACE DEBUG INFO NOTICE WARN WARNING ERROR FATAL CRITICAL "
+    "Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec".split()
+)
+_CHAINED = ("During handling of the above exception", "The above exception was the direct cause")
+_GENERIC_HOST_LABELS = frozenset("www www2 app m web en".split())
+_SECOND_LEVEL = frozenset("co com org net gov ac edu".split())
+_PAGE_EXTENSIONS = frozenset("html htm php asp aspx jsp cgi".split())
+
+# Lowercase text -> tokens: every ASCII non-alphanumeric is a separator (as in unicode61),
+# and Latin-1 accents fold without importing unicodedata.
+_BASE_TABLE: dict[int, str] = {c: " " for c in range(128) if not chr(c).isalnum()}
+_BASE_TABLE.update(
+    (ord(ch), base)
+    for base, chars in (("a", "àáâãäå"), ("c", "ç"), ("e", "èéêë"), ("i", "ìíîï"),
+                        ("n", "ñ"), ("o", "òóôõö"), ("u", "ùúûü"), ("y", "ýÿ"))
+    for ch in chars
+)
+
+_EN_STOP = """
+a about above after again against all almost also although always am among an and another
+any anybody anyone anything anyway anywhere are aren around as at away back be because been
+before being below between both but by can cannot could couldn did didn do does doesn doing
+don done down during each either else enough even ever every everything few for from further
+had hadn has hasn have haven having he her here hers herself him himself his how however i if
+in into is isn it its itself just least less let lets ll many may maybe me might mine more
+most much must mustn my myself neither never no nor not now of off often on once one ones only
+onto or other others otherwise our ours ourselves out over own per perhaps quite rather re
+really same shall shan she should shouldn since so some somebody someone something somehow
+sometimes somewhere still such than that thats the their theirs them themselves then there
+theres these they this those though through thus till to too toward towards under until up
+upon us ve very via was wasn we were weren what whatever whats when whenever where wherever
+whether which while who whoever whole whom whose why will with within without won would
+wouldn yet you your yours yourself yourselves im ive id youre youve theyre dont doesnt didnt
+cant wont isnt arent wasnt shouldnt wouldnt couldnt hows whys wheres heres tho
+"""
+# Acknowledgements, directions, reactions and verbs that carry no subject of their own.
+_EN_FILLER = """
+ok okay okey kk yes yeah yea yep yup sure nope nah naw thanks thank thx tx ty tysm cheers
+great good nice cool perfect awesome amazing excellent fantastic brilliant lovely wonderful
+sweet neat fine alright right correct exactly indeed agreed true false wrong lgtm sgtm ship
+shipit go ahead continue proceed carry keep keeps going stop wait hold halt pause hmm hm um
+umm uh uhh ugh oh ah ahh aha wow whoa oops lol lmao rofl haha hehe welp meh yay woohoo huh eh
+please pls plz sorry btw fyi tbh imo imho idk asap try redo undo make made makes making went
+gone get got gets getting give gave put take took tell told say said says ask asked asking
+mean meant means think thought guess know knew see saw look looked looks seem seems need
+needs needed want wants wanted wanna gonna gotta like likes help thing things stuff bit lot
+lots kind sort way ways time times today tonight tomorrow yesterday morning afternoon evening
+later soon already actually basically literally simply probably definitely certainly totally
+pretty super quick quickly last first next previous different double check checked worked
+work works working two instead rest part answer question questions reply idea ideas change
+changes changed update updated fix fixed bad better best worse worst well little big small
+new old day days week weekend far usually normally typically generally sound sounds sense
+mind nvm np worry worries use used using thumbsup
+"""
+_PT_STOP = """
+o os um uma uns umas de do da dos das na nas em num numa ao aos pelo pela pelos pelas para
+pra pro pros por com sem sob sobre entre ate desde que quem qual quais quando onde como
+porque pq ou mas nem se ja tambem muito muita muitos muitas pouco mais menos tao tanto eu tu
+ele ela nos vos eles elas voce voces vc vcs te lhe lhes meu minha meus minhas teu tua seu sua
+seus suas nosso nossa nossos nossas dele dela deles delas esse essa esses essas este esta
+estes estas isso isto aquele aquela aqueles aquelas aquilo aqui ai ali la ca nao sim ser sou
+era foi fui sao estar estou estao estava tem tenho tinha ter temos ha havia haver vai vou
+vamos ir dar deu dando fazer faz fiz feito faco pode posso podemos poder preciso precisa
+precisamos quero queria quer querer deve devo dever acho achei agora ainda depois antes
+entao assim tipo coisa coisas algo algum alguma alguns algumas nada tudo todo toda todos
+todas cada outro outra outros outras mesmo mesma mesmos mesmas
+"""
+_PT_FILLER = """
+valeu vlw obrigado obrigada obrigadao brigado brigada obg beleza blz bom boa bem otimo otima
+legal show massa top perfeito perfeita certo certinho claro exato exatamente pronto
+combinado fechado tranquilo tranquila manda ver seguir segue siga continua continuar bora
+vamo faca fazendo ta dia semana fim hoje amanha ontem noite tarde manha logo tchau oi ola
+opa eita entendi entendido funcionou funciona errado espera perai pera calma volta desfaz
+desfazer refaz tenta tentar denovo novamente novo mandar rs rsrs
+"""
+# A few acknowledgements in other languages, so the commonest ones fall silent too.
+_OTHER_FILLER = """
+si dale gracias vale bueno perfecto listo merci oui non bien danke ja nein gut bitte grazie
+bene
+"""
+_STOP = frozenset((_EN_STOP + _EN_FILLER + _PT_STOP + _PT_FILLER + _OTHER_FILLER).split())
+
+
+class Query:
+    """Search terms for one prompt, or the reason it gets silence."""
+
+    __slots__ = ("terms", "silent_reason")
+
+    def __init__(self, terms: tuple[str, ...], silent_reason: str | None = None) -> None:
+        self.terms = terms
+        self.silent_reason = silent_reason
+
+    def __repr__(self) -> str:
+        return f"Query(terms={self.terms!r}, silent_reason={self.silent_reason!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Query):
+            return NotImplemented
+        return (self.terms, self.silent_reason) == (other.terms, other.silent_reason)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def clean_prompt(prompt: str) -> str:
+    """Keep only the user's own words, with whitespace collapsed to single spaces.
+
+    Removes fenced code blocks, stack traces, pasted log lines, image/paste placeholders and
+    long hex/base64 blobs; replaces URLs by their meaningful host and path words. Inline
+    `code spans` stay. Reads at most MAX_INPUT_CHARS and returns at most MAX_CLEAN_CHARS.
+    """
+    text = prompt[:MAX_INPUT_CHARS]
+    if "```" in text:
+        # Even parts lie outside fences; an unclosed fence runs to the end, as in Markdown.
+        text = "\n".join(text.split("```")[::2])
+    if "[" in text:
+        low = text.lower()
+        if "[image" in low or "[pasted" in low or "[screenshot" in low:
+            text = _pattern("placeholder").sub(" ", text)
+    text = _drop_pasted_lines(text)
+    if "://" in text or "www." in text.lower():
+        text = _pattern("url").sub(_url_words, text)
+    words = text.split()
+    if any(len(word) >= 16 for word in words):
+        words = _pattern("blob").sub(_drop_blob, " ".join(words)).split()
+    return " ".join(words)[:MAX_CLEAN_CHARS]
+
+
+def tokenize(text: str) -> list[str]:
+    """Lowercase words split the way FTS5 unicode61 (remove_diacritics 2) splits them.
+
+    Everything but letters and digits separates words (so `_ . / -` do), and diacritics
+    are removed from Latin letters: 'Gonçalo' -> 'goncalo'. Emoji are separators.
+    """
+    text = text.lower()
+    if text.isascii():
+        return text.translate(_BASE_TABLE).split()
+    return text.translate(_unicode_table(text)).split()
+
+
+def build_query(prompt: str) -> Query:
+    """Subject terms of a prompt, or silence with a reason.
+
+    Reasons: 'empty' (blank prompt); 'conversational' (only filler, stopwords, emoji or
+    punctuation); 'no-subject' (only code, traces, logs, or tokens too short to search).
+    """
+    if not isinstance(prompt, str) or not prompt.strip():
+        return Query((), "empty")
+    tokens = tokenize(clean_prompt(prompt))
+    terms = _select(tokens, MAX_TERMS)
+    if terms:
+        return Query(terms, None)
+    if any(_is_filler(tok) for tok in tokens):
+        return Query((), "conversational")
+    if tokens or any(ch.isalnum() for ch in prompt[:MAX_INPUT_CHARS]):
+        return Query((), "no-subject")
+    return Query((), "conversational")
+
+
+def subject_terms(text: str, limit: int = MAX_TERMS) -> tuple[str, ...]:
+    """Subject terms of any text (e.g. the previous turn), by build_query's pipeline."""
+    if not isinstance(text, str):
+        return ()
+    return _select(tokenize(clean_prompt(text)), limit)
+
+
+def _select(tokens: list[str], limit: int) -> tuple[str, ...]:
+    seen: dict[str, None] = {}
+    for tok in tokens:
+        if len(tok) < 2 or tok in seen or (tok.isdigit() and len(tok) < 3):
+            continue
+        if _is_filler(tok):
+            continue
+        seen[tok] = None
+        if len(seen) >= limit:
+            break
+    return tuple(seen)
+
+
+def _is_filler(tok: str) -> bool:
+    if tok in _STOP:
+        return True
+    if len(tok) < 3 or not tok.isalpha():
+        return False
+    # Laughs and stretched words: 'hahaha', 'kkkkk', 'rsrs', 'hmmmm', 'yesss', 'cooool'.
+    if any(not tok.strip(chars) for chars in ("ha", "he", "k", "rs")):
+        return True
+    once = _squeeze(tok, 1)
+    return once != tok and (once in _STOP or _squeeze(tok, 2) in _STOP)
+
+
+def _squeeze(tok: str, keep: int) -> str:
+    """Shorten every run of three or more equal letters to `keep` letters."""
+    out: list[str] = []
+    run = 0
+    for i, ch in enumerate(tok):
+        run = run + 1 if i and tok[i - 1] == ch else 1
+        if i + 1 == len(tok) or tok[i + 1] != ch:
+            out.append(ch * (keep if run >= 3 else run))
+    return "".join(out)
+
+
+def _pattern(name: str) -> re.Pattern[str]:
+    pattern = _compiled.get(name)
+    if pattern is None:
+        pattern = _compiled[name] = re.compile(_SOURCES[name])
+    return pattern
+
+
+def _drop_pasted_lines(text: str) -> str:
+    """Drop stack-trace and log lines, and the indented lines that continue them."""
+    kept: list[str] = []
+    continuing = False
+    for line in text.split("\n"):
+        stripped = line.lstrip()
+        if continuing and stripped and len(stripped) < len(line):
+            continue
+        kind = _pasted_kind(stripped)
+        continuing = bool(kind)
+        if kind is None:
+            kept.append(line)
+    return "\n".join(kept)
+
+
+def _pasted_kind(line: str) -> bool | None:
+    """None for the user's own line, else whether indented lines after it belong to it."""
+    if not line:
+        return None
+    if line.startswith("Traceback (most recent call last)"):
+        return True
+    if line.startswith('File "') and '", line ' in line:
+        return True
+    if line.startswith(_CHAINED) or (line.startswith("... ") and line.rstrip().endswith(" more")):
+        return False
+    if len(line) >= 3 and not line.strip("^~ \t\r"):
+        return False
+    if line.startswith("at ") and _pattern("frame").search(line):
+        return False
+    head = line[0]
+    if head.isdigit() or head == "[" or line.split(None, 1)[0].rstrip(":") in _LOG_WORDS:
+        if _pattern("log").match(line):
+            return True
+    return None
+
+
+def _url_words(match: re.Match[str]) -> str:
+    url = match.group(0).rstrip(".,;:!?)]}")
+    rest = url.split("://", 1)[-1].split("?", 1)[0].split("#", 1)[0]
+    host, _, path = rest.partition("/")
+    words = _host_words(host.rpartition("@")[2].partition(":")[0].lower())
+    for segment in path.split("/"):
+        if "%" in segment:
+            pieces = segment.split("%")
+            segment = " ".join([pieces[0]] + [piece[2:] for piece in pieces[1:]])
+        words.extend(
+            part for part in tokenize(segment)
+            if part not in _PAGE_EXTENSIONS and not _is_id(part)
+        )
+    return " " + " ".join(words) + " "
+
+
+def _host_words(host: str) -> list[str]:
+    labels = [label for label in host.split(".") if label]
+    if not labels or all(label.isdigit() for label in labels):
+        return []
+    if len(labels) > 1:
+        labels.pop()
+    if len(labels) > 1 and labels[-1] in _SECOND_LEVEL:
+        labels.pop()
+    return [label for label in labels if label not in _GENERIC_HOST_LABELS]
+
+
+def _is_id(part: str) -> bool:
+    """Ids and hashes in URL paths: long digit runs, hex, letter/digit jumbles."""
+    if part.isdigit():
+        return len(part) > 6
+    if len(part) > 32 or (len(part) >= 7 and _is_hex(part) and not part.isalpha()):
+        return True
+    switches = sum(1 for a, b in zip(part, part[1:]) if a.isdigit() != b.isdigit())
+    return len(part) >= 8 and switches >= 3
+
+
+def _is_hex(text: str) -> bool:
+    return not text.strip("0123456789abcdefABCDEF")
+
+
+def _drop_blob(match: re.Match[str]) -> str:
+    blob = match.group(0)
+    core = blob.rstrip("=").replace("-", "")
+    if len(core) >= 12 and _is_hex(core) and not core.isalpha() and not core.isdigit():
+        return " "
+    if len(blob) >= 100:
+        return " "
+    if len(blob) >= 32:
+        digits = sum(ch.isdigit() for ch in blob)
+        upper = sum(ch.isupper() for ch in blob)
+        if digits >= 2 and upper >= 3 and len(blob) - digits - upper >= 3:
+            return " "
+    return blob
+
+
+def _unicode_table(text: str) -> dict[int, str]:
+    """The translate table extended for this text's non-ASCII characters."""
+    table = dict(_BASE_TABLE)
+    latin: list[str] = []
+    for ch in set(text):
+        code = ord(ch)
+        if code < 128 or code in table:
+            continue
+        if 0x300 <= code <= 0x36F:
+            table[code] = ""  # a combining diacritic: remove_diacritics drops it
+        elif not ch.isalnum():
+            table[code] = " "
+        elif 0x100 <= code <= 0x24F or 0x1E00 <= code <= 0x1EFF:
+            latin.append(ch)
+    if latin:
+        # Loaded only for Latin letters beyond Latin-1, which keeps it off most prompts.
+        import unicodedata
+
+        for ch in latin:
+            base = unicodedata.normalize("NFD", ch)[0]
+            if base.isascii():
+                table[ord(ch)] = base
+    return table

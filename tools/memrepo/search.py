@@ -1,0 +1,154 @@
+"""Read-only queries over the cache and the ranking recall uses (stdlib only: the prompt path).
+
+A memory's score is its relevance to the query — FTS5 bm25 with field weights, summed per
+term so that context terms count for less than the prompt's own — times its priority: decay by
+class half-life, a penalty when superseded or unverified, and project scope. Floors judge
+relevance alone, so an old event that fits is still recalled, just ranked lower.
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+import time
+
+# bm25 weights, in the order of index.FTS_COLUMNS: title, aliases, topics, entities, tech, description, body.
+WEIGHTS = (8.0, 6.0, 5.0, 5.0, 1.5, 3.0, 1.0)
+CANDIDATES = 40
+SUPERSEDED_PENALTY = 0.3
+UNVERIFIED_PENALTY = 0.8
+OTHER_PROJECT = 0.35
+ABS_FLOOR = 1.1  # relevance normalized by ln(corpus size); see _normalizer
+REL_FLOOR = 0.45  # of the top hit's score
+MIN_STRONG_TERMS = 2
+
+_COLUMNS = ("id, class, status, superseded_by, project, updated, half_life, verification,"
+            " verify_reason, title, description, session")
+
+
+class Hit:
+    __slots__ = ("id", "cls", "status", "superseded_by", "project", "updated", "half_life", "verification",
+                 "verify_reason", "title", "description", "session", "relevance", "priority", "score", "matched")
+
+    def __init__(self, row: tuple, relevance: float, matched: int) -> None:  # type: ignore[type-arg]
+        (self.id, self.cls, self.status, self.superseded_by, self.project, self.updated, self.half_life,
+         self.verification, self.verify_reason, self.title, self.description, self.session) = row
+        self.relevance = relevance
+        self.matched = matched
+        self.priority = 1.0
+        self.score = relevance
+
+    def labels(self) -> list[str]:
+        out = []
+        if self.status == "superseded" and self.superseded_by:
+            out.append(f"superseded by {self.superseded_by}")
+        elif self.status == "retired":
+            out.append("retired")
+        if self.verification == "unverified":
+            out.append("unverified: " + (self.verify_reason or "a claim failed"))
+        return out
+
+    def as_dict(self) -> dict:  # type: ignore[type-arg]
+        return {"id": self.id, "score": round(self.score, 4), "title": self.title, "class": self.cls,
+                "status": self.status, "labels": self.labels(), "project": self.project,
+                "description": self.description}
+
+
+def connect(db_path: str) -> sqlite3.Connection:
+    """Open the cache read-only; raises sqlite3.Error when it is missing or unreadable."""
+    db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=1.0)
+    return db
+
+
+def quote(term: str) -> str:
+    """A term as an FTS5 string: user text never reaches MATCH unquoted."""
+    return '"' + term.replace('"', '""') + '"'
+
+
+def _bm25() -> str:
+    return "bm25(fts, " + ", ".join(str(w) for w in WEIGHTS) + ")"
+
+
+def _candidates(db: sqlite3.Connection, terms: list[str], limit: int) -> list[int]:
+    expr = " OR ".join(quote(t) for t in terms)
+    sql = f"SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY {_bm25()} LIMIT ?"
+    return [r[0] for r in db.execute(sql, (expr, limit))]
+
+
+def _per_term(db: sqlite3.Connection, term: str, rowids: list[int]) -> dict[int, float]:
+    marks = ",".join("?" * len(rowids))
+    sql = f"SELECT rowid, -{_bm25()} FROM fts WHERE fts MATCH ? AND rowid IN ({marks})"
+    return {r[0]: r[1] for r in db.execute(sql, [quote(term)] + rowids)}
+
+
+def _normalizer(db: sqlite3.Connection) -> float:
+    # bm25's idf grows with ln(N); dividing by it keeps the absolute floor meaningful from 50 to 50,000 memories.
+    n = db.execute("SELECT count(*) FROM memories").fetchone()[0]
+    return math.log(max(n, 2) + 1.0)
+
+
+def relevance(db: sqlite3.Connection, terms: list[tuple[str, float]], limit: int = CANDIDATES) -> dict[int, tuple[float, int]]:
+    """rowid -> (normalized relevance, number of full-weight terms matched) for the best candidates."""
+    words = [t for t, _ in terms]
+    if not words:
+        return {}
+    rowids = _candidates(db, words, limit)
+    if not rowids:
+        return {}
+    norm = _normalizer(db)
+    totals: dict[int, list[float]] = {r: [0.0, 0] for r in rowids}  # type: ignore[misc]
+    for term, weight in terms:
+        for rowid, s in _per_term(db, term, rowids).items():
+            totals[rowid][0] += weight * s / norm
+            if weight >= 1.0:
+                totals[rowid][1] += 1
+    return {r: (v[0], int(v[1])) for r, v in totals.items()}
+
+
+def _priority(hit: Hit, project: str | None, projects_named: set[str], today: float) -> float:
+    p = 1.0
+    if hit.half_life and hit.updated:
+        try:
+            age = max(0.0, (today - time.mktime(time.strptime(hit.updated[:10], "%Y-%m-%d"))) / 86400.0)
+            p *= 0.5 ** (age / float(hit.half_life))
+        except (ValueError, OverflowError):
+            pass
+    if hit.status in ("superseded", "retired"):
+        p *= SUPERSEDED_PENALTY
+    if hit.verification == "unverified":
+        p *= UNVERIFIED_PENALTY
+    if hit.project and hit.project != project and hit.project not in projects_named:
+        p *= OTHER_PROJECT
+    return p
+
+
+def rank(db: sqlite3.Connection, terms: list[tuple[str, float]], project: str | None = None,
+         limit: int = 3, floors: bool = True, today: float | None = None) -> list[Hit]:
+    """The memories to recall for weighted terms, best first; [] when nothing clears the floors."""
+    scored = relevance(db, terms)
+    if not scored:
+        return []
+    marks = ",".join("?" * len(scored))
+    rows = db.execute(f"SELECT rowid, {_COLUMNS} FROM memories WHERE rowid IN ({marks})", list(scored)).fetchall()
+    words = {t for t, _ in terms}
+    projects_named = {p for (p,) in db.execute("SELECT DISTINCT project FROM memories WHERE project IS NOT NULL") if p in words}
+    now = time.time() if today is None else today
+    hits = []
+    for row in rows:
+        rel, matched = scored[row[0]]
+        hit = Hit(row[1:], rel, matched)
+        hit.priority = _priority(hit, project, projects_named, now)
+        hit.score = rel * hit.priority
+        hits.append(hit)
+    hits.sort(key=lambda h: (-h.score, h.id))
+    if floors:
+        hits = _apply_floors(hits)
+    return hits[:limit]
+
+
+def _apply_floors(hits: list[Hit]) -> list[Hit]:
+    relevant = [h for h in hits if h.relevance >= ABS_FLOOR and (h.matched >= MIN_STRONG_TERMS or h.relevance >= 2 * ABS_FLOOR)]
+    if not relevant:
+        return []
+    top = relevant[0].score
+    return [h for h in relevant if h.score >= REL_FLOOR * top]
