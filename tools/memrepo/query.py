@@ -88,7 +88,10 @@ pretty super quick quickly last first next previous different double check check
 work works working two instead rest part answer question questions reply idea ideas change
 changes changed update updated fix fixed bad better best worse worst well little big small
 new old day days week weekend far usually normally typically generally sound sounds sense
-mind nvm np worry worries use used using thumbsup
+mind nvm np worry worries use used using fair catch revert reverted roll explain happen
+happened happens step steps move moving course pleasure set hang sec brb lemme gimme bye cya
+night appreciate appreciated deal wish decide interesting understood gotcha point agree
+thumbsup
 """
 _PT_STOP = """
 o os um uma uns umas de do da dos das na nas em num numa ao aos pelo pela pelos pelas para
@@ -109,13 +112,17 @@ legal show massa top perfeito perfeita certo certinho claro exato exatamente pro
 combinado fechado tranquilo tranquila manda ver seguir segue siga continua continuar bora
 vamo faca fazendo ta dia semana fim hoje amanha ontem noite tarde manha logo tchau oi ola
 opa eita entendi entendido funcionou funciona errado espera perai pera calma volta desfaz
-desfazer refaz tenta tentar denovo novamente novo mandar rs rsrs
+desfazer refaz tenta tentar denovo novamente novo mandar mandou rs rsrs fechou demorou
+partiu bala deixa deixe esquece parar ficou demais bola certeza confere conferir verifica
+verificar checa checar olha olhar falou tmj
 """
 # A few acknowledgements in other languages, so the commonest ones fall silent too.
 _OTHER_FILLER = """
 si dale gracias vale bueno perfecto listo merci oui non bien danke ja nein gut bitte grazie
 bene
 """
+# Acknowledgements whose words are subjects elsewhere ('what plan are we on?').
+_FILLER_PHRASES = (" like a plan ", " good job ", " your call ")
 _STOP = frozenset((_EN_STOP + _EN_FILLER + _PT_STOP + _PT_FILLER + _OTHER_FILLER).split())
 
 
@@ -158,7 +165,7 @@ def clean_prompt(prompt: str) -> str:
     if "://" in text or "www." in text.lower():
         text = _pattern("url").sub(_url_words, text)
     words = text.split()
-    if any(len(word) >= 16 for word in words):
+    if any(_may_hold_blob(word) for word in words):
         words = _pattern("blob").sub(_drop_blob, " ".join(words)).split()
     return " ".join(words)[:MAX_CLEAN_CHARS]
 
@@ -183,7 +190,7 @@ def build_query(prompt: str) -> Query:
     """
     if not isinstance(prompt, str) or not prompt.strip():
         return Query((), "empty")
-    tokens = tokenize(clean_prompt(prompt))
+    tokens = _words(prompt)
     terms = _select(tokens, MAX_TERMS)
     if terms:
         return Query(terms, None)
@@ -198,13 +205,24 @@ def subject_terms(text: str, limit: int = MAX_TERMS) -> tuple[str, ...]:
     """Subject terms of any text (e.g. the previous turn), by build_query's pipeline."""
     if not isinstance(text, str):
         return ()
-    return _select(tokenize(clean_prompt(text)), limit)
+    return _select(_words(text), limit)
+
+
+def _words(text: str) -> list[str]:
+    """Tokens of the cleaned text; filler phrases in short prompts collapse to 'ok'."""
+    tokens = tokenize(clean_prompt(text))
+    if len(tokens) > 12:
+        return tokens
+    padded = f" {' '.join(tokens)} "
+    for phrase in _FILLER_PHRASES:
+        padded = padded.replace(phrase, " ok ")
+    return padded.split()
 
 
 def _select(tokens: list[str], limit: int) -> tuple[str, ...]:
     seen: dict[str, None] = {}
     for tok in tokens:
-        if len(tok) < 2 or tok in seen or (tok.isdigit() and len(tok) < 3):
+        if not 1 < len(tok) <= 64 or tok in seen or (tok.isdigit() and len(tok) < 3):
             continue
         if _is_filler(tok):
             continue
@@ -219,8 +237,8 @@ def _is_filler(tok: str) -> bool:
         return True
     if len(tok) < 3 or not tok.isalpha():
         return False
-    # Laughs and stretched words: 'hahaha', 'kkkkk', 'rsrs', 'hmmmm', 'yesss', 'cooool'.
-    if any(not tok.strip(chars) for chars in ("ha", "he", "k", "rs")):
+    # Laughs and stretched words: 'hahaha', 'kkkkk', 'rsrsrs', 'hmmmm', 'yesss', 'cooool'.
+    if len(tok) >= 4 and any(not tok.strip(chars) for chars in ("ha", "he", "k", "rs")):
         return True
     once = _squeeze(tok, 1)
     return once != tok and (once in _STOP or _squeeze(tok, 2) in _STOP)
@@ -319,6 +337,11 @@ def _is_id(part: str) -> bool:
 
 def _is_hex(text: str) -> bool:
     return not text.strip("0123456789abcdefABCDEF")
+
+
+def _may_hold_blob(word: str) -> bool:
+    # Blobs nearly always hold a digit; the gate spares most prompts compiling "blob".
+    return len(word) >= 100 or (len(word) >= 16 and any(ch.isdigit() for ch in word))
 
 
 def _drop_blob(match: re.Match[str]) -> str:

@@ -1,8 +1,8 @@
 """Find and redact secret-looking strings (stdlib only: runs in the git pre-commit hook).
 
-Every pattern starts behind a boundary lookbehind and uses bounded quantifiers over classes
-that do not overlap their terminators, so a scan is linear in the input: no pattern can
-backtrack across more than a few hundred characters from any start position.
+Patterns begin with a literal (the regex engine skips to candidates), reject a start inside a
+longer token with a lookbehind, and use bounded quantifiers over classes that exclude their
+terminators, so a scan stays linear: 1 MB of adversarial text takes well under a second.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 import bisect
 import math
 import re
+
 # `typing` stays unloaded at runtime; mypy treats this name as always true.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -134,16 +135,16 @@ def _scan(text: str) -> list[tuple[int, int, str, str]]:
     starts: list[int] = []
     accepted: list[tuple[int, int, str, str]] = []
     for start, end, kind, preview in _candidates(text):
-        if _is_allowed(allowed, start):
-            continue
         i = bisect.bisect_right(starts, start)
         if i and accepted[i - 1][1] > start:
             continue
         if i < len(accepted) and accepted[i][0] < end:
             continue
+        if _is_allowed(allowed, start):
+            kind = ""  # still claims its span: nothing inside an allowed secret is reported
         starts.insert(i, start)
         accepted.insert(i, (start, end, kind, preview))
-    return accepted
+    return [finding for finding in accepted if finding[2]]
 
 
 def _candidates(text: str) -> Iterator[tuple[int, int, str, str]]:
@@ -166,17 +167,21 @@ def _candidates(text: str) -> Iterator[tuple[int, int, str, str]]:
 def _tokens(text: str) -> Iterator[tuple[int, int, str, str]]:
     for kind, pattern, keep in _TOKENS:
         for m in pattern.finditer(text):
-            yield m.start(), m.end(), kind, _mask(m.group(), keep)
+            if not m.group().endswith("EXAMPLE"):  # AWS's documentation keys
+                yield m.start(), m.end(), kind, _mask(m.group(), keep)
 
 
 def _assignment(text: str, low: str, m: re.Match[str]) -> Iterator[tuple[int, int, str, str]]:
     group = m.lastgroup or "v"  # the value group always closes last
     start, end = m.start(group), m.end(group)
     value = text[start:end]
+    if group == "v":  # a bare value ending a sentence keeps its full stop
+        value = value.rstrip(".")
+        end = start + len(value)
     key = low[max(0, m.start() - 8) : m.end("sfx")]
     aws_name = "secret" in key and ("aws" in key or "access" in key)
     if aws_name and _AWS_SECRET_VALUE.fullmatch(value):
-        if "EXAMPLE" not in value:
+        if "EXAMPLE" not in value:  # AWS's documentation keys
             yield start, end, "aws-secret-access-key", _mask(value, 0)
     elif looks_random(value):
         yield start, end, "secret-assignment", _mask(value, 0)
@@ -229,7 +234,7 @@ def _mixed(run: str) -> bool:
 
 def _is_placeholder(value: str) -> bool:
     low = value.lower()
-    if low[:1] in "<${%[*" or "{{" in low:
+    if not low or low[0] in "<${%[*" or "{{" in low:
         return True
     return any(word in low for word in _PLACEHOLDER_WORDS)
 

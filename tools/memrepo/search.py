@@ -19,8 +19,12 @@ SUPERSEDED_PENALTY = 0.3
 UNVERIFIED_PENALTY = 0.8
 OTHER_PROJECT = 0.35
 ABS_FLOOR = 1.1  # relevance normalized by ln(corpus size); see _normalizer
+SINGLE_TERM_FLOOR = 1.6  # one prompt term alone must be a rare word in the subject fields
 REL_FLOOR = 0.45  # of the top hit's score
-MIN_STRONG_TERMS = 2
+SUBJECT_COLUMNS = "title aliases topics entities"
+PROSE_COLUMNS = "description body"
+PROSE_FACTOR = 0.6
+TECH_FACTOR = 0.3
 
 _COLUMNS = ("id, class, status, superseded_by, project, updated, half_life, verification,"
             " verify_reason, title, description, session")
@@ -28,13 +32,15 @@ _COLUMNS = ("id, class, status, superseded_by, project, updated, half_life, veri
 
 class Hit:
     __slots__ = ("id", "cls", "status", "superseded_by", "project", "updated", "half_life", "verification",
-                 "verify_reason", "title", "description", "session", "relevance", "priority", "score", "matched")
+                 "verify_reason", "title", "description", "session", "relevance", "priority", "score", "matched",
+                 "strong")
 
-    def __init__(self, row: tuple, relevance: float, matched: int) -> None:  # type: ignore[type-arg]
+    def __init__(self, row: tuple, relevance: float, matched: int, strong: int = 0) -> None:  # type: ignore[type-arg]
         (self.id, self.cls, self.status, self.superseded_by, self.project, self.updated, self.half_life,
          self.verification, self.verify_reason, self.title, self.description, self.session) = row
         self.relevance = relevance
         self.matched = matched
+        self.strong = strong
         self.priority = 1.0
         self.score = relevance
 
@@ -75,10 +81,11 @@ def _candidates(db: sqlite3.Connection, terms: list[str], limit: int) -> list[in
     return [r[0] for r in db.execute(sql, (expr, limit))]
 
 
-def _per_term(db: sqlite3.Connection, term: str, rowids: list[int]) -> dict[int, float]:
+def _per_term(db: sqlite3.Connection, term: str, rowids: list[int], columns: str = "") -> dict[int, float]:
     marks = ",".join("?" * len(rowids))
     sql = f"SELECT rowid, -{_bm25()} FROM fts WHERE fts MATCH ? AND rowid IN ({marks})"
-    return {r[0]: r[1] for r in db.execute(sql, [quote(term)] + rowids)}
+    expr = f"{{{columns}}} : {quote(term)}" if columns else quote(term)
+    return {r[0]: r[1] for r in db.execute(sql, [expr] + rowids)}
 
 
 def _normalizer(db: sqlite3.Connection) -> float:
@@ -87,8 +94,24 @@ def _normalizer(db: sqlite3.Connection) -> float:
     return math.log(max(n, 2) + 1.0)
 
 
-def relevance(db: sqlite3.Connection, terms: list[tuple[str, float]], limit: int = CANDIDATES) -> dict[int, tuple[float, int]]:
-    """rowid -> (normalized relevance, number of full-weight terms matched) for the best candidates."""
+class Evidence:
+    """How one memory matched: weighted relevance and which prompt terms named its subject."""
+
+    __slots__ = ("relevance", "matched", "strong")
+
+    def __init__(self) -> None:
+        self.relevance = 0.0
+        self.matched = 0  # prompt terms (not context terms) found anywhere but the tech list
+        self.strong = 0  # prompt terms found in its title, aliases, topics or entities
+
+
+def relevance(db: sqlite3.Connection, terms: list[tuple[str, float]], limit: int = CANDIDATES) -> dict[int, Evidence]:
+    """rowid -> Evidence for the best candidates.
+
+    A term counts fully where it names the memory's subject (title, aliases, topics, entities),
+    less where it only appears in the prose, and least where it only names a technology the
+    memory uses: a question about CSS grids is not about the memory whose stack lists CSS.
+    """
     words = [t for t, _ in terms]
     if not words:
         return {}
@@ -96,13 +119,26 @@ def relevance(db: sqlite3.Connection, terms: list[tuple[str, float]], limit: int
     if not rowids:
         return {}
     norm = _normalizer(db)
-    totals: dict[int, list[float]] = {r: [0.0, 0] for r in rowids}  # type: ignore[misc]
+    found = {r: Evidence() for r in rowids}
     for term, weight in terms:
-        for rowid, s in _per_term(db, term, rowids).items():
-            totals[rowid][0] += weight * s / norm
-            if weight >= 1.0:
-                totals[rowid][1] += 1
-    return {r: (v[0], int(v[1])) for r, v in totals.items()}
+        anywhere = _per_term(db, term, rowids)
+        if not anywhere:
+            continue
+        subject = _per_term(db, term, list(anywhere), SUBJECT_COLUMNS)
+        prose = _per_term(db, term, [r for r in anywhere if r not in subject], PROSE_COLUMNS) if len(subject) < len(anywhere) else {}
+        for rowid, s in anywhere.items():
+            ev = found[rowid]
+            if rowid in subject:
+                factor = 1.0
+            elif rowid in prose:
+                factor = PROSE_FACTOR
+            else:
+                factor = TECH_FACTOR
+            ev.relevance += weight * factor * s / norm
+            if weight >= 1.0 and factor > TECH_FACTOR:
+                ev.matched += 1
+                ev.strong += rowid in subject
+    return found
 
 
 def _priority(hit: Hit, project: str | None, projects_named: set[str], today: float) -> float:
@@ -135,10 +171,10 @@ def rank(db: sqlite3.Connection, terms: list[tuple[str, float]], project: str | 
     now = time.time() if today is None else today
     hits = []
     for row in rows:
-        rel, matched = scored[row[0]]
-        hit = Hit(row[1:], rel, matched)
+        ev = scored[row[0]]
+        hit = Hit(row[1:], ev.relevance, ev.matched, ev.strong)
         hit.priority = _priority(hit, project, projects_named, now)
-        hit.score = rel * hit.priority
+        hit.score = ev.relevance * hit.priority
         hits.append(hit)
     hits.sort(key=lambda h: (-h.score, h.id))
     if floors:
@@ -146,8 +182,15 @@ def rank(db: sqlite3.Connection, terms: list[tuple[str, float]], project: str | 
     return hits[:limit]
 
 
+def _clears(h: Hit) -> bool:
+    """The absolute floor: some prompt term names the memory's subject, and enough evidence in all."""
+    if h.strong < 1 or h.relevance < ABS_FLOOR:
+        return False
+    return h.matched >= 2 or h.relevance >= SINGLE_TERM_FLOOR
+
+
 def _apply_floors(hits: list[Hit]) -> list[Hit]:
-    relevant = [h for h in hits if h.relevance >= ABS_FLOOR and (h.matched >= MIN_STRONG_TERMS or h.relevance >= 2 * ABS_FLOOR)]
+    relevant = [h for h in hits if _clears(h)]
     if not relevant:
         return []
     top = relevant[0].score

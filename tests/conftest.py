@@ -1,0 +1,49 @@
+"""Shared fixtures: every test runs with its own HOME, git identity and memory repository."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+IDENTITY = {
+    "GIT_AUTHOR_NAME": "Test Author",
+    "GIT_AUTHOR_EMAIL": "author@example.com",
+    "GIT_COMMITTER_NAME": "Test Committer",
+    "GIT_COMMITTER_EMAIL": "committer@example.com",
+}
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """No test reads or writes the real ~/.memrepo, ~/.gitconfig or Claude settings.
+
+    Returns the fake HOME. MEMREPO_DIR points at a path inside it that does not exist yet.
+    """
+    home = str(tmp_path_factory.mktemp("home"))
+    for key in list(os.environ):
+        # Inherited GIT_DIR/GIT_INDEX_FILE (tests run from a git hook) would aim git at another repo.
+        if key.startswith(("CLAUDE_", "GIT_")) or key in ("MEMREPO_MODEL_CMD", "MEMREPO_PYTHON", "MEMREPO_DIR"):
+            monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("HOME", home)
+    monkeypatch.setenv("XDG_CONFIG_HOME", os.path.join(home, ".config"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    for key, value in IDENTITY.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("MEMREPO_DIR", os.path.join(home, "memrepo-default"))
+    return home
+
+
+@pytest.fixture
+def repo(tmp_path: os.PathLike[str]) -> str:
+    """A memory repository made by `memrepo init` (real git, committed shims, core.hooksPath)."""
+    from memrepo import repoinit
+
+    path = os.path.join(str(tmp_path), "mem")
+    repoinit.init(path)
+    return path

@@ -1,0 +1,63 @@
+"""Plain helpers shared by the tests: canonical memory files and real git commands."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from typing import Any
+
+from memrepo import notes
+
+DEFAULTS: dict[str, Any] = {
+    "class_": "fact",
+    "source": "user",
+    "created": "2026-01-15",
+}
+
+
+def memory_text(id: str, **fields: Any) -> str:
+    """The canonical text of a valid memory `id`; keyword fields override the defaults.
+
+    `class_` (or `class` through `**{"class": ...}`) sets the class; `body` sets the body.
+    A field given as None is left out.
+    """
+    values: dict[str, Any] = dict(DEFAULTS)
+    values["title"] = f"Title of {id}"
+    values["description"] = f"What {id} says, in one line."
+    values["body"] = f"The body of {id}.\n"
+    if "class" in fields:
+        fields["class_"] = fields.pop("class")
+    values.update(fields)
+    return notes.serialize(notes.new_note(id=id, **values))
+
+
+def write_file(repo: str, rel: str, text: str | bytes) -> str:
+    """Write `text` (exact bytes, no newline translation) at `repo/rel`; returns the path."""
+    path = os.path.join(repo, rel)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    with open(path, "wb") as fh:
+        fh.write(data)
+    return path
+
+
+def write_memory(repo: str, id: str, **fields: Any) -> str:
+    """Write `memory/<id>.md` with memory_text(id, **fields); returns its path."""
+    return write_file(repo, f"memory/{id}.md", memory_text(id, **fields))
+
+
+def git(repo: str, *args: str, check: bool = True, input: str | None = None) -> subprocess.CompletedProcess[str]:
+    """Run the git CLI in `repo` with text output."""
+    return subprocess.run(("git",) + args, cwd=repo, check=check, text=True, input=input,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def commit_all(repo: str, msg: str = "test commit", *extra: str) -> subprocess.CompletedProcess[str]:
+    """`git add -A` then `git commit -m msg` (hooks run); not checked, so rejections can be asserted."""
+    git(repo, "add", "-A")
+    return git(repo, "commit", "-q", "-m", msg, *extra, check=False)
+
+
+def head(repo: str) -> str:
+    """The sha HEAD names."""
+    return git(repo, "rev-parse", "HEAD").stdout.strip()
