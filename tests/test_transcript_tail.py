@@ -405,6 +405,16 @@ def test_unreadable_file(tmp_path: object) -> None:
     assert previous_turn(path) == ""
 
 
+def test_permission_denied(tmp_path: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = write(os.path.join(str(tmp_path), "t.jsonl"), user("q"), assistant("m", text("r")))
+
+    def denied(*args: object, **kwargs: object) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(transcript_tail, "open", denied, raising=False)
+    assert previous_turn(path) == ""
+
+
 @pytest.mark.parametrize(
     "garbage",
     [

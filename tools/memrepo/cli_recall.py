@@ -127,6 +127,41 @@ def uninstall_claude() -> None:
     click.echo(f"{'removed memrepo hooks from' if changed else 'no memrepo hooks in'} {path}")
 
 
+
+
+@click.command()
+@click.option("--memory", "memory_dir", type=click.Path(file_okay=False), default="memory", show_default=True,
+              help="Folder of memory files to demonstrate on.")
+@click.option("--prompt", "prompts", multiple=True, help="Prompt to try instead of the built-in ones; repeatable.")
+@click.option("--full", is_flag=True, help="Print the exact text the hook would inject.")
+@_fail_friendly
+def demo(memory_dir: str, prompts: tuple[str, ...], full: bool) -> None:
+    """Show recall on the bundled example memories: what each prompt injects, or silence, and how fast.
+
+    Indexes the memories into a temporary cache; no repository is created or changed.
+
+    \b
+    Example (from a memrepo checkout):
+      memrepo demo
+      memrepo demo --prompt "who reviews database migrations?"
+    """
+    from memrepo import demo as demo_mod
+
+    info, *results = demo_mod.run(memory_dir, [(p, None) for p in prompts] or None)
+    click.echo(f"Indexed {info['indexed']} memories from {memory_dir}/ in {info['index_seconds'] * 1000:.0f} ms.\n")
+    for r in results:
+        where = f"  (in project {r['project']})" if r["project"] else ""
+        click.echo(f"> {r['prompt']}{where}")
+        if full and r["hits"]:
+            click.echo("  " + r["context"].replace("\n", "\n  "))
+        for h in r["hits"]:
+            labels = "".join(f" [{label}]" for label in h.labels())
+            click.echo(f"  recalls {h.id} ({h.cls}, score {h.score:.2f}){labels}")
+        if not r["hits"]:
+            click.echo(f"  silent ({r['silent']})")
+        click.echo(f"  {r['ms']:.1f} ms\n")
+
+
 def register(group: click.Group) -> None:
-    for command in (recall, recall_log, eval_, install, uninstall):
+    for command in (recall, recall_log, eval_, demo, install, uninstall):
         group.add_command(command)

@@ -20,7 +20,7 @@ from memrepo import gitcmd, paths, spec
 if TYPE_CHECKING:
     from memrepo.notes import Note
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 FTS_COLUMNS = ("title", "aliases", "topics", "entities", "tech", "description", "body")
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 SCHEMA = f"""
@@ -36,6 +36,7 @@ CREATE TABLE memories(
   created TEXT,
   updated TEXT,
   half_life REAL,
+  n_entities INTEGER NOT NULL DEFAULT 0,
   verification TEXT,
   verify_reason TEXT,
   title TEXT NOT NULL,
@@ -115,6 +116,9 @@ def _load(repo: str, rel: str, st: os.stat_result) -> tuple[tuple[Any, ...] | No
     return _row(note, rel, digest, st, redact.redact), ""
 
 
+_TEXT_KEYS = ("source", "status", "superseded_by", "project", "session")
+
+
 def _unindexable(note: Note, rel: str) -> str:
     m = note.meta
     stem = os.path.splitext(os.path.basename(rel))[0]
@@ -124,6 +128,16 @@ def _unindexable(note: Note, rel: str) -> str:
         return f"unknown class {m.get('class')!r}"
     if not isinstance(m.get("title"), str) or not isinstance(m.get("description"), str):
         return "title or description missing"
+    # sqlite3 cannot bind a list or mapping: one mistyped key must skip its file, not abort the build.
+    for key in _TEXT_KEYS:
+        if m.get(key) is not None and not isinstance(m[key], str):
+            return f"`{key}` is not text"
+    hl = m.get("half_life_days")
+    if hl is not None and (isinstance(hl, bool) or not isinstance(hl, (int, float))):
+        return "`half_life_days` is not a number"
+    ver = m.get("verification")
+    if isinstance(ver, dict) and ver.get("status") is not None and not isinstance(ver["status"], str):
+        return "`verification.status` is not text"
     return ""
 
 
@@ -142,15 +156,16 @@ def _row(note: Note, rel: str, digest: str, st: os.stat_result, clean: Callable[
     updated = str(m.get("updated") or created)[:10]
     record = (m["id"], rel, cls, m.get("source"), m.get("status") or "active", m.get("superseded_by"),
               m.get("project"), created, updated, half_life, ver.get("status"), reason or None,
-              clean(m["title"]), clean(m["description"]), m.get("session"), digest, st.st_mtime_ns, st.st_size)
+              clean(m["title"]), clean(m["description"]), m.get("session"), digest, st.st_mtime_ns, st.st_size,
+              len(m["entities"]) if isinstance(m.get("entities"), list) else 0)
     text = (clean(m["title"]), _words(m.get("aliases")), _words(m.get("topics")), _words(m.get("entities")),
             _words(m.get("tech")), clean(m["description"]), clean(note.body))
     return record, text
 
 
 _INSERT = ("INSERT INTO memories(id, path, class, source, status, superseded_by, project, created, updated,"
-           " half_life, verification, verify_reason, title, description, session, hash, mtime_ns, size)"
-           " VALUES (" + ",".join("?" * 18) + ")")
+           " half_life, verification, verify_reason, title, description, session, hash, mtime_ns, size, n_entities)"
+           " VALUES (" + ",".join("?" * 19) + ")")
 
 
 def _insert(db: sqlite3.Connection, row: tuple[Any, ...]) -> None:
@@ -183,28 +198,42 @@ def rebuild(repo: str, progress: Progress | None = None) -> Report:
     with _lock(repo):
         db_path = paths.index_db(repo)
         tmp = f"{db_path}.tmp-{os.getpid()}"
-        for leftover in (tmp, tmp + "-journal"):
-            with contextlib.suppress(FileNotFoundError):
-                os.remove(leftover)
-        files = sorted(_scan(repo).items())
-        with contextlib.closing(sqlite3.connect(tmp)) as db:
-            db.executescript(SCHEMA)
-            with db:
-                for n, (rel, st) in enumerate(files, start=1):
-                    row, problem = _load(repo, rel, st)
-                    if row is None:
-                        db.execute("INSERT OR REPLACE INTO skipped VALUES (?, ?)", (rel, problem))
-                        report.skipped.append((rel, problem))
-                        _warn(rel, problem)
-                    else:
-                        _insert_unique(db, row, rel, report)
-                    if progress:
-                        progress(n, len(files))
-                _set_meta(db, repo)
-        _swap_in(tmp, db_path)
+        _remove_temps(db_path)
+        try:
+            _build(repo, tmp, report, progress)
+            _swap_in(tmp, db_path)
+        finally:
+            _remove_temps(db_path)
         _clear_stale(repo)
     report.seconds = time.perf_counter() - start
     return report
+
+
+def _remove_temps(db_path: str) -> None:
+    """Drop temp builds: under the lock, any left over belongs to a build that died."""
+    folder, name = os.path.split(db_path)
+    for entry in os.listdir(folder):
+        if entry.startswith(name + ".tmp-"):
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(os.path.join(folder, entry))
+
+
+def _build(repo: str, tmp: str, report: Report, progress: Progress | None) -> None:
+    files = sorted(_scan(repo).items())
+    with contextlib.closing(sqlite3.connect(tmp)) as db:
+        db.executescript(SCHEMA)
+        with db:
+            for n, (rel, st) in enumerate(files, start=1):
+                row, problem = _load(repo, rel, st)
+                if row is None:
+                    db.execute("INSERT OR REPLACE INTO skipped VALUES (?, ?)", (rel, problem))
+                    report.skipped.append((rel, problem))
+                    _warn(rel, problem)
+                else:
+                    _insert_unique(db, row, rel, report)
+                if progress:
+                    progress(n, len(files))
+            _set_meta(db, repo)
 
 
 def _insert_unique(db: sqlite3.Connection, row: tuple[Any, ...], rel: str, report: Report) -> None:

@@ -83,6 +83,9 @@ def parse(text: str, path: str = "") -> Note:
         meta = yaml.load(head, Loader=_Loader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
+        # An unclosed quote or bracket is noticed lines later (or at the end); point at where it opens.
+        if str(getattr(exc, "context", "")).startswith(("while scanning a quoted", "while parsing a flow")):
+            mark = getattr(exc, "context_mark", None) or mark
         line = mark.line + 2 if mark is not None else 1
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise ParseError(f"front matter is not valid YAML ({problem})", line, "quote the value with single quotes")
@@ -132,7 +135,7 @@ def _flow(value: Any) -> str:
 
 
 def _emit(key: str, value: Any) -> list[str]:
-    if isinstance(value, dict):
+    if isinstance(value, dict) and value:
         out = [f"{key}:"]
         for sub, subvalue in value.items():
             rendered = _flow(subvalue) if isinstance(subvalue, (list, dict)) else _scalar(subvalue)

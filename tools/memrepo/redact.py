@@ -24,7 +24,7 @@ MIN_GENERIC_ENTROPY = 3.0
 MAX_PEM_BYTES = 65536
 
 # A token must not continue a longer run of token or base64 characters on either side.
-_BEFORE = "[A-Za-z0-9_+/=-]"
+_BEFORE = "[A-Za-z0-9_+/-]"
 _AFTER = r"(?![A-Za-z0-9_+/-])"
 
 # (kind, prefix, rest, preview prefix length). Each pattern starts with its fixed-width

@@ -19,9 +19,12 @@ SUPERSEDED_PENALTY = 0.3
 UNVERIFIED_PENALTY = 0.8
 OTHER_PROJECT = 0.35
 ABS_FLOOR = 1.1  # relevance normalized by ln(corpus size); see _normalizer
+OOV_IDF = 1.0  # a word no memory holds, relative to the rarest possible word
+MIN_COVERAGE = 0.2  # of the prompt's idf mass: a general question that brushes one word stays silent
 SINGLE_TERM_FLOOR = 1.6  # one prompt term alone must be a rare word in the subject fields
 REL_FLOOR = 0.45  # of the top hit's score
-SUBJECT_COLUMNS = "title aliases topics entities"
+SUBJECT_COLUMNS = "title aliases topics"
+HUB_ENTITIES = 4
 PROSE_COLUMNS = "description body"
 PROSE_FACTOR = 0.6
 TECH_FACTOR = 0.3
@@ -33,7 +36,7 @@ _COLUMNS = ("id, class, status, superseded_by, project, updated, half_life, veri
 class Hit:
     __slots__ = ("id", "cls", "status", "superseded_by", "project", "updated", "half_life", "verification",
                  "verify_reason", "title", "description", "session", "relevance", "priority", "score", "matched",
-                 "strong")
+                 "strong", "coverage")
 
     def __init__(self, row: tuple, relevance: float, matched: int, strong: int = 0) -> None:  # type: ignore[type-arg]
         (self.id, self.cls, self.status, self.superseded_by, self.project, self.updated, self.half_life,
@@ -41,6 +44,7 @@ class Hit:
         self.relevance = relevance
         self.matched = matched
         self.strong = strong
+        self.coverage = 0.0
         self.priority = 1.0
         self.score = relevance
 
@@ -88,21 +92,22 @@ def _per_term(db: sqlite3.Connection, term: str, rowids: list[int], columns: str
     return {r[0]: r[1] for r in db.execute(sql, [expr] + rowids)}
 
 
-def _normalizer(db: sqlite3.Connection) -> float:
-    # bm25's idf grows with ln(N); dividing by it keeps the absolute floor meaningful from 50 to 50,000 memories.
-    n = db.execute("SELECT count(*) FROM memories").fetchone()[0]
-    return math.log(max(n, 2) + 1.0)
+def _idf(db: sqlite3.Connection, term: str, n: int) -> float:
+    """bm25's idf of a term; a word no memory holds weighs like the rarest one (it is what the prompt is about)."""
+    df = db.execute("SELECT count(*) FROM fts WHERE fts MATCH ?", (quote(term),)).fetchone()[0]
+    return max(math.log((n - df + 0.5) / (df + 0.5)), 1e-6) if df else OOV_IDF * math.log(n + 0.5)
 
 
 class Evidence:
     """How one memory matched: weighted relevance and which prompt terms named its subject."""
 
-    __slots__ = ("relevance", "matched", "strong")
+    __slots__ = ("relevance", "matched", "strong", "coverage")
 
     def __init__(self) -> None:
         self.relevance = 0.0
-        self.matched = 0  # prompt terms (not context terms) found anywhere but the tech list
-        self.strong = 0  # prompt terms found in its title, aliases, topics or entities
+        self.coverage = 0.0  # share of the query's idf mass this memory matched
+        self.matched = 0  # terms found anywhere but the tech list
+        self.strong = 0  # terms found in its title, aliases, topics or entities
 
 
 def relevance(db: sqlite3.Connection, terms: list[tuple[str, float]], limit: int = CANDIDATES) -> dict[int, Evidence]:
@@ -118,26 +123,38 @@ def relevance(db: sqlite3.Connection, terms: list[tuple[str, float]], limit: int
     rowids = _candidates(db, words, limit)
     if not rowids:
         return {}
-    norm = _normalizer(db)
+    n = db.execute("SELECT count(*) FROM memories").fetchone()[0]
+    norm = math.log(max(n, 2) + 1.0)
+    idf = {t: _idf(db, t, n) for t, _ in terms}
+    mass = sum(w * idf[t] for t, w in terms) or 1.0
     found = {r: Evidence() for r in rowids}
+    marks = ",".join("?" * len(rowids))
+    hubs = dict(db.execute(f"SELECT rowid, n_entities FROM memories WHERE rowid IN ({marks})", rowids).fetchall())
     for term, weight in terms:
         anywhere = _per_term(db, term, rowids)
         if not anywhere:
             continue
         subject = _per_term(db, term, list(anywhere), SUBJECT_COLUMNS)
-        prose = _per_term(db, term, [r for r in anywhere if r not in subject], PROSE_COLUMNS) if len(subject) < len(anywhere) else {}
+        rest = [r for r in anywhere if r not in subject]
+        named = _per_term(db, term, rest, "entities") if rest else {}
+        rest = [r for r in rest if r not in named]
+        prose = _per_term(db, term, rest, PROSE_COLUMNS) if rest else {}
         for rowid, s in anywhere.items():
             ev = found[rowid]
             if rowid in subject:
                 factor = 1.0
+            elif rowid in named:
+                # A memory that lists many names (clients, people) matches every prompt naming one.
+                factor = min(1.0, math.sqrt(HUB_ENTITIES / max(1, hubs.get(rowid, 0))))
             elif rowid in prose:
                 factor = PROSE_FACTOR
             else:
                 factor = TECH_FACTOR
             ev.relevance += weight * factor * s / norm
-            if weight >= 1.0 and factor > TECH_FACTOR:
+            ev.coverage += weight * factor * idf[term] / mass
+            if factor > TECH_FACTOR:
                 ev.matched += 1
-                ev.strong += rowid in subject
+                ev.strong += rowid in subject or rowid in named
     return found
 
 
@@ -173,6 +190,7 @@ def rank(db: sqlite3.Connection, terms: list[tuple[str, float]], project: str | 
     for row in rows:
         ev = scored[row[0]]
         hit = Hit(row[1:], ev.relevance, ev.matched, ev.strong)
+        hit.coverage = ev.coverage
         hit.priority = _priority(hit, project, projects_named, now)
         hit.score = ev.relevance * hit.priority
         hits.append(hit)
@@ -184,7 +202,7 @@ def rank(db: sqlite3.Connection, terms: list[tuple[str, float]], project: str | 
 
 def _clears(h: Hit) -> bool:
     """The absolute floor: some prompt term names the memory's subject, and enough evidence in all."""
-    if h.strong < 1 or h.relevance < ABS_FLOOR:
+    if h.coverage < MIN_COVERAGE or h.relevance < ABS_FLOOR:
         return False
     return h.matched >= 2 or h.relevance >= SINGLE_TERM_FLOOR
 

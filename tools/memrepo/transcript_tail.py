@@ -10,6 +10,13 @@ import json
 import os
 import stat
 
+# `typing` stays unloaded at runtime; mypy treats this name as always true.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    Entry = dict[str, Any]
+
 MAX_BYTES = 262144
 MAX_CHARS = 4000
 # From a tool call only these inputs are kept (a command's first line, a path): they name the
@@ -28,7 +35,7 @@ _NOT_A_PROMPT = (
     "<bash-stderr>",
     "[Request interrupted by user",
 )
-# Injected context inside user text (older builds put hook output there, see #11906):
+# Injected context inside user text (older builds put hook output there, see anthropics/claude-code#11906):
 # memrepo's own recall must never feed back into the next query.
 _INJECTED_TAGS = ("system-reminder", "user-prompt-submit-hook")
 _FLAGS_TO_SKIP = ("isMeta", "isSidechain", "isCompactSummary", "isVisibleInTranscriptOnly")
@@ -74,9 +81,9 @@ def _tail_lines(path: str, max_bytes: int) -> list[bytes]:
     return [] if cut < 0 else chunk[cut + 1 :].split(b"\n")
 
 
-def _last_turn(lines: list[bytes], current: str) -> tuple[str, list[dict]]:
+def _last_turn(lines: list[bytes], current: str) -> tuple[str, list[Entry]]:
     """Walk back to the last human prompt; return it and the assistant messages after it."""
-    replies: list[dict] = []
+    replies: list[Entry] = []
     skipped_current = False
     for raw in reversed(lines):
         entry = _parse(raw)
@@ -100,7 +107,7 @@ def _last_turn(lines: list[bytes], current: str) -> tuple[str, list[dict]]:
     return "", replies
 
 
-def _parse(raw: bytes) -> dict | None:
+def _parse(raw: bytes) -> Entry | None:
     """A user or assistant line of the main conversation with a message dict, else None."""
     if b'"user"' not in raw and b'"assistant"' not in raw:
         return None
@@ -144,7 +151,7 @@ def _prompt_text(content: object) -> str | None:
     return joined if joined or has_image else None
 
 
-def _reply_parts(messages: list[dict]) -> list[str]:
+def _reply_parts(messages: list[Entry]) -> list[str]:
     """Text blocks and chosen tool inputs, in order, each once per message id.
 
     One API response is split over several lines sharing `message.id` (CLAUDE-CODE.md §4);
@@ -170,8 +177,9 @@ def _reply_parts(messages: list[dict]) -> list[str]:
 def _block_text(block: object) -> str:
     if not isinstance(block, dict):
         return ""
-    if block.get("type") == "text" and isinstance(block.get("text"), str):
-        return block["text"].strip()
+    value = block.get("text")
+    if block.get("type") == "text" and isinstance(value, str):
+        return value.strip()
     if block.get("type") == "tool_use" and isinstance(block.get("input"), dict):
         values = (block["input"].get(key) for key in TOOL_INPUT_KEYS)
         words = [v.strip().split("\n", 1)[0] for v in values if isinstance(v, str) and v.strip()]

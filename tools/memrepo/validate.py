@@ -22,13 +22,17 @@ class Problem:
         return f"Problem({str(self)!r})"
 
 
-def _key_lines(head_text: str) -> dict[str, int]:
+def _key_lines(head_text: str) -> tuple[dict[str, int], list[tuple[str, int]]]:
+    """Line of each top-level key, and the (key, line) of every repeat (YAML would keep only the last)."""
     found: dict[str, int] = {}
+    repeats: list[tuple[str, int]] = []
     for i, line in enumerate(head_text.split("\n"), start=2):
         m = re.match(r"^([A-Za-z_][\w-]*)\s*:", line)
-        if m and m.group(1) not in found:
+        if m and m.group(1) in found:
+            repeats.append((m.group(1), i))
+        elif m:
             found[m.group(1)] = i
-    return found
+    return found, repeats
 
 
 def _is_date(value: Any, allow_time: bool) -> bool:
@@ -67,7 +71,9 @@ def check_text(text: str, path: str) -> tuple[list[Problem], notes.Note | None]:
     except notes.ParseError as exc:
         add(exc.line, str(exc), exc.fix)
         return problems, None
-    lines = _key_lines(head)
+    lines, repeats = _key_lines(head)
+    for key, line in repeats:
+        add(line, f"key `{key}` appears twice (also on line {lines[key]})", "keep one of them")
     problems.extend(_check_meta(note.meta, lines, path, stem))
     size = len(body.encode("utf-8"))
     if size > spec.MAX_BODY_BYTES:

@@ -1,0 +1,120 @@
+"""Shared helpers for the benchmark scripts: timing, statistics, memory repositories to test on."""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from typing import Any, Callable, Sequence
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+NO_HOOKS = ("-c", "core.hooksPath=/dev/null")
+
+
+def summary(samples: Sequence[float], scale: float = 1000.0) -> dict[str, Any]:
+    """Median, min, max (and n) of samples in seconds, scaled (default: to ms)."""
+    xs = [s * scale for s in samples]
+    return {"median": round(statistics.median(xs), 2), "min": round(min(xs), 2), "max": round(max(xs), 2), "n": len(xs)}
+
+
+def fmt(s: dict[str, Any], unit: str = "ms") -> str:
+    return f"{s['median']:>9.1f} {unit}  (min {s['min']:.1f}, max {s['max']:.1f}, n={s['n']})"
+
+
+def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+    start = time.perf_counter()
+    result = fn()
+    return time.perf_counter() - start, result
+
+
+def run(cmd: Sequence[str], cwd: str | None = None, env: dict[str, str] | None = None,
+        stdin: bytes | None = None, check: bool = True) -> tuple[float, subprocess.CompletedProcess[bytes]]:
+    """Run a command, capturing output; returns (wall seconds, result)."""
+    start = time.perf_counter()
+    proc = subprocess.run(list(cmd), cwd=cwd, env=env, input=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    elapsed = time.perf_counter() - start
+    if check and proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}: {proc.stderr.decode(errors='replace')[-2000:]}")
+    return elapsed, proc
+
+
+def bench_env(repo: str, python: str) -> dict[str, str]:
+    """The environment for subprocesses: the memory repository and the interpreter hooks must use."""
+    env = dict(os.environ)
+    env["MEMREPO_DIR"] = repo
+    env["MEMREPO_PYTHON"] = python
+    env.pop("CLAUDE_PLUGIN_DATA", None)
+    return env
+
+
+def git(repo: str, *args: str, env: dict[str, str] | None = None) -> float:
+    elapsed, _ = run(["git", *args], cwd=repo, env=env)
+    return elapsed
+
+
+def make_repo(root: str, n: int, seed: int, python: str, log: Callable[[str], None] = print) -> dict[str, Any]:
+    """A memory repository with n generated memories, committed in one commit and indexed.
+
+    The bulk commit uses `--no-verify`: pre-commit validation of 10,000 new files is not what is
+    measured here (genmem validates what it writes). The post-commit hook still runs and indexes.
+    """
+    import genmem
+    from memrepo import index, repoinit
+
+    info: dict[str, Any] = {"n": n, "seed": seed}
+    env = bench_env(root, python)
+    os.environ["MEMREPO_PYTHON"] = python
+    info["init_s"], _ = timed(lambda: repoinit.init(root))
+    gen = genmem.write_corpus(os.path.join(root, "memory"), n, seed, check="sample")
+    if gen["problems"]:
+        raise RuntimeError("generated memories are invalid:\n" + "\n".join(gen["problems"][:20]))
+    info["generate"] = {k: v for k, v in gen.items() if k != "problems"}
+    git(root, "add", "-A", "memory", env=env)
+    info["bulk_commit_no_verify_s"] = round(git(root, "commit", "-q", "--no-verify", "-m", f"bench: {n} memories", env=env), 3)
+    status = index.status(root)
+    info["indexed_after_bulk_commit"] = status["count"]
+    if status["count"] != n or status.get("commit") != head(root):
+        log(f"  post-commit left {status['count']} of {n} indexed; rebuilding")
+        index.rebuild(root)
+    log(f"  repo {root}: {n} memories, bulk commit (--no-verify; post-commit indexed) {info['bulk_commit_no_verify_s']:.1f}s")
+    return info
+
+
+def head(repo: str) -> str:
+    _, proc = run(["git", "rev-parse", "HEAD"], cwd=repo)
+    return proc.stdout.decode().strip()
+
+
+def index_bytes(repo: str) -> dict[str, int]:
+    from memrepo import paths
+
+    db = paths.index_db(repo)
+    sizes = {}
+    for suffix in ("", "-wal", "-shm"):
+        try:
+            sizes["db" + suffix] = os.path.getsize(db + suffix)
+        except FileNotFoundError:
+            pass
+    sizes["total"] = sum(sizes.values())
+    return sizes
+
+
+def write_json(path: str, data: Any) -> None:
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(data, fh, indent=2)
+        fh.write("\n")
+
+
+def machine() -> dict[str, Any]:
+    """Facts that explain the numbers: cores, load, interpreter, sqlite."""
+    import platform
+    import sqlite3
+
+    return {"cpus": os.cpu_count(), "loadavg_at_start": [round(x, 2) for x in os.getloadavg()],
+            "python": sys.version.split()[0], "sqlite": sqlite3.sqlite_version, "platform": platform.platform()}
