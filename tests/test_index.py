@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import sqlite3
 
 import pytest
 from click.testing import CliRunner
 from helpers import commit_all, git, head, memory_text, write_file, write_memory
 
-from memrepo import index, paths, search
+from memrepo import index, paths, repoinit, search
 from memrepo.cli import cli
 
 
@@ -38,15 +39,37 @@ def _meta(repo: str) -> dict[str, str]:
         return dict(db.execute("SELECT key, value FROM meta"))
 
 
-@pytest.fixture
-def two(repo: str) -> str:
-    """A repository with two committed memories."""
+def _make_two(repo: str) -> None:
     write_memory(repo, "deploy-freeze", title="No deploys on Friday", description="Production deploys freeze on Fridays.",
                  class_="rule", topics=["deploy"], body="Ask in #ops for an exception.\n")
     write_memory(repo, "postgres-port", title="Postgres listens on 5433", description="The dev database port.",
                  entities=["postgres"], body="Not the default port.\n")
     assert commit_all(repo, "two memories").returncode == 0
-    return repo
+
+
+@pytest.fixture(scope="module")
+def two_template(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """Built once per module (init and commits run real hooks, ~1 s); each test gets a copy."""
+    with pytest.MonkeyPatch.context() as mp:
+        for key in [k for k in os.environ if k.startswith("GIT_")] + ["MEMREPO_DIR"]:
+            mp.delenv(key, raising=False)
+        mp.setenv("HOME", str(tmp_path_factory.mktemp("template-home")))
+        mp.setenv("GIT_CONFIG_NOSYSTEM", "1")
+        for role in ("AUTHOR", "COMMITTER"):
+            mp.setenv(f"GIT_{role}_NAME", "Template")
+            mp.setenv(f"GIT_{role}_EMAIL", "template@example.com")
+        path = str(tmp_path_factory.mktemp("template") / "mem")
+        repoinit.init(path)
+        _make_two(path)
+    return path
+
+
+@pytest.fixture
+def two(two_template: str, tmp_path: os.PathLike[str]) -> str:
+    """A repository with two committed, indexed memories (a copy: stat times are kept, so the cache is fresh)."""
+    path = os.path.join(str(tmp_path), "mem")
+    shutil.copytree(two_template, path, symlinks=True)
+    return path
 
 
 def test_rebuild_then_search_finds(two: str) -> None:

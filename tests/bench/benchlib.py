@@ -19,11 +19,12 @@ NO_HOOKS = ("-c", "core.hooksPath=/dev/null")
 def summary(samples: Sequence[float], scale: float = 1000.0) -> dict[str, Any]:
     """Median, min, max (and n) of samples in seconds, scaled (default: to ms)."""
     xs = [s * scale for s in samples]
-    return {"median": round(statistics.median(xs), 2), "min": round(min(xs), 2), "max": round(max(xs), 2), "n": len(xs)}
+    return {"median": round(statistics.median(xs), 4), "min": round(min(xs), 4), "max": round(max(xs), 4), "n": len(xs)}
 
 
 def fmt(s: dict[str, Any], unit: str = "ms") -> str:
-    return f"{s['median']:>9.1f} {unit}  (min {s['min']:.1f}, max {s['max']:.1f}, n={s['n']})"
+    d = 3 if unit == "s" else 1
+    return f"{s['median']:>9.{d}f} {unit}  (min {s['min']:.{d}f}, max {s['max']:.{d}f}, n={s['n']})"
 
 
 def timed(fn: Callable[[], Any]) -> tuple[float, Any]:

@@ -75,7 +75,7 @@ cant wont isnt arent wasnt shouldnt wouldnt couldnt hows whys wheres heres tho
 _EN_FILLER = """
 ok okay okey kk yes yeah yea yep yup sure nope nah naw thanks thank thx tx ty tysm cheers
 great good nice cool perfect awesome amazing excellent fantastic brilliant lovely wonderful
-sweet neat fine alright right correct exactly indeed agreed true false wrong lgtm sgtm ship
+sweet neat fine alright right correct exactly indeed agreed true false wrong lgtm sgtm
 shipit go ahead continue proceed carry keep keeps going stop wait hold halt pause hmm hm um
 umm uh uhh ugh oh ah ahh aha wow whoa oops lol lmao rofl haha hehe welp meh yay woohoo huh eh
 please pls plz sorry btw fyi tbh imo imho idk asap try redo undo make made makes making went
@@ -88,7 +88,7 @@ pretty super quick quickly last first next previous different double check check
 work works working two instead rest part answer question questions reply idea ideas change
 changes changed update updated fix fixed bad better best worse worst well little big small
 new old day days week weekend far usually normally typically generally sound sounds sense
-mind nvm np worry worries use used using fair catch revert reverted roll explain happen
+mind nvm np worry worries use used using fair catch revert reverted explain happen
 happened happens step steps move moving course pleasure set hang sec brb lemme gimme bye cya
 night appreciate appreciated deal wish decide interesting understood gotcha point agree
 thumbsup
@@ -122,7 +122,7 @@ si dale gracias vale bueno perfecto listo merci oui non bien danke ja nein gut b
 bene
 """
 # Acknowledgements whose words are subjects elsewhere ('what plan are we on?').
-_FILLER_PHRASES = (" like a plan ", " good job ", " your call ")
+_FILLER_PHRASES = (" like a plan ", " good job ", " your call ", " ship it ", " roll with it ")
 _STOP = frozenset((_EN_STOP + _EN_FILLER + _PT_STOP + _PT_FILLER + _OTHER_FILLER).split())
 
 

@@ -18,7 +18,7 @@ CANDIDATES = 40
 SUPERSEDED_PENALTY = 0.3
 UNVERIFIED_PENALTY = 0.8
 OTHER_PROJECT = 0.35
-ABS_FLOOR = 1.1  # relevance normalized by ln(corpus size); see _normalizer
+ABS_FLOOR = 0.8  # relevance normalized by ln(corpus size)
 OOV_IDF = 1.0  # a word no memory holds, relative to the rarest possible word
 MIN_COVERAGE = 0.2  # of the prompt's idf mass: a general question that brushes one word stays silent
 SINGLE_TERM_FLOOR = 1.6  # one prompt term alone must be a rare word in the subject fields
@@ -92,10 +92,21 @@ def _per_term(db: sqlite3.Connection, term: str, rowids: list[int], columns: str
     return {r[0]: r[1] for r in db.execute(sql, [expr] + rowids)}
 
 
-def _idf(db: sqlite3.Connection, term: str, n: int) -> float:
-    """bm25's idf of a term; a word no memory holds weighs like the rarest one (it is what the prompt is about)."""
-    df = db.execute("SELECT count(*) FROM fts WHERE fts MATCH ?", (quote(term),)).fetchone()[0]
-    return max(math.log((n - df + 0.5) / (df + 0.5)), 1e-6) if df else OOV_IDF * math.log(n + 0.5)
+def _df(db: sqlite3.Connection, term: str) -> int:
+    return int(db.execute("SELECT count(*) FROM fts WHERE fts MATCH ?", (quote(term),)).fetchone()[0])
+
+
+def _idf(df: int, n: int) -> float:
+    """A smoothed idf that stays positive when a term is in most memories (a store of five must work).
+
+    A word no memory holds weighs like the rarest one: it is likely what the prompt is about.
+    """
+    return math.log(1.0 + (n - df + 0.5) / (df + 0.5)) if df else OOV_IDF * math.log(1.0 + (n + 0.5) / 0.5)
+
+
+def _fts_idf(df: int, n: int) -> float:
+    # FTS5's own bm25() idf, clamped as SQLite clamps it; dividing by it leaves the tf part.
+    return max(math.log((n - df + 0.5) / (df + 0.5)), 1e-6)
 
 
 class Evidence:
@@ -125,7 +136,8 @@ def relevance(db: sqlite3.Connection, terms: list[tuple[str, float]], limit: int
         return {}
     n = db.execute("SELECT count(*) FROM memories").fetchone()[0]
     norm = math.log(max(n, 2) + 1.0)
-    idf = {t: _idf(db, t, n) for t, _ in terms}
+    dfs = {t: _df(db, t) for t, _ in terms}
+    idf = {t: _idf(dfs[t], n) for t in dfs}
     mass = sum(w * idf[t] for t, w in terms) or 1.0
     found = {r: Evidence() for r in rowids}
     marks = ",".join("?" * len(rowids))
@@ -139,7 +151,9 @@ def relevance(db: sqlite3.Connection, terms: list[tuple[str, float]], limit: int
         named = _per_term(db, term, rest, "entities") if rest else {}
         rest = [r for r in rest if r not in named]
         prose = _per_term(db, term, rest, PROSE_COLUMNS) if rest else {}
+        rescale = idf[term] / _fts_idf(dfs[term], n)
         for rowid, s in anywhere.items():
+            s *= rescale
             ev = found[rowid]
             if rowid in subject:
                 factor = 1.0

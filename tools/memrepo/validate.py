@@ -70,6 +70,7 @@ def check_text(text: str, path: str) -> tuple[list[Problem], notes.Note | None]:
         note = notes.parse(text, path)
     except notes.ParseError as exc:
         add(exc.line, str(exc), exc.fix)
+        problems.sort(key=lambda p: p.line)
         return problems, None
     lines, repeats = _key_lines(head)
     for key, line in repeats:

@@ -1,0 +1,248 @@
+"""Benchmark the UserPromptSubmit hook as a whole process against a bare interpreter start.
+
+For each corpus size, builds a memory repository of generated memories (tests/bench/genmem.py),
+then runs, interleaved, `python -I -c pass` (the baseline) and `sh hooks/run user_prompt_submit`
+(the hook exactly as Claude Code starts it: stdin JSON to exit) with MEMREPO_PYTHON set to the
+same interpreter, plus `python -I hooks/user_prompt_submit.py` without the shell launcher. Two
+prompts: an answerable one that injects memories and "ok, go ahead", which must stay silent.
+Also prints the hook's import-time breakdown (`python -X importtime`).
+
+Targets (issue 3): hook/baseline median <= 1.5x at 1,000 memories and <= 2x at 10,000.
+
+    .venv/bin/python tests/bench/bench_hook.py [--sizes 1000,10000] [--pairs 50] [--out FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from typing import Any
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib as bl  # noqa: E402
+
+TARGETS = {1000: 1.5, 10000: 2.0}
+SILENT_PROMPT = "ok, go ahead"
+HEAVY = ("git", "frontmatter", "yaml", "click")
+TRANSCRIPT = os.path.join(bl.ROOT, "tests", "fixtures", "claude-code", "cc-2.1.332-mock-session-excerpt.jsonl")
+PROMPT_SHAPES = (
+    "{title} — is that still how it works? I need to change it today",
+    "what do we know about {entity}? {title_lc}",
+    "before I touch {entity}: {title_lc}?",
+)
+
+
+def project_dir(workdir: str, project: str | None) -> str:
+    """A directory inside a fake checkout of `project`, so the hook derives that project from cwd."""
+    top = os.path.join(workdir, "checkouts", project or "scratch")
+    os.makedirs(os.path.join(top, ".git"), exist_ok=True)
+    os.makedirs(os.path.join(top, "src"), exist_ok=True)
+    return os.path.join(top, "src")
+
+
+def answerable_prompt(repo: str, workdir: str) -> tuple[str, str, list[str]]:
+    """A prompt (and cwd) about a memory in the corpus that recall answers; returns (prompt, cwd, ids)."""
+    import sqlite3
+
+    from memrepo import paths, recall
+
+    with sqlite3.connect(f"file:{paths.index_db(repo)}?mode=ro", uri=True) as db:
+        rows = db.execute("SELECT m.id, m.title, m.project, f.entities FROM memories m JOIN fts f ON f.rowid = m.rowid"
+                          " WHERE m.status = 'active' ORDER BY m.id").fetchall()
+    step = max(1, len(rows) // 50)
+    for k, (mid, title, project, entities) in enumerate(rows[::step]):
+        entity = (entities or title).split(" ; ")[0]
+        prompt = PROMPT_SHAPES[k % len(PROMPT_SHAPES)].format(title=title, title_lc=title.lower(), entity=entity)
+        cwd = project_dir(workdir, project)
+        d = recall.decide(repo, prompt, cwd=cwd)
+        if d.hits and mid in [h.id for h in d.hits]:
+            return prompt, cwd, [h.id for h in d.hits]
+    raise RuntimeError("no generated prompt made recall inject anything")
+
+
+def event(prompt: str, cwd: str, transcript: str) -> bytes:
+    return json.dumps({"session_id": "0b9c6f1e-5d1a-4c8e-9a51-3f0d2b7c1e11", "transcript_path": transcript,
+                       "cwd": cwd, "permission_mode": "default", "hook_event_name": "UserPromptSubmit",
+                       "prompt": prompt}).encode("utf-8")
+
+
+def commands(python: str) -> dict[str, list[str]]:
+    return {"baseline": [python, "-I", "-c", "pass"],
+            "hook": ["sh", os.path.join(bl.ROOT, "hooks", "run"), "user_prompt_submit"],
+            "hook_direct": [python, "-I", os.path.join(bl.ROOT, "hooks", "user_prompt_submit.py")]}
+
+
+def check_outputs(cmds: dict[str, list[str]], env: dict[str, str], ev: bytes, expect_inject: bool) -> dict[str, Any]:
+    """One run of the hook: does it inject (or stay silent) as expected, with nothing on stderr?"""
+    _, proc = bl.run(cmds["hook"], env=env, stdin=ev)
+    out = proc.stdout.decode("utf-8", "replace")
+    ctx = json.loads(out)["hookSpecificOutput"]["additionalContext"] if out.strip() else ""
+    ok = bool(ctx) == expect_inject and proc.returncode == 0 and not proc.stderr
+    if not ok:
+        raise RuntimeError(f"hook did not behave: rc={proc.returncode} inject={bool(ctx)} (expected {expect_inject})"
+                           f" stderr={proc.stderr.decode(errors='replace')[:300]!r}")
+    return {"injected_ids": re.findall(r"\(id: ([a-z0-9-]+)\)", ctx), "context_chars": len(ctx)}
+
+
+def interleaved(cmds: dict[str, list[str]], env: dict[str, str], ev: bytes, pairs: int) -> dict[str, list[float]]:
+    """baseline, hook, hook_direct, baseline, hook, ... so load changes hit all three alike."""
+    samples: dict[str, list[float]] = {k: [] for k in cmds}
+    for _ in range(3):  # warm the page cache and the interpreter's .pyc files
+        for name, cmd in cmds.items():
+            bl.run(cmd, env=env, stdin=ev if name != "baseline" else None)
+    for _ in range(pairs):
+        for name, cmd in cmds.items():
+            elapsed, _ = bl.run(cmd, env=env, stdin=ev if name != "baseline" else None)
+            samples[name].append(elapsed)
+    return samples
+
+
+def ratios(samples: dict[str, list[float]]) -> dict[str, Any]:
+    base, hook = samples["baseline"], samples["hook"]
+    out = {name: bl.summary(xs) for name, xs in samples.items()}
+    out["ratio_of_medians"] = round(statistics.median(hook) / statistics.median(base), 3)
+    out["median_of_pair_ratios"] = round(statistics.median(h / b for h, b in zip(hook, base)), 3)
+    out["direct_ratio_of_medians"] = round(statistics.median(samples["hook_direct"]) / statistics.median(base), 3)
+    out["added_ms"] = round((statistics.median(hook) - statistics.median(base)) * 1000, 2)
+    return out
+
+
+def decide_ms(repo: str, since_lines: int) -> dict[str, Any] | None:
+    """The hook's own recall time (query + ranking) as it logged it, for runs after `since_lines`."""
+    from memrepo import paths
+
+    try:
+        with open(paths.recall_log(repo), encoding="utf-8") as fh:
+            lines = fh.readlines()[since_lines:]
+    except FileNotFoundError:
+        return None
+    ms = [json.loads(line)["ms"] / 1000.0 for line in lines if line.strip()]
+    return bl.summary(ms) if ms else None
+
+
+def log_lines(repo: str) -> int:
+    from memrepo import paths
+
+    try:
+        with open(paths.recall_log(repo), encoding="utf-8") as fh:
+            return sum(1 for _ in fh)
+    except FileNotFoundError:
+        return 0
+
+
+def importtime(python: str, env: dict[str, str], ev: bytes, runs: int = 5, top: int = 15) -> dict[str, Any]:
+    """Median self/cumulative import time per module over `runs` runs of the hook, top entries by cumulative."""
+    hook = os.path.join(bl.ROOT, "hooks", "user_prompt_submit.py")
+    per: dict[str, list[tuple[int, int]]] = {}
+    order: dict[str, int] = {}
+    for _ in range(runs):
+        _, proc = bl.run([python, "-X", "importtime", "-I", hook], env=env, stdin=ev)
+        for line in proc.stderr.decode("utf-8", "replace").splitlines():
+            m = re.match(r"import time:\s+(\d+) \|\s+(\d+) \|(\s*)(\S+)", line)
+            if m:
+                name = m.group(4)
+                per.setdefault(name, []).append((int(m.group(1)), int(m.group(2))))
+                order.setdefault(name, len(m.group(3)) // 2)
+    rows = [{"module": name, "depth": order[name], "self_ms": round(statistics.median(s for s, _ in v) / 1000, 2),
+             "cumulative_ms": round(statistics.median(c for _, c in v) / 1000, 2)} for name, v in per.items()]
+    rows.sort(key=lambda r: -r["cumulative_ms"])
+    top_level = sum(r["cumulative_ms"] for r in rows if r["depth"] == 0)
+    return {"top": rows[:top], "modules": len(rows), "top_level_total_ms": round(top_level, 2),
+            "heavy_loaded": sorted(name for name in per if name.split(".")[0] in HEAVY)}
+
+
+def bench_size(n: int, args: argparse.Namespace, workdir: str) -> dict[str, Any]:
+    from memrepo import index
+
+    repo = os.path.join(workdir, f"repo-{n}")
+    if args.reuse and index.status(repo).get("count") == n:
+        setup: dict[str, Any] = {"reused": repo}
+    else:
+        shutil.rmtree(repo, ignore_errors=True)
+        setup = bl.make_repo(repo, n, args.seed, args.python)
+    env = bl.bench_env(repo, args.python)
+    transcript = os.path.join(workdir, "transcript.jsonl")
+    if os.path.exists(TRANSCRIPT):
+        shutil.copyfile(TRANSCRIPT, transcript)
+    prompt, cwd, expected = answerable_prompt(repo, workdir)
+    cmds = commands(args.python)
+    result: dict[str, Any] = {"setup": setup, "prompts": {}}
+    for kind, text, inject in (("answerable", prompt, True), ("silent", SILENT_PROMPT, False)):
+        ev = event(text, cwd, transcript)
+        check = check_outputs(cmds, env, ev, inject)
+        print(f"N={n} {kind}: {args.pairs} interleaved rounds; injects {check['injected_ids'] or 'nothing'}")
+        before = log_lines(repo)
+        samples = interleaved(cmds, env, ev, args.pairs)
+        entry = {"prompt": text, "cwd": cwd, **check, **ratios(samples),
+                 "recall_decide_ms_from_log": decide_ms(repo, before + 3 * 2)}
+        result["prompts"][kind] = entry
+    ev = event(prompt, cwd, transcript)
+    result["importtime_answerable"] = importtime(args.python, env, ev, runs=args.importtime_runs)
+    result["expected_ids"] = expected
+    return result
+
+
+def report(results: dict[str, Any]) -> None:
+    print()
+    print(f"machine: {results['machine']}; interpreter {results['args']['python']}")
+    print(f"{'size':>6} {'prompt':<11} {'baseline ms':>12} {'hook ms':>10} {'direct ms':>10} {'+ms':>7} "
+          f"{'ratio':>6} {'pair':>6} {'target':>7}  {'decide ms':>9}")
+    for n, r in results["sizes"].items():
+        target = TARGETS.get(int(n))
+        for kind, p in r["prompts"].items():
+            met = "" if target is None else (f"{'ok' if p['ratio_of_medians'] <= target else 'MISS'} {target}x")
+            dec = p["recall_decide_ms_from_log"]["median"] if p["recall_decide_ms_from_log"] else float("nan")
+            print(f"{n:>6} {kind:<11} {p['baseline']['median']:>12.1f} {p['hook']['median']:>10.1f} "
+                  f"{p['hook_direct']['median']:>10.1f} {p['added_ms']:>7.1f} {p['ratio_of_medians']:>6.2f} "
+                  f"{p['median_of_pair_ratios']:>6.2f} {met:>7}  {dec:>9.2f}")
+    for n, r in results["sizes"].items():
+        it = r["importtime_answerable"]
+        print(f"\nimport time of the hook at {n} memories (median of runs; {it['modules']} modules, top-level total "
+              f"{it['top_level_total_ms']:.1f} ms; heavy modules loaded: {it['heavy_loaded'] or 'none'})")
+        print(f"  {'cumulative ms':>13} {'self ms':>8}  module")
+        for row in it["top"]:
+            print(f"  {row['cumulative_ms']:>13.2f} {row['self_ms']:>8.2f}  {'  ' * row['depth']}{row['module']}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", default="1000,10000", help="comma-separated corpus sizes (default 1000,10000)")
+    ap.add_argument("--pairs", type=int, default=50, help="interleaved rounds per size and prompt (default 50)")
+    ap.add_argument("--importtime-runs", type=int, default=7, help="runs for the import-time breakdown (default 7)")
+    ap.add_argument("--seed", type=int, default=7, help="corpus seed (default 7)")
+    ap.add_argument("--python", default=os.path.join(bl.ROOT, ".venv", "bin", "python"),
+                    help="interpreter for MEMREPO_PYTHON and for the baseline (default: the repo .venv's python)")
+    ap.add_argument("--workdir", help="where to build the repositories (default: a new temp dir)")
+    ap.add_argument("--reuse", action="store_true", help="reuse repositories already built in --workdir")
+    ap.add_argument("--keep", action="store_true", help="keep the generated repositories")
+    ap.add_argument("--out", default=os.path.join(tempfile.gettempdir(), "memrepo-bench-hook.json"),
+                    help="JSON results path (default /tmp/memrepo-bench-hook.json)")
+    ap.add_argument("--quick", action="store_true", help="sanity run: 300 memories, 8 rounds, 2 import-time runs")
+    args = ap.parse_args(argv)
+    if args.quick:
+        args.sizes, args.pairs, args.importtime_runs = "300", 8, 2
+    workdir = args.workdir or tempfile.mkdtemp(prefix="memrepo-bench-hook-")
+    results: dict[str, Any] = {"machine": bl.machine(), "args": vars(args), "sizes": {},
+                               "started": time.strftime("%Y-%m-%dT%H:%M:%S")}
+    for n in (int(s) for s in args.sizes.split(",")):
+        results["sizes"][str(n)] = bench_size(n, args, workdir)
+        bl.write_json(args.out, results)
+    results["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    bl.write_json(args.out, results)
+    report(results)
+    print(f"\nresults: {args.out}")
+    if not args.keep and not args.workdir:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

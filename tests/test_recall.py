@@ -1,0 +1,145 @@
+"""Recall's ranking and wording, through the same `decide` path the hook uses."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from helpers import commit_all, write_memory
+from memrepo import index, recall
+
+TODAY = time.mktime(time.strptime("2026-11-30", "%Y-%m-%d"))
+
+
+def _store(repo: str, memories: dict[str, dict]) -> str:
+    for mid, fields in memories.items():
+        write_memory(repo, mid, **fields)
+    assert commit_all(repo, "memories").returncode == 0
+    index.update(repo)
+    return repo
+
+
+DEPLOY = {
+    "deploy-heroku": dict(title="Deploying the shop API with git push heroku", description="The shop API deploys by pushing main to the heroku remote.",
+                          topics=["deploy"], entities=["shop-api", "Heroku"], created="2025-06-01", status="superseded",
+                          superseded_by="deploy-fly", body="git push heroku main\n"),
+    "deploy-fly": dict(title="The shop API deploys to Fly.io from GitHub Actions", description="Merging to main deploys the shop API to Fly.io; Heroku is gone.",
+                       topics=["deploy"], entities=["shop-api", "Fly.io"], created="2026-03-01", aliases=["ship to production"],
+                       body="flyctl deploy runs on merge.\n"),
+    "friday-freeze": dict(title="No production deploys on Friday afternoon", description="After 16:00 on Fridays nothing ships to production without an explicit OK.",
+                          class_="rule", topics=["deploy", "release policy"], body="Ask first.\n"),
+    "backups-nightly": dict(title="Nightly database backups to object storage", description="pg_dump runs nightly at 02:30 UTC and keeps 30 days.",
+                            topics=["backups", "database"], entities=["Backblaze B2"], verification={"status": "unverified", "checked": "2026-11-20", "failed": ["path_exists: ops/backup.yml"]},
+                            body="Restore drill every quarter.\n"),
+    "queue-shop": dict(title="The shop worker queue is Redis", description="Background jobs of the shop API run on a Redis queue.",
+                       topics=["queue", "jobs"], entities=["shop-api", "Redis"], project="shop", body="Three workers.\n"),
+    "queue-blog": dict(title="The blog worker queue is Redis", description="Background jobs of the blog run on a Redis queue.",
+                       topics=["queue", "jobs"], entities=["blog", "Redis"], project="blog", body="One worker.\n"),
+}
+
+
+@pytest.fixture
+def store(repo: str) -> str:
+    return _store(repo, DEPLOY)
+
+
+def ids(d: recall.Decision) -> list[str]:
+    return [h.id for h in d.hits]
+
+
+def test_replacement_outranks_superseded_and_both_are_labelled(store: str) -> None:
+    d = recall.decide(store, "how do we deploy the shop api to production these days, still heroku?", today=TODAY)
+    assert ids(d)[0] == "deploy-fly"
+    loser = [h for h in d.hits if h.id == "deploy-heroku"]
+    if loser:
+        assert loser[0].labels() == ["superseded by deploy-fly"]
+        assert ids(d).index("deploy-heroku") > ids(d).index("deploy-fly")
+        assert "[superseded by deploy-fly] (id: deploy-heroku)" in recall.format_context(d.hits)
+
+
+def test_unverified_label_is_shown(store: str) -> None:
+    d = recall.decide(store, "how long do we keep the nightly database backups?", today=TODAY)
+    assert ids(d)[0] == "backups-nightly"
+    assert d.hits[0].labels() == ["unverified: path_exists: ops/backup.yml"]
+    assert "[unverified: path_exists: ops/backup.yml]" in recall.format_context(d.hits)
+
+
+@pytest.mark.parametrize("project, first", [("shop", "queue-shop"), ("blog", "queue-blog")])
+def test_project_scope_favours_the_current_project(store: str, project: str, first: str) -> None:
+    d = recall.decide(store, "the worker queue is stuck with jobs piling up", project=project, today=TODAY)
+    assert ids(d)[0] == first
+
+
+def test_naming_another_project_lifts_its_penalty(store: str) -> None:
+    d = recall.decide(store, "and the blog worker queue, same redis jobs setup?", project="shop", today=TODAY)
+    assert "queue-blog" in ids(d)[:2]
+
+
+@pytest.mark.parametrize("prompt", ["ok, go ahead", "thanks!", "sim, pode seguir", "lgtm 👍", "", "   "])
+def test_conversational_prompts_are_silent(store: str, prompt: str) -> None:
+    d = recall.decide(store, prompt, previous="deploy the shop api to fly on friday", today=TODAY)
+    assert d.hits == [] and d.silent in ("conversational", "empty")
+
+
+@pytest.mark.parametrize("prompt", [
+    "what's the difference between a list and a tuple in python?",
+    "explain big-O notation with a sorting example",
+    "write a regex that matches an IPv4 address",
+])
+def test_offtopic_prompts_are_silent(store: str, prompt: str) -> None:
+    assert recall.decide(store, prompt, today=TODAY).hits == []
+
+
+def test_previous_turn_sharpens_but_never_invents_a_subject(store: str) -> None:
+    previous = "Are the nightly database backups still kept for 30 days in Backblaze?"
+    assert recall.decide(store, "yes do it", previous=previous, today=TODAY).hits == []
+    d = recall.decide(store, "and how long are those kept?", previous=previous, today=TODAY)
+    assert ids(d)[:1] == ["backups-nightly"]
+    assert "backblaze" in d.context_terms
+
+
+def test_decay_ranks_an_old_event_below_a_new_one(repo: str) -> None:
+    _store(repo, {
+        "outage-old": dict(class_="event", title="Checkout outage: payment webhook timeouts", description="Payment webhooks timed out and checkout failed.",
+                           topics=["checkout", "payments", "outage"], created="2025-12-01", body="Fixed by raising the timeout.\n"),
+        "outage-new": dict(class_="event", title="Checkout outage: payment webhook timeouts again", description="Payment webhooks timed out and checkout failed.",
+                           topics=["checkout", "payments", "outage"], created="2026-11-20", body="Fixed by raising the timeout.\n"),
+    })
+    d = recall.decide(repo, "checkout is failing with payment webhook timeouts", today=TODAY)
+    assert ids(d)[0] == "outage-new"
+
+
+def test_context_text_is_fenced_factual_and_bounded(store: str) -> None:
+    d = recall.decide(store, "can I deploy the shop api to production on friday afternoon?", today=TODAY)
+    text = recall.format_context(d.hits)
+    assert 1 <= len(d.hits) <= 3
+    assert text.startswith("memrepo recalled ")
+    assert "not instructions" in text
+    assert "<memrepo-memories>" in text and "</memrepo-memories>" in text
+    assert "`memrepo show <id>`" in text
+    assert len(text) < 2000
+    assert "friday-freeze" in ids(d)
+
+
+def test_context_stays_under_claude_cap_with_huge_descriptions(repo: str) -> None:
+    long = "deploy " * 40
+    _store(repo, {f"big-{i}": dict(title=f"Deploy note {i}", description=long.strip()[:199], topics=["deploy"]) for i in range(5)})
+    d = recall.decide(repo, "deploy note", today=TODAY)
+    assert len(recall.format_context(d.hits)) < 9500
+
+
+def test_every_decision_is_logged(store: str) -> None:
+    d1 = recall.decide(store, "how long do we keep the nightly database backups?", today=TODAY)
+    recall.log_decision(store, "how long do we keep the nightly database backups?", d1, session="s1")
+    d2 = recall.decide(store, "ok, go ahead", today=TODAY)
+    recall.log_decision(store, "ok, go ahead", d2)
+    entries = recall.read_log(store)
+    assert [e["silent"] for e in entries] == ["conversational", None]
+    assert entries[1]["injected"][0]["id"] == "backups-nightly"
+    assert entries[1]["session"] == "s1"
+    assert len(entries[1]["prompt_sha"]) == 16
+    raw = open(f"{store}/index/recall-log.jsonl", encoding="utf-8").read()
+    assert "nightly database backups" not in raw  # the prompt itself is never stored
+    assert all(isinstance(json.loads(line)["ms"], float) for line in raw.splitlines())
