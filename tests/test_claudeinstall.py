@@ -1,0 +1,66 @@
+"""`memrepo install claude` / `uninstall claude` against a settings.json with other people's hooks."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from click.testing import CliRunner
+
+from memrepo.cli import cli
+
+THEIRS = {
+    "model": "opus",
+    "hooks": {
+        "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "/usr/local/bin/their-hook"}]}],
+        "Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}],
+    },
+}
+
+
+def settings(home: str) -> dict:
+    return json.load(open(os.path.join(home, ".claude", "settings.json"), encoding="utf-8"))
+
+
+def write_settings(home: str, data: dict) -> None:
+    os.makedirs(os.path.join(home, ".claude"), exist_ok=True)
+    json.dump(data, open(os.path.join(home, ".claude", "settings.json"), "w"))
+
+
+def test_install_is_idempotent_and_keeps_other_hooks(isolated_env: str) -> None:
+    write_settings(isolated_env, THEIRS)
+    first = CliRunner().invoke(cli, ["install", "claude"], catch_exceptions=False)
+    assert first.exit_code == 0 and "installed memrepo hooks in" in first.output
+    after = settings(isolated_env)
+    again = CliRunner().invoke(cli, ["install", "claude"], catch_exceptions=False)
+    assert "already installed in" in again.output
+    assert settings(isolated_env) == after
+    ups = after["hooks"]["UserPromptSubmit"]
+    assert ups[0] == THEIRS["hooks"]["UserPromptSubmit"][0]
+    assert ups[1]["hooks"][0] == {"type": "command", "command": sys.executable,
+                                  "args": ["-I", "-m", "memrepo.hookio", "UserPromptSubmit"], "timeout": 10}
+    assert after["hooks"]["SessionStart"][0]["matcher"] == "startup|resume|clear|compact"
+    assert after["hooks"]["Stop"] == THEIRS["hooks"]["Stop"] and after["model"] == "opus"
+    assert os.path.exists(os.path.join(isolated_env, ".claude", "settings.json.bak"))
+
+
+def test_uninstall_removes_only_memrepo(isolated_env: str) -> None:
+    write_settings(isolated_env, THEIRS)
+    CliRunner().invoke(cli, ["install", "claude"], catch_exceptions=False)
+    out = CliRunner().invoke(cli, ["uninstall", "claude"], catch_exceptions=False)
+    assert out.exit_code == 0 and "removed memrepo hooks from" in out.output
+    assert settings(isolated_env) == THEIRS
+    out = CliRunner().invoke(cli, ["uninstall", "claude"], catch_exceptions=False)
+    assert "no memrepo hooks in" in out.output
+
+
+def test_install_into_missing_settings_and_refuses_broken_json(isolated_env: str) -> None:
+    assert CliRunner().invoke(cli, ["install", "claude"], catch_exceptions=False).exit_code == 0
+    assert set(settings(isolated_env)["hooks"]) == {"UserPromptSubmit", "SessionStart"}
+    path = os.path.join(isolated_env, ".claude", "settings.json")
+    open(path, "w").write("{broken")
+    result = CliRunner().invoke(cli, ["install", "claude"], catch_exceptions=False)
+    assert result.exit_code == 1
+    assert "is not valid JSON" in result.output and "fix the file by hand" in result.output
+    assert open(path).read() == "{broken"

@@ -1,0 +1,82 @@
+"""The everyday-word lexicon: its shape, what it holds, what it leaves out, and its import cost."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from memrepo.lexicon import COMMON
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+EVERYDAY = """
+pull pulls pulled pulling write open set setup usual stuff nicer simple phone month nothing
+section build helping known every issue issues thing way work working example version value
+line page data user app project help question problem quick faster better code file
+function error bug fix test run change add update new old today tomorrow week morning people
+house table screen button click download upload picture
+coisa vez dia semana mes hora pessoa texto mensagem nome tela botao fazer faz fiz mudar
+editar enviar colocar pegar puxar rodar arquivo erro codigo pasta ajuda agora depois
+""".split()
+
+SPECIFIC = """
+git docker postgres sql css html json regex python react api oauth token deploy migration
+staging production prod database cache queue webhook dns cdn ssl tls cron backup invoice
+payment payout refund schema branch merge commit rebase cluster server container endpoint
+timeout latency lambda bucket secret password key login email sms push notification crash
+release rollback review approval linkedin instagram whatsapp figma sentry worktree masonry
+tokenizer doppler alembic celery webp cloudflare ios android csv kubernetes nginx redis
+mysql sqlite graphql typescript javascript npm pip pytest webpack vite stripe slack jira
+github gitlab aws gcp azure terraform ansible jwt http https ssh url uri utf unicode ascii
+yaml toml markdown latex pdf png svg jpeg ai llm gpt claude anthropic openai embedding
+vector kafka rabbitmq grpc websocket cors csrf xss mutex thread async await
+producao servidor senha banco nuvem
+""".split()
+
+
+def test_size_and_shape() -> None:
+    assert 1500 <= len(COMMON) <= 3200, len(COMMON)
+    bad = sorted(w for w in COMMON if len(w) < 2 or not re.fullmatch(r"[a-z0-9]+", w))
+    assert not bad, bad
+
+
+def test_everyday_words_are_common() -> None:
+    assert len(EVERYDAY) >= 60
+    missing = [w for w in EVERYDAY if w not in COMMON]
+    assert not missing, missing
+
+
+def test_specific_words_are_not_common() -> None:
+    assert len(SPECIFIC) >= 80
+    present = [w for w in SPECIFIC if w in COMMON]
+    assert not present, present
+
+
+def test_module_has_no_imports() -> None:
+    import memrepo.lexicon as lexicon
+
+    with open(lexicon.__file__, encoding="utf-8") as fh:
+        source = fh.read()
+    assert not re.search(r"^\s*(import|from)\s", source, re.M)
+
+
+@pytest.mark.skipif(sys.flags.optimize > 1, reason="importtime output needs a plain interpreter")
+def test_import_is_cheap() -> None:
+    # -X importtime lines: "import time: <self us> | <cumulative us> | <module>"
+    proc = subprocess.run(
+        [sys.executable, "-I", "-X", "importtime", "-c",
+         "import sys; sys.path.insert(0, 'tools'); import memrepo.lexicon"],
+        cwd=ROOT, capture_output=True, text=True, check=True,
+    )
+    self_us = None
+    for row in proc.stderr.splitlines():
+        parts = [p.strip() for p in row.split(":", 1)[-1].split("|")]
+        if len(parts) == 3 and parts[2] == "memrepo.lexicon":
+            self_us = int(parts[0])
+    assert self_us is not None, proc.stderr
+    print(f"memrepo.lexicon self import time: {self_us} us")
+    assert self_us < 2000, self_us

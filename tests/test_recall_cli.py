@@ -1,0 +1,74 @@
+"""`memrepo recall`, `recall-log`, `eval` and `demo`: the hook's path from the shell."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from click.testing import CliRunner
+
+from helpers import commit_all, write_memory
+from memrepo.cli import cli
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DATA = os.path.join(ROOT, "tests", "data", "recall")
+
+
+def _store(repo: str) -> str:
+    write_memory(repo, "friday-freeze", class_="rule", title="No production deploys on Friday afternoon",
+                 description="After 16:00 on Fridays nothing ships to production without an explicit OK.",
+                 topics=["deploy", "release policy"])
+    assert commit_all(repo).returncode == 0
+    return repo
+
+
+def test_recall_json_and_silence(repo: str) -> None:
+    _store(repo)
+    out = CliRunner().invoke(cli, ["--repo", repo, "recall", "can I deploy to production on friday?", "--json"], catch_exceptions=False)
+    hits = json.loads(out.output)
+    assert [h["id"] for h in hits] == ["friday-freeze"]
+    assert set(hits[0]) == {"id", "score", "title", "class", "labels"}
+    out = CliRunner().invoke(cli, ["--repo", repo, "recall", "ok, go ahead", "--json"], catch_exceptions=False)
+    assert json.loads(out.output) == []
+
+
+def test_recall_text_shows_exactly_the_injected_context(repo: str) -> None:
+    _store(repo)
+    out = CliRunner().invoke(cli, ["--repo", repo, "recall", "can I deploy to production on friday?"], catch_exceptions=False)
+    assert out.stdout.startswith("memrepo recalled 1 note from the user's memory repository")
+    assert "- (rule) No production deploys on Friday afternoon: After 16:00" in out.stdout
+
+
+def test_recall_log_lists_hook_decisions(repo: str) -> None:
+    from memrepo import recall
+
+    _store(repo)
+    for prompt in ("can I deploy to production on friday?", "thanks!"):
+        recall.log_decision(repo, prompt, recall.decide(repo, prompt))
+    out = CliRunner().invoke(cli, ["--repo", repo, "recall-log", "--json"], catch_exceptions=False)
+    entries = json.loads(out.output)
+    assert [e["silent"] for e in entries] == ["conversational", None]
+    text = CliRunner().invoke(cli, ["--repo", repo, "recall-log"], catch_exceptions=False).output
+    assert "friday-freeze (" in text and "silent (conversational)" in text
+
+
+def test_eval_on_the_labeled_test_set() -> None:
+    out = CliRunner().invoke(cli, ["eval", os.path.join(DATA, "prompts.jsonl"), "--memory", os.path.join(DATA, "memory"),
+                                   "--today", "2026-11-30", "--json"], catch_exceptions=False)
+    report = json.loads(out.output)
+    s = report["summary"]
+    assert s["prompts"] == len(report["results"]) > 60
+    assert set(s["per_kind"]) == {"answerable", "context", "update", "conversational", "offtopic"}
+    assert s["per_kind"]["conversational"]["silence"] == 1.0
+    assert s["per_kind"]["update"]["hit@2"] == 1.0
+    assert s["silence"] >= 0.8 and s["hit@2"] >= 0.6
+    assert s["latency_ms"]["p50"] > 0
+
+
+def test_demo_runs_on_the_bundled_examples() -> None:
+    out = CliRunner().invoke(cli, ["demo", "--memory", os.path.join(ROOT, "memory")], catch_exceptions=False)
+    assert out.exit_code == 0
+    assert "> how do I ship a new version of tallybird?" in out.output
+    assert "recalls tallybird-deploy-kamal" in out.output
+    assert "silent (conversational)" in out.output
+    assert " ms" in out.output
