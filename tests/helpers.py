@@ -8,6 +8,15 @@ from typing import Any
 
 from memrepo import notes
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+IDENTITY = {
+    "GIT_AUTHOR_NAME": "Test Author",
+    "GIT_AUTHOR_EMAIL": "author@example.com",
+    "GIT_COMMITTER_NAME": "Test Committer",
+    "GIT_COMMITTER_EMAIL": "committer@example.com",
+}
+
 DEFAULTS: dict[str, Any] = {
     "class_": "fact",
     "source": "user",

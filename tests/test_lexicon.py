@@ -66,17 +66,21 @@ def test_module_has_no_imports() -> None:
 
 @pytest.mark.skipif(sys.flags.optimize > 1, reason="importtime output needs a plain interpreter")
 def test_import_is_cheap() -> None:
-    # -X importtime lines: "import time: <self us> | <cumulative us> | <module>"
-    proc = subprocess.run(
-        [sys.executable, "-I", "-X", "importtime", "-c",
-         "import sys; sys.path.insert(0, 'tools'); import memrepo.lexicon"],
-        cwd=ROOT, capture_output=True, text=True, check=True,
-    )
-    self_us = None
-    for row in proc.stderr.splitlines():
-        parts = [p.strip() for p in row.split(":", 1)[-1].split("|")]
-        if len(parts) == 3 and parts[2] == "memrepo.lexicon":
-            self_us = int(parts[0])
-    assert self_us is not None, proc.stderr
-    print(f"memrepo.lexicon self import time: {self_us} us")
-    assert self_us < 2000, self_us
+    # -X importtime lines: "import time: <self us> | <cumulative us> | <module>". The first run
+    # may compile and cache the module, so it is a warm-up; the best of the next three counts.
+    def self_time() -> int:
+        proc = subprocess.run(
+            [sys.executable, "-I", "-X", "importtime", "-c",
+             "import sys; sys.path.insert(0, 'tools'); import memrepo.lexicon"],
+            cwd=ROOT, capture_output=True, text=True, check=True,
+        )
+        for row in proc.stderr.splitlines():
+            parts = [p.strip() for p in row.split(":", 1)[-1].split("|")]
+            if len(parts) == 3 and parts[2] == "memrepo.lexicon":
+                return int(parts[0])
+        raise AssertionError(proc.stderr)
+
+    self_time()
+    best = min(self_time() for _ in range(3))
+    print(f"memrepo.lexicon self import time: {best} us")
+    assert best < 2000, best

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from conftest import ROOT
+from helpers import ROOT
 from memrepo import notes, store
 
 HEAD = "---\nid: a\ntitle: t\ndescription: d\nclass: fact\nsource: user\ncreated: '2026-01-15'\n"

@@ -350,13 +350,18 @@ class Mixer:
         run(self.repo, "checkout", "-q", "main")
         run(self.repo, "merge", "-q", "--ff-only", branch)
 
+    def depth(self) -> int:
+        """How many commits HEAD can step back and still be past `init`."""
+        return int(git(self.repo, "rev-list", "--count", "--first-parent", "HEAD").stdout) - 1
+
     def op_checkout_back(self) -> None:
-        run(self.repo, "checkout", "-q", "--detach", f"HEAD~{self.rng.randint(1, 3)}")
+        run(self.repo, "checkout", "-q", "--detach", f"HEAD~{self.rng.randint(1, min(3, self.depth()))}")
         assert_in_line(self.repo)
         run(self.repo, "checkout", "-q", "main")
 
     def op_revert(self) -> None:
-        run(self.repo, "revert", "--no-edit", "HEAD")
+        merge = git(self.repo, "rev-parse", "-q", "--verify", "HEAD^2", check=False).returncode == 0
+        run(self.repo, "revert", "--no-edit", *(["-m", "1"] if merge else []), "HEAD")
 
     def op_reset(self) -> None:
         run(self.repo, "reset", "-q", "--hard", "HEAD~1")
@@ -372,6 +377,8 @@ def test_randomized_sequence_matches_a_rebuild_after_every_step(mem: str) -> Non
     for _ in range(30):
         name = mixer.rng.choice(Mixer.OPS)
         if name in ("modify", "delete", "rename", "amend") and len(mixer.memories()) < 2:
+            name = "add"
+        if name in ("reset", "checkout_back") and mixer.depth() < 2:
             name = "add"
         getattr(mixer, f"op_{name}")()
         done.append(name)

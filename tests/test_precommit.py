@@ -10,8 +10,7 @@ from typing import Iterator
 
 import pytest
 
-from conftest import IDENTITY
-from helpers import commit_all, git, head, memory_text, write_file, write_memory
+from helpers import IDENTITY, commit_all, git, head, memory_text, write_file, write_memory
 from memrepo import hookwire, repoinit
 from test_validate import CASES
 

@@ -60,8 +60,8 @@ def test_eval_on_the_labeled_test_set() -> None:
     assert s["prompts"] == len(report["results"]) > 60
     assert set(s["per_kind"]) == {"answerable", "context", "update", "conversational", "offtopic"}
     assert s["per_kind"]["conversational"]["silence"] == 1.0
-    assert s["per_kind"]["update"]["hit@2"] == 1.0
-    assert s["silence"] >= 0.8 and s["hit@2"] >= 0.6
+    # A regression guard at the measured level (see the README's recall quality table), not a target.
+    assert s["hit@2"] >= 0.7 and s["silence"] >= 0.85
     assert s["latency_ms"]["p50"] > 0
 
 

@@ -158,6 +158,23 @@ def importtime(python: str, env: dict[str, str], ev: bytes, runs: int = 5, top: 
             "heavy_loaded": sorted(name for name in per if name.split(".")[0] in HEAVY)}
 
 
+def floors(python: str, rounds: int) -> dict[str, Any]:
+    """What the stdlib alone costs: interpreter start plus the imports any stdlib hook needs."""
+    cmds = {"pass": [python, "-I", "-c", "pass"],
+            "import json": [python, "-I", "-c", "import json"],
+            "import json, sqlite3": [python, "-I", "-c", "import json, sqlite3"],
+            "import json, sqlite3, typing": [python, "-I", "-c", "import json, sqlite3, typing"],
+            "import json, sqlite3, _strptime": [python, "-I", "-c", "import json, sqlite3, _strptime"]}
+    samples: dict[str, list[float]] = {k: [] for k in cmds}
+    for i in range(rounds + 2):
+        for name, cmd in cmds.items():
+            elapsed, _ = bl.run(cmd)
+            if i >= 2:
+                samples[name].append(elapsed)
+    base = statistics.median(samples["pass"])
+    return {name: {**bl.summary(xs), "ratio": round(statistics.median(xs) / base, 3)} for name, xs in samples.items()}
+
+
 def bench_size(n: int, args: argparse.Namespace, workdir: str) -> dict[str, Any]:
     from memrepo import index
 
@@ -202,6 +219,9 @@ def report(results: dict[str, Any]) -> None:
             print(f"{n:>6} {kind:<11} {p['baseline']['median']:>12.1f} {p['hook']['median']:>10.1f} "
                   f"{p['hook_direct']['median']:>10.1f} {p['added_ms']:>7.1f} {p['ratio_of_medians']:>6.2f} "
                   f"{p['median_of_pair_ratios']:>6.2f} {met:>7}  {dec:>9.2f}")
+    print("\nfloors (interleaved `python -I -c ...`, same interpreter unless noted):")
+    for name, f in results["floors"].items():
+        print(f"  {name:<36} {f['median']:>7.1f} ms  x{f['ratio']:.2f}  (min {f['min']:.1f}, max {f['max']:.1f})")
     for n, r in results["sizes"].items():
         it = r["importtime_answerable"]
         print(f"\nimport time of the hook at {n} memories (median of runs; {it['modules']} modules, top-level total "
@@ -232,6 +252,8 @@ def main(argv: list[str] | None = None) -> int:
     workdir = args.workdir or tempfile.mkdtemp(prefix="memrepo-bench-hook-")
     results: dict[str, Any] = {"machine": bl.machine(), "args": vars(args), "sizes": {},
                                "started": time.strftime("%Y-%m-%dT%H:%M:%S")}
+    print(f"stdlib floors: {args.pairs} interleaved rounds")
+    results["floors"] = floors(args.python, args.pairs)
     for n in (int(s) for s in args.sizes.split(",")):
         results["sizes"][str(n)] = bench_size(n, args, workdir)
         bl.write_json(args.out, results)

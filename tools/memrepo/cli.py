@@ -235,7 +235,8 @@ def doctor(ctx: click.Context, as_json: bool) -> None:
         _json([c.as_dict() for c in checks])
     else:
         for c in checks:
-            click.echo(f"{'ok ' if c.ok else 'FAIL'} {c.name}: {c.detail}")
+            detail = c.detail.replace("\n", "\n     ")  # one problem a line, under its check
+            click.echo(f"{'ok ' if c.ok else 'FAIL'} {c.name}: {detail}")
             if c.fix:
                 click.echo(f"     fix: {c.fix}")
     ctx.exit(0 if all(c.ok for c in checks) else 1)

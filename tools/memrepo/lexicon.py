@@ -118,7 +118,9 @@ usually normally generally typically probably actually basically literally simpl
 certainly definitely totally fully completely entirely nearly hardly barely mainly
 especially particularly specifically directly immediately finally eventually suddenly easily
 properly correctly badly forward backward backwards upstairs downstairs abroad online
-offline initially originally previously manually automatically
+offline initially originally previously manually automatically hopefully honestly
+obviously apparently seriously briefly anymore nowadays everyday kinda sorta gonna wanna gotta
+lemme gimme bunch
 
 go goes went gone going get gets got gotten getting make makes made making take takes took
 taken taking give gives gave given giving put puts putting say says said saying tell tells
@@ -211,7 +213,8 @@ chat chats conversation conversations discussion feedback
 unknown product products business businesses company companies history experience research
 education law art science nature rule rules structure pattern patterns quality performance
 speed action actions event events news language languages industry decision decisions
-activity power energy risk risks
+activity power energy risk risks government president war party national international
+social personal
 
 os um uma uns umas de da dos das na nas em num numa ao aos pelo pela pelos pelas para pra
 pro por com sem sobre entre desde que quem qual quais quando onde como porque pq ou mas nem

@@ -17,7 +17,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 MAX_RESULTS = 3
-CONTEXT_WEIGHT = 0.35
+CONTEXT_WEIGHT = 0.6
+COMMON_WEIGHT = 0.4
 MAX_CONTEXT_TERMS = 12
 MAX_LOG_BYTES = 5 * 1024 * 1024
 MAX_DESCRIPTION = 300
@@ -32,6 +33,13 @@ class Decision:
         self.context_terms: tuple[str, ...] = ()
         self.silent: str | None = None
         self.ms = 0.0
+
+
+def weigh(words: tuple[str, ...] | list[str], weight: float) -> list[tuple[str, float]]:
+    """Query terms with their weights: everyday words say little about what a prompt is about."""
+    from memrepo.lexicon import COMMON
+
+    return [(w, weight * COMMON_WEIGHT if w in COMMON else weight) for w in words]
 
 
 def decide(repo: str, prompt: str, cwd: str | None = None, previous: Any = "",
@@ -50,10 +58,11 @@ def decide(repo: str, prompt: str, cwd: str | None = None, previous: Any = "",
         prev_text = previous() if callable(previous) else previous
         extra = [t for t in query.subject_terms(prev_text) if t not in q.terms][:MAX_CONTEXT_TERMS] if prev_text else []
         d.context_terms = tuple(extra)
-        terms = [(t, 1.0) for t in q.terms] + [(t, CONTEXT_WEIGHT) for t in extra]
+        terms = weigh(q.terms, 1.0) + weigh(extra, CONTEXT_WEIGHT)
         db = search.connect(paths.index_db(repo))
         try:
-            d.hits = search.rank(db, terms, project=project or paths.project_of(cwd), limit=MAX_RESULTS, today=today)
+            d.hits = search.rank(db, terms, project=project or paths.project_of(cwd), limit=MAX_RESULTS, today=today,
+                                 own=set(q.terms) if extra else frozenset())
         finally:
             db.close()
         if not d.hits:

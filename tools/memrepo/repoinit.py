@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from memrepo import gitops, hookwire, index, paths, spec
+from memrepo import gitcmd, gitops, hookwire, index, paths, spec
 from memrepo.errors import MemrepoError
 
 INDEX_GITIGNORE = "# The cache is rebuilt from memory/ (`memrepo index --rebuild`); only this file and README.md are tracked.\n*\n!.gitignore\n!README.md\n"
@@ -60,19 +60,31 @@ def layout(root: str) -> list[str]:
     return changed
 
 
+def _uncommitted(root: str) -> list[str]:
+    """Layout files that differ from HEAD: just written, or left uncommitted by a run that failed."""
+    rels = [f"{spec.MEMORY_DIR}/.gitkeep", f"{spec.INDEX_DIR}/.gitignore", f"{spec.INDEX_DIR}/README.md",
+            ".gitattributes"] + [f"{hookwire.HOOKS_DIR}/{h}" for h in hookwire.HOOKS]
+    rels = [r for r in rels if os.path.exists(os.path.join(root, r))]
+    gitcmd.run_git("add", "--", *rels, cwd=root)
+    _, out, _ = gitcmd.run_git("diff", "--cached", "--name-only", "-z", "--", *rels, cwd=root)
+    return gitcmd.split_z(out)
+
+
 def init(path: str) -> dict[str, object]:
     """Make `path` a memory repository: git init if needed, layout, hook wiring, first commit, index."""
     root = os.path.abspath(os.path.expanduser(path))
     created = gitops.init_repo(root)
+    # Wire first: when it refuses (core.hooksPath owned by another tool) nothing has been written.
+    wiring = hookwire.wire(root)
     changed = layout(root)
     hookwire.record_python(root)
-    wiring = hookwire.wire(root)
     commit = None
-    if changed:
+    pending = _uncommitted(root)
+    if pending:
         if not gitops.has_identity(root):
             raise MemrepoError("git has no user name/email here, so memrepo cannot commit",
                                hint='run `git config --global user.name "You"` and `git config --global user.email you@example.com`')
-        commit = gitops.commit(root, changed, "memrepo: init memory repository", {"Action": "init"})
+        commit = gitops.commit(root, pending, "memrepo: init memory repository", {"Action": "init"})
     report = index.update(root)
     return {"path": root, "git_init": created, "written": changed, "wiring": wiring, "commit": commit,
             "indexed": report.added + report.updated + report.unchanged}

@@ -18,13 +18,13 @@ CANDIDATES = 40
 SUPERSEDED_PENALTY = 0.3
 UNVERIFIED_PENALTY = 0.8
 OTHER_PROJECT = 0.35
-ABS_FLOOR = 0.8  # relevance normalized by ln(corpus size)
+ABS_FLOOR = 1.0  # score: relevance (bm25 over ln N) × priority
 OOV_IDF = 1.0  # a word no memory holds, relative to the rarest possible word
-MIN_COVERAGE = 0.2  # of the prompt's idf mass: a general question that brushes one word stays silent
-SINGLE_TERM_FLOOR = 1.6  # one prompt term alone must be a rare word in the subject fields
+BREADTH_FLOOR = 0.15  # score × share of the prompt's idf mass matched
 REL_FLOOR = 0.45  # of the top hit's score
 SUBJECT_COLUMNS = "title aliases topics"
 HUB_ENTITIES = 4
+CONTEXT_ONLY = 0.5
 PROSE_COLUMNS = "description body"
 PROSE_FACTOR = 0.6
 TECH_FACTOR = 0.3
@@ -112,16 +112,18 @@ def _fts_idf(df: int, n: int) -> float:
 class Evidence:
     """How one memory matched: weighted relevance and which prompt terms named its subject."""
 
-    __slots__ = ("relevance", "matched", "strong", "coverage")
+    __slots__ = ("relevance", "matched", "strong", "coverage", "own")
 
     def __init__(self) -> None:
+        self.own = False  # matched one of the prompt's own terms, not only the previous turn's
         self.relevance = 0.0
         self.coverage = 0.0  # share of the query's idf mass this memory matched
         self.matched = 0  # terms found anywhere but the tech list
         self.strong = 0  # terms found in its title, aliases, topics or entities
 
 
-def relevance(db: sqlite3.Connection, terms: list[tuple[str, float]], limit: int = CANDIDATES) -> dict[int, Evidence]:
+def relevance(db: sqlite3.Connection, terms: list[tuple[str, float]], limit: int = CANDIDATES,
+              own: frozenset[str] | set[str] = frozenset()) -> dict[int, Evidence]:
     """rowid -> Evidence for the best candidates.
 
     A term counts fully where it names the memory's subject (title, aliases, topics, entities),
@@ -166,13 +168,20 @@ def relevance(db: sqlite3.Connection, terms: list[tuple[str, float]], limit: int
                 factor = TECH_FACTOR
             ev.relevance += weight * factor * s / norm
             ev.coverage += weight * factor * idf[term] / mass
+            ev.own = ev.own or term in own
             if factor > TECH_FACTOR:
                 ev.matched += 1
                 ev.strong += rowid in subject or rowid in named
+    if own:
+        # The previous turn sharpens a query that has a subject; a memory it alone found ranks lower.
+        for ev in found.values():
+            if not ev.own:
+                ev.relevance *= CONTEXT_ONLY
     return found
 
 
-def _priority(hit: Hit, project: str | None, projects_named: set[str], today: float) -> float:
+def _priority(hit: Hit, today: float) -> float:
+    """Decay by half-life from `updated`, and the penalties for superseded and unverified memories."""
     p = 1.0
     if hit.half_life and hit.updated:
         try:
@@ -184,15 +193,24 @@ def _priority(hit: Hit, project: str | None, projects_named: set[str], today: fl
         p *= SUPERSEDED_PENALTY
     if hit.verification == "unverified":
         p *= UNVERIFIED_PENALTY
-    if hit.project and hit.project != project and hit.project not in projects_named:
-        p *= OTHER_PROJECT
     return p
 
 
+def _scope(hit: Hit, project: str | None, projects_named: set[str]) -> float:
+    """Another project's memory counts for less unless the prompt names that project."""
+    if hit.project and hit.project != project and hit.project not in projects_named:
+        return OTHER_PROJECT
+    return 1.0
+
+
 def rank(db: sqlite3.Connection, terms: list[tuple[str, float]], project: str | None = None,
-         limit: int = 3, floors: bool = True, today: float | None = None) -> list[Hit]:
-    """The memories to recall for weighted terms, best first; [] when nothing clears the floors."""
-    scored = relevance(db, terms)
+         limit: int = 3, floors: bool = True, today: float | None = None,
+         own: frozenset[str] | set[str] = frozenset()) -> list[Hit]:
+    """The memories to recall for weighted terms, best first; [] when nothing clears the floors.
+
+    `own` names the prompt's own terms when others come from the previous turn.
+    """
+    scored = relevance(db, terms, own=own)
     if not scored:
         return []
     marks = ",".join("?" * len(scored))
@@ -205,8 +223,9 @@ def rank(db: sqlite3.Connection, terms: list[tuple[str, float]], project: str | 
         ev = scored[row[0]]
         hit = Hit(row[1:], ev.relevance, ev.matched, ev.strong)
         hit.coverage = ev.coverage
-        hit.priority = _priority(hit, project, projects_named, now)
-        hit.score = ev.relevance * hit.priority
+        hit.relevance = ev.relevance * _scope(hit, project, projects_named)
+        hit.priority = _priority(hit, now)
+        hit.score = hit.relevance * hit.priority
         hits.append(hit)
     hits.sort(key=lambda h: (-h.score, h.id))
     if floors:
@@ -215,10 +234,13 @@ def rank(db: sqlite3.Connection, terms: list[tuple[str, float]], project: str | 
 
 
 def _clears(h: Hit) -> bool:
-    """The absolute floor: some prompt term names the memory's subject, and enough evidence in all."""
-    if h.coverage < MIN_COVERAGE or h.relevance < ABS_FLOOR:
-        return False
-    return h.matched >= 2 or h.relevance >= SINGLE_TERM_FLOOR
+    """The absolute floor, on relevance in scope (not decay or supersession, which only order):
+    enough evidence, and enough of the prompt explained by it.
+
+    Breadth is score × coverage: a strong match on one word of a long question about
+    something else (a general programming question that brushes the store) stays silent.
+    """
+    return h.relevance >= ABS_FLOOR and h.relevance * h.coverage >= BREADTH_FLOOR
 
 
 def _apply_floors(hits: list[Hit]) -> list[Hit]:

@@ -8,7 +8,7 @@ import re
 import sqlite3
 from typing import Any
 
-from memrepo import gitops, index, notes, paths, spec, validate
+from memrepo import gitcmd, gitops, index, notes, paths, spec, validate
 from memrepo.errors import NoteInvalid, NoteNotFound, RepoNotFound
 
 
@@ -56,6 +56,8 @@ def add(repo: str, note: notes.Note) -> tuple[str, str]:
     except Exception:
         with contextlib.suppress(OSError):
             os.remove(path)
+        # `git add` staged it already: unstage, or the next commit would record a deletion of nothing.
+        gitcmd.run_git("reset", "-q", "--", rel, cwd=repo)
         raise
     return note_id, sha
 
@@ -99,16 +101,28 @@ def list_memories(repo: str, cls: str | None = None, project: str | None = None,
 
 def fmt(repo: str, files: list[str] | None = None, check: bool = False) -> list[str]:
     """Rewrite memory files in canonical form; returns the files that were (or would be) changed."""
+    if not files:
+        require_repo(repo)
     targets = files or sorted(os.path.join(paths.memory_dir(repo), f) for f in os.listdir(paths.memory_dir(repo)) if f.endswith(".md"))
-    changed = []
+    changed, unreadable = [], []
     for path in targets:
         with open(path, "rb") as fh:
             raw = fh.read()
-        text = raw.decode("utf-8-sig").replace("\r\n", "\n")
-        canonical = notes.serialize(notes.parse(text, path))
+        try:
+            text = raw.decode("utf-8-sig").replace("\r\n", "\n")
+            canonical = notes.serialize(notes.parse(text, path))
+        except UnicodeDecodeError:
+            unreadable.append(f"{path}:1: file is not UTF-8 — save it as UTF-8")
+            continue
+        except notes.ParseError as exc:
+            unreadable.append(f"{path}:{exc.line}: {exc} — {exc.fix}")
+            continue
         if canonical.encode("utf-8") != raw:
             changed.append(path)
             if not check:
                 with open(path, "w", encoding="utf-8", newline="\n") as fh:
                     fh.write(canonical)
+    if unreadable:
+        raise NoteInvalid(f"{len(unreadable)} file(s) could not be read, so fmt left them alone", unreadable,
+                          hint="fix their front matter by hand, then run `memrepo fmt` again")
     return changed
