@@ -7,8 +7,9 @@ import os
 
 import pytest
 
-from helpers import ROOT
+from helpers import ROOT, git
 from memrepo import notes, store
+from memrepo.errors import NoteInvalid
 
 HEAD = "---\nid: a\ntitle: t\ndescription: d\nclass: fact\nsource: user\ncreated: '2026-01-15'\n"
 
@@ -246,6 +247,7 @@ def test_parse_errors_name_the_line(text: str, message: str, line: int) -> None:
 def _memdir(tmp_path, files: dict[str, bytes]) -> str:
     root = str(tmp_path / "repo")
     os.makedirs(os.path.join(root, "memory"))
+    git(root, "init", "-q")
     for name, data in files.items():
         with open(os.path.join(root, "memory", name), "wb") as fh:
             fh.write(data)
@@ -278,3 +280,17 @@ def test_fmt_leaves_canonical_files_alone_and_takes_explicit_files(tmp_path) -> 
     minimal = os.path.join(root, "memory", "minimal.md")
     assert store.fmt(root, [minimal]) == []
     assert _read(root, "bad.md") == NONCANONICAL["crlf"].encode("utf-8")
+
+
+def test_fmt_rewrites_what_it_can_and_names_what_it_cannot_read(tmp_path) -> None:
+    root = _memdir(tmp_path, {"deploy-ci.md": NONCANONICAL["crlf"].encode("utf-8"),
+                              "broken.md": b"---\nid: broken\ntitle: a: b\n---\n",
+                              "latin.md": b"---\nid: latin\ntitle: caf\xe9\n---\n"})
+    with pytest.raises(NoteInvalid) as err:
+        store.fmt(root)
+    memory = os.path.join(root, "memory")
+    assert err.value.problems == [
+        f"{memory}/broken.md:3: front matter is not valid YAML (mapping values are not allowed in this context) — quote the value with single quotes",
+        f"{memory}/latin.md:1: file is not UTF-8 — save it as UTF-8",
+    ]
+    assert _read(root, "deploy-ci.md") == CANONICAL_SIMPLE.encode("utf-8")

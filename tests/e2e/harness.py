@@ -389,3 +389,63 @@ def hook_context_text(requests: Sequence[RecordedRequest], event: str | None = N
         for seg in hook_segments(requests)
         if event is None or seg.startswith((f"{event} ", f"{event}:"))
     )
+
+
+# --------------------------------------------------------------------------------------------
+# Other claude subcommands (plugin validate / marketplace add / install ...)
+
+
+def run_claude_command(
+    args: Sequence[str],
+    *,
+    home: str | os.PathLike[str],
+    cwd: str | os.PathLike[str],
+    fake_api: FakeMessagesAPI,
+    claude_bin: str | None = None,
+    env_extra: Mapping[str, str] | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> subprocess.CompletedProcess[str]:
+    """Run ``claude <args...>`` (e.g. ``plugin install x@y``) in the same hermetic environment
+    as :func:`run_claude` with ``home=``: HOME=<home>/home, CLAUDE_CONFIG_DIR=<home>/claude-config
+    (created, kept). On timeout the whole process tree is killed and
+    ``subprocess.TimeoutExpired`` propagates."""
+    if claude_bin is None:
+        claude_bin, reason = install_claude()
+        if claude_bin is None:
+            raise RuntimeError(f"Claude Code CLI unavailable: {reason}")
+    cmd = [claude_bin, *args]
+    base = Path(home)
+    home_dir, config_dir = base / "home", base / "claude-config"
+    home_dir.mkdir(parents=True, exist_ok=True)
+    config_dir.mkdir(parents=True, exist_ok=True)
+    env = claude_env(fake_api, home_dir, config_dir, env_extra)
+    proc = subprocess.Popen(
+        cmd,
+        cwd=os.fspath(cwd),
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_tree(proc.pid)
+        try:
+            out, err = proc.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            out, err = "", ""
+            for stream in (proc.stdout, proc.stderr):
+                if stream is not None:
+                    stream.close()
+            proc.wait()
+        raise subprocess.TimeoutExpired(cmd, timeout, output=out, stderr=err) from None
+    finally:
+        if proc.poll() is None:
+            _kill_tree(proc.pid)
+            proc.wait()
+        else:
+            _signal(proc.pid, signal.SIGKILL, group=True)
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)

@@ -57,6 +57,13 @@ def find_python(repo: str) -> str | None:
     return None
 
 
+def _cause(stderr: str) -> str:
+    """The lines of a tool's stderr that say what went wrong (pip's `ERROR:` lines), else its last line."""
+    lines = [line.strip() for line in (stderr or "").splitlines() if line.strip()]
+    errors = [line for line in lines if line.startswith("ERROR:")]
+    return " ".join(errors[-2:]) if errors else (lines[-1] if lines else "no output")
+
+
 def prepare_venv(repo: str) -> str:
     """Create `${CLAUDE_PLUGIN_DATA}/venv` and install memrepo from the plugin root into it."""
     data = os.environ.get("CLAUDE_PLUGIN_DATA")
@@ -65,12 +72,14 @@ def prepare_venv(repo: str) -> str:
         raise RuntimeError("no interpreter with memrepo's dependencies; run `pip install memrepo` (or the repository with `pip install .`)")
     venv = os.path.join(data, "venv")
     _report(repo, "creating-venv", venv=venv)
-    subprocess.run([sys.executable, "-m", "venv", venv], check=True, capture_output=True, timeout=300)
+    proc = subprocess.run([sys.executable, "-m", "venv", venv], capture_output=True, text=True, timeout=300)
+    if proc.returncode != 0:
+        raise RuntimeError(f"python -m venv failed: {_cause(proc.stderr)} (on Debian/Ubuntu: apt install python3-venv)")
     py = os.path.join(venv, "bin", "python")
     _report(repo, "installing", venv=venv, source=root)
     proc = subprocess.run([py, "-m", "pip", "install", "--quiet", root], capture_output=True, text=True, timeout=PIP_TIMEOUT)
     if proc.returncode != 0:
-        raise RuntimeError("pip install failed: " + (proc.stderr.strip().splitlines() or ["?"])[-1])
+        raise RuntimeError("pip install failed: " + _cause(proc.stderr))
     return py
 
 
@@ -89,7 +98,10 @@ def main(argv: list[str]) -> int:
             raise RuntimeError("memrepo index failed: " + (proc.stderr.strip().splitlines() or ["?"])[-1])
         _report(repo, "done", reason=reason, python=py)
     except Exception as exc:  # noqa: BLE001 — a detached worker reports, it has nobody to raise to
-        detail = exc.stderr.strip().splitlines()[-1] if isinstance(exc, subprocess.CalledProcessError) and exc.stderr else str(exc)
+        stderr = getattr(exc, "stderr", None)
+        if isinstance(stderr, bytes):
+            stderr = stderr.decode("utf-8", "replace")
+        detail = _cause(stderr) if isinstance(exc, subprocess.CalledProcessError) and stderr else str(exc)
         _report(repo, "failed", reason=reason, error=detail)
         return 1
     return 0

@@ -104,8 +104,10 @@ def _read_body(body: str | None, use_stdin: bool, edit: bool) -> str:
 @cli.command()
 @click.option("--title", required=True, help="One line, at most 120 characters.")
 @click.option("--description", "-d", required=True, help="One line recall shows, at most 200 characters.")
-@click.option("--class", "cls", required=True, type=click.Choice(["rule", "preference", "fact", "project", "event", "reference"]))
-@click.option("--source", default="user", show_default=True, type=click.Choice(["user", "agent", "capture", "import"]))
+@click.option("--class", "cls", required=True, type=click.Choice(["rule", "preference", "fact", "project", "event", "reference"]),
+              help="What kind of memory; sets how fast it decays.")
+@click.option("--source", default="user", show_default=True, type=click.Choice(["user", "agent", "capture", "import"]),
+              help="Who said it.")
 @click.option("--id", "note_id", help="kebab-case id (default: from the title).")
 @click.option("--topic", "topics", multiple=True, help="Subject word; repeatable.")
 @click.option("--entity", "entities", multiple=True, help="Named thing (service, repo, person); repeatable.")

@@ -69,6 +69,11 @@ def run(repo: str) -> list[Check]:
         return [Check("repository", False, f"no memory repository at {repo}", f"memrepo init {repo}")]
     checks = [Check("repository", True, repo)]
     ok, detail = hookwire.wiring(repo)
+    # git skips a hook file without the exec bit (a checkout with core.fileMode=false, a copy), with only a hint.
+    shims = [os.path.join(repo, hookwire.HOOKS_DIR, h) for h in hookwire.HOOKS]
+    inert = [os.path.basename(p) for p in shims if os.path.isfile(p) and not os.access(p, os.X_OK)]
+    if ok and inert:
+        ok, detail = False, f"shims not executable, so git ignores them: {', '.join(inert)}"
     checks.append(Check("git hooks", ok, detail, "" if ok else f"memrepo init {repo}"))
     checks.extend(_index_checks(repo))
     problems = check_files(repo)

@@ -97,9 +97,11 @@ def _changed_in_head(root: str) -> tuple[str, ...]:
 
 def post_hook(root: str, hook: str) -> int:
     """Update the cache for what changed; never blocks."""
-    from memrepo import index
+    from memrepo import index, paths
 
     try:
+        if not os.path.isdir(paths.memory_dir(root)) and not os.path.exists(paths.index_db(root)):
+            return 0  # no memory repository here (e.g. a branch from before `memrepo init`): make no cache
         force = _changed_in_head(root) if hook == "post-commit" else ()
         index.update(root, force=force)
     except Exception as exc:  # noqa: BLE001 — a post hook must never block the user's git

@@ -6,9 +6,11 @@ user's prompt is never blocked or delayed by memrepo.
 
 from __future__ import annotations
 
-import json
 import sys
-from typing import TYPE_CHECKING
+
+from memrepo import fastjson
+
+TYPE_CHECKING = False
 
 if TYPE_CHECKING:
     from typing import Any, Callable
@@ -23,7 +25,7 @@ def read_event() -> dict[str, Any]:
     data = sys.stdin.buffer.read(MAX_STDIN + 1)
     if len(data) > MAX_STDIN:
         raise ValueError(f"stdin is over {MAX_STDIN} bytes")
-    event = json.loads(data.decode("utf-8", "replace") or "{}")
+    event = fastjson.loads(data.decode("utf-8", "replace") or "{}")
     if not isinstance(event, dict):
         raise ValueError("stdin is not a JSON object")
     return event
@@ -36,7 +38,7 @@ def emit_context(event_name: str, text: str) -> None:
     if len(text) > MAX_CONTEXT:
         text = text[: MAX_CONTEXT - 1] + "…"
     out = {"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": text}}
-    sys.stdout.write(json.dumps(out, ensure_ascii=False))
+    sys.stdout.write(fastjson.dumps(out))
     sys.stdout.flush()
 
 

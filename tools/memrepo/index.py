@@ -20,7 +20,7 @@ from memrepo import gitcmd, paths, spec
 if TYPE_CHECKING:
     from memrepo.notes import Note
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 FTS_COLUMNS = ("title", "aliases", "topics", "entities", "tech", "description", "body")
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 SCHEMA = f"""
@@ -50,6 +50,7 @@ CREATE INDEX memories_project ON memories(project);
 CREATE VIRTUAL TABLE fts USING fts5({", ".join(FTS_COLUMNS)}, tokenize='{TOKENIZER}');
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE skipped(path TEXT PRIMARY KEY, problem TEXT NOT NULL);
+CREATE TABLE techwords(word TEXT PRIMARY KEY) WITHOUT ROWID;
 PRAGMA user_version = {SCHEMA_VERSION};
 """
 
@@ -185,8 +186,26 @@ def _warn(rel: str, problem: str) -> None:
     print(f"memrepo: skipped {rel}: {problem} — run `memrepo doctor` for every problem", file=sys.stderr)
 
 
+def _set_techwords(db: sqlite3.Connection) -> None:
+    """Words that only ever name a technology in this store (in `tech:`, never in `entities:`).
+
+    Recall weighs them lightly: a question about git or CSS is not about every memory whose
+    stack lists git or CSS.
+    """
+    from memrepo.query import tokenize
+
+    tech: set[str] = set()
+    named: set[str] = set()
+    for tech_text, entities_text in db.execute("SELECT tech, entities FROM fts"):
+        tech.update(tokenize(tech_text or ""))
+        named.update(tokenize(entities_text or ""))
+    db.execute("DELETE FROM techwords")
+    db.executemany("INSERT INTO techwords(word) VALUES (?)", ((w,) for w in sorted(tech - named)))
+
+
 def _set_meta(db: sqlite3.Connection, repo: str) -> None:
-    values = {"commit": gitcmd.head(repo) or "", "updated_at": str(int(time.time()))}
+    count = db.execute("SELECT count(*) FROM memories").fetchone()[0]
+    values = {"commit": gitcmd.head(repo) or "", "updated_at": str(int(time.time())), "count": str(count)}
     db.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", values.items())
 
 
@@ -233,6 +252,7 @@ def _build(repo: str, tmp: str, report: Report, progress: Progress | None) -> No
                     _insert_unique(db, row, rel, report)
                 if progress:
                     progress(n, len(files))
+            _set_techwords(db)
             _set_meta(db, repo)
 
 
@@ -290,6 +310,8 @@ def update(repo: str, force: tuple[str, ...] = ()) -> Report:
         db.execute("PRAGMA journal_mode=WAL")
         with db:
             _apply_changes(repo, db, set(force), report)
+            if report.added or report.updated or report.removed:
+                _set_techwords(db)
             _set_meta(db, repo)
         _clear_stale(repo)
     report.seconds = time.perf_counter() - start

@@ -8,7 +8,9 @@ the filler lexicon, never by length.
 
 from __future__ import annotations
 
-import re
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import re
 
 MAX_INPUT_CHARS = 100_000
 MAX_CLEAN_CHARS = 20_000
@@ -258,6 +260,8 @@ def _squeeze(tok: str, keep: int) -> str:
 def _pattern(name: str) -> re.Pattern[str]:
     pattern = _compiled.get(name)
     if pattern is None:
+        import re  # only for prompts that hold a pattern's trigger: most never load it
+
         pattern = _compiled[name] = re.compile(_SOURCES[name])
     return pattern
 

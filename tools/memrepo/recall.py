@@ -6,20 +6,23 @@ through `decide`, so the shell shows exactly what the hook would inject.
 
 from __future__ import annotations
 
-import json
 import os
 import time
-from typing import TYPE_CHECKING
 
-from memrepo import paths, query, search
+from memrepo import fastjson, paths, query
+
+TYPE_CHECKING = False
 
 if TYPE_CHECKING:
     from typing import Any
+
+    from memrepo import search
 
 MAX_RESULTS = 3
 CONTEXT_WEIGHT = 0.6
 COMMON_WEIGHT = 0.4
 MAX_CONTEXT_TERMS = 12
+FOLLOW_UP_TERMS = 4
 MAX_LOG_BYTES = 5 * 1024 * 1024
 MAX_DESCRIPTION = 300
 
@@ -55,10 +58,15 @@ def decide(repo: str, prompt: str, cwd: str | None = None, previous: Any = "",
     if q.silent_reason:
         d.silent = q.silent_reason
     else:
-        prev_text = previous() if callable(previous) else previous
+        # A follow-up ("and the staging one?") leans on the previous turn; a prompt that says
+        # enough on its own does not, and the last turn's words would only pull it off course.
+        leans = len(q.terms) <= FOLLOW_UP_TERMS
+        prev_text = (previous() if callable(previous) else previous) if leans else ""
         extra = [t for t in query.subject_terms(prev_text) if t not in q.terms][:MAX_CONTEXT_TERMS] if prev_text else []
         d.context_terms = tuple(extra)
         terms = weigh(q.terms, 1.0) + weigh(extra, CONTEXT_WEIGHT)
+        from memrepo import search  # here, not at the top: a silent prompt never loads sqlite
+
         db = search.connect(paths.index_db(repo))
         try:
             d.hits = search.rank(db, terms, project=project or paths.project_of(cwd), limit=MAX_RESULTS, today=today,
@@ -115,7 +123,7 @@ def log_decision(repo: str, prompt: str, d: Decision, session: str | None = None
             os.replace(path, path + ".1")
     except OSError:
         pass
-    line = (json.dumps(entry, ensure_ascii=False) + "\n").encode("utf-8", "surrogatepass")
+    line = (fastjson.dumps(entry) + "\n").encode("utf-8", "surrogatepass")
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:
         os.write(fd, line)
@@ -133,7 +141,7 @@ def read_log(repo: str, limit: int = 20) -> list[dict[str, Any]]:
     out = []
     for line in reversed(lines):
         try:
-            out.append(json.loads(line))
+            out.append(fastjson.loads(line))
         except ValueError:
             continue
     return out

@@ -1,33 +1,63 @@
 """Read-only queries over the cache and the ranking recall uses (stdlib only: the prompt path).
 
-A memory's score is its relevance to the query — FTS5 bm25 with field weights, summed per
-term so that context terms count for less than the prompt's own — times its priority: decay by
-class half-life, a penalty when superseded or unverified, and project scope. Floors judge
-relevance alone, so an old event that fits is still recalled, just ranked lower.
+A memory's score is its relevance to the query times its priority.
+
+- Relevance: FTS5 bm25 with field weights, summed per term so that each term can weigh what
+  it says: the prompt's own words more than the previous turn's, specific words more than
+  everyday ones and words that only ever name a technology. A term counts fully where it
+  names the memory's subject (title, aliases, topics), less where it is one of many names the
+  memory lists, or only in its prose. Another project's memory counts for less unless the
+  prompt names that project.
+- Priority: decay by class half-life (bounded below: it orders old memories, never erases a
+  strong match), and penalties for superseded and unverified memories.
+
+Floors judge relevance alone: enough evidence, and enough of the prompt explained by it.
 """
 
 from __future__ import annotations
 
 import math
-import sqlite3
 import time
+
+try:
+    # The C module alone: the `sqlite3` package adds datetime adapters this path never uses,
+    # a few milliseconds of imports on every prompt.
+    import _sqlite3 as _sqlite
+except ImportError:  # pragma: no cover
+    import sqlite3 as _sqlite  # type: ignore[no-redef]
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import sqlite3
 
 # bm25 weights, in the order of index.FTS_COLUMNS: title, aliases, topics, entities, tech, description, body.
 WEIGHTS = (8.0, 6.0, 5.0, 5.0, 1.5, 3.0, 1.0)
+# The same columns as masks, to tell in one pass where a term matched.
+_SUBJECT = (1, 1, 1, 0, 0, 0, 0)
+_NAMES = (0, 0, 0, 1, 0, 0, 0)
+_PROSE = (0, 0, 0, 0, 0, 1, 1)
+
 CANDIDATES = 40
+# A term in more memories than this tells none of them apart; it is left out of the search
+# (its bm25 weight would be near zero anyway) so ranking stays fast on a large store.
+COMMON_DF_SHARE = 0.12
+COMMON_DF_MIN = 60
+
+PROSE_FACTOR = 0.6
+TECH_FACTOR = 0.3  # matched only in `tech:`
+HUB_ENTITIES = 4  # a memory listing more names than this counts each name for less
+TECH_WEIGHT = 0.5  # a word that only ever names a technology in this store
+OOV_IDF = 1.0  # a word no memory holds, relative to the rarest possible word
+CONTEXT_ONLY = 0.5  # a memory only the previous turn's words found
+
+OTHER_PROJECT = 0.35
 SUPERSEDED_PENALTY = 0.3
 UNVERIFIED_PENALTY = 0.8
-OTHER_PROJECT = 0.35
-ABS_FLOOR = 1.0  # score: relevance (bm25 over ln N) × priority
-OOV_IDF = 1.0  # a word no memory holds, relative to the rarest possible word
-BREADTH_FLOOR = 0.15  # score × share of the prompt's idf mass matched
+DECAY_FLOOR = 0.3  # decay is 0.5 ** (age / half-life) as DESIGN.md says, bounded below by this
+
+ABS_FLOOR = 1.0  # relevance (bm25 over ln N) in scope
+BREADTH_FLOOR = 0.15  # relevance × share of the prompt's idf mass matched
 REL_FLOOR = 0.45  # of the top hit's score
-SUBJECT_COLUMNS = "title aliases topics"
-HUB_ENTITIES = 4
-CONTEXT_ONLY = 0.5
-PROSE_COLUMNS = "description body"
-PROSE_FACTOR = 0.6
-TECH_FACTOR = 0.3
 
 _COLUMNS = ("id, class, status, superseded_by, project, updated, half_life, verification,"
             " verify_reason, title, description, session")
@@ -35,16 +65,13 @@ _COLUMNS = ("id, class, status, superseded_by, project, updated, half_life, veri
 
 class Hit:
     __slots__ = ("id", "cls", "status", "superseded_by", "project", "updated", "half_life", "verification",
-                 "verify_reason", "title", "description", "session", "relevance", "priority", "score", "matched",
-                 "strong", "coverage")
+                 "verify_reason", "title", "description", "session", "relevance", "coverage", "priority", "score")
 
-    def __init__(self, row: tuple, relevance: float, matched: int, strong: int = 0) -> None:  # type: ignore[type-arg]
+    def __init__(self, row: tuple, relevance: float, coverage: float) -> None:  # type: ignore[type-arg]
         (self.id, self.cls, self.status, self.superseded_by, self.project, self.updated, self.half_life,
          self.verification, self.verify_reason, self.title, self.description, self.session) = row
         self.relevance = relevance
-        self.matched = matched
-        self.strong = strong
-        self.coverage = 0.0
+        self.coverage = coverage
         self.priority = 1.0
         self.score = relevance
 
@@ -66,8 +93,7 @@ class Hit:
 
 def connect(db_path: str) -> sqlite3.Connection:
     """Open the cache read-only; raises sqlite3.Error when it is missing or unreadable."""
-    db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=1.0)
-    return db
+    return _sqlite.connect(f"file:{db_path}?mode=ro", uri=True, timeout=1.0)  # type: ignore[no-any-return]
 
 
 def quote(term: str) -> str:
@@ -75,25 +101,18 @@ def quote(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
 
-def _bm25() -> str:
-    return "bm25(fts, " + ", ".join(str(w) for w in WEIGHTS) + ")"
+def _bm25(weights: tuple[float, ...] | tuple[int, ...]) -> str:
+    return "bm25(fts, " + ", ".join(str(w) for w in weights) + ")"
 
 
-def _candidates(db: sqlite3.Connection, terms: list[str], limit: int) -> list[int]:
-    expr = " OR ".join(quote(t) for t in terms)
-    sql = f"SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY {_bm25()} LIMIT ?"
-    return [r[0] for r in db.execute(sql, (expr, limit))]
+def _marks(n: int) -> str:
+    return ",".join("?" * n)
 
 
-def _per_term(db: sqlite3.Connection, term: str, rowids: list[int], columns: str = "") -> dict[int, float]:
-    marks = ",".join("?" * len(rowids))
-    sql = f"SELECT rowid, -{_bm25()} FROM fts WHERE fts MATCH ? AND rowid IN ({marks})"
-    expr = f"{{{columns}}} : {quote(term)}" if columns else quote(term)
-    return {r[0]: r[1] for r in db.execute(sql, [expr] + rowids)}
-
-
-def _df(db: sqlite3.Connection, term: str) -> int:
-    return int(db.execute("SELECT count(*) FROM fts WHERE fts MATCH ?", (quote(term),)).fetchone()[0])
+def _df(db: sqlite3.Connection, term: str, cap: int) -> int:
+    """How many memories hold `term`, counted up to cap + 1 (a bounded walk of its doclist)."""
+    sql = "SELECT count(*) FROM (SELECT 1 FROM fts WHERE fts MATCH ? LIMIT ?)"
+    return int(db.execute(sql, (quote(term), cap + 1)).fetchone()[0])
 
 
 def _idf(df: int, n: int) -> float:
@@ -109,69 +128,76 @@ def _fts_idf(df: int, n: int) -> float:
     return max(math.log((n - df + 0.5) / (df + 0.5)), 1e-6)
 
 
-class Evidence:
-    """How one memory matched: weighted relevance and which prompt terms named its subject."""
+def _count(db: sqlite3.Connection) -> int:
+    """The number of memories, as the index recorded it (no table scan on the prompt path)."""
+    row = db.execute("SELECT value FROM meta WHERE key = 'count'").fetchone()
+    return int(row[0]) if row else int(db.execute("SELECT count(*) FROM memories").fetchone()[0])
 
-    __slots__ = ("relevance", "matched", "strong", "coverage", "own")
+
+def _techwords(db: sqlite3.Connection, words: list[str]) -> set[str]:
+    return {r[0] for r in db.execute(f"SELECT word FROM techwords WHERE word IN ({_marks(len(words))})", words)}
+
+
+def _candidates(db: sqlite3.Connection, terms: list[str], limit: int) -> list[int]:
+    expr = " OR ".join(quote(t) for t in terms)
+    sql = f"SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY {_bm25(WEIGHTS)} LIMIT ?"
+    return [r[0] for r in db.execute(sql, (expr, limit))]
+
+
+def _term_hits(db: sqlite3.Connection, term: str, rowids: list[int]) -> list[tuple[int, float, float, float, float]]:
+    """(rowid, -bm25, in subject?, in names?, in prose?) for the candidates holding `term`, in one pass."""
+    sql = (f"SELECT rowid, -{_bm25(WEIGHTS)}, {_bm25(_SUBJECT)}, {_bm25(_NAMES)}, {_bm25(_PROSE)}"
+           f" FROM fts WHERE fts MATCH ? AND rowid IN ({_marks(len(rowids))})")
+    return db.execute(sql, [quote(term)] + rowids).fetchall()
+
+
+class Evidence:
+    """How one memory matched: weighted relevance and the share of the query it explains."""
+
+    __slots__ = ("relevance", "coverage", "own")
 
     def __init__(self) -> None:
-        self.own = False  # matched one of the prompt's own terms, not only the previous turn's
         self.relevance = 0.0
-        self.coverage = 0.0  # share of the query's idf mass this memory matched
-        self.matched = 0  # terms found anywhere but the tech list
-        self.strong = 0  # terms found in its title, aliases, topics or entities
+        self.coverage = 0.0
+        self.own = False  # matched one of the prompt's own terms, not only the previous turn's
+
+
+def _factor(subject: float, names: float, prose: float, n_entities: int) -> float:
+    if subject:
+        return 1.0
+    if names:
+        # A memory that lists many names (clients, people) matches every prompt naming one.
+        return min(1.0, math.sqrt(HUB_ENTITIES / max(1, n_entities)))
+    return PROSE_FACTOR if prose else TECH_FACTOR
 
 
 def relevance(db: sqlite3.Connection, terms: list[tuple[str, float]], limit: int = CANDIDATES,
               own: frozenset[str] | set[str] = frozenset()) -> dict[int, Evidence]:
-    """rowid -> Evidence for the best candidates.
-
-    A term counts fully where it names the memory's subject (title, aliases, topics, entities),
-    less where it only appears in the prose, and least where it only names a technology the
-    memory uses: a question about CSS grids is not about the memory whose stack lists CSS.
-    """
-    words = [t for t, _ in terms]
-    if not words:
+    """rowid -> Evidence for the best candidates of weighted terms."""
+    if not terms:
         return {}
-    rowids = _candidates(db, words, limit)
-    if not rowids:
-        return {}
-    n = db.execute("SELECT count(*) FROM memories").fetchone()[0]
-    norm = math.log(max(n, 2) + 1.0)
-    dfs = {t: _df(db, t) for t, _ in terms}
+    n = _count(db)
+    cap = max(COMMON_DF_MIN, int(n * COMMON_DF_SHARE))
+    tech = _techwords(db, [t for t, _ in terms])
+    terms = [(t, w * TECH_WEIGHT if t in tech else w) for t, w in terms]
+    dfs = {t: _df(db, t, cap) for t, _ in terms}
     idf = {t: _idf(dfs[t], n) for t in dfs}
     mass = sum(w * idf[t] for t, w in terms) or 1.0
+    active = [(t, w) for t, w in terms if 0 < dfs[t] <= cap]
+    rowids = _candidates(db, [t for t, _ in active], limit) if active else []
+    if not rowids:
+        return {}
+    norm = math.log(max(n, 2) + 1.0)
+    hubs = dict(db.execute(f"SELECT rowid, n_entities FROM memories WHERE rowid IN ({_marks(len(rowids))})", rowids))
     found = {r: Evidence() for r in rowids}
-    marks = ",".join("?" * len(rowids))
-    hubs = dict(db.execute(f"SELECT rowid, n_entities FROM memories WHERE rowid IN ({marks})", rowids).fetchall())
-    for term, weight in terms:
-        anywhere = _per_term(db, term, rowids)
-        if not anywhere:
-            continue
-        subject = _per_term(db, term, list(anywhere), SUBJECT_COLUMNS)
-        rest = [r for r in anywhere if r not in subject]
-        named = _per_term(db, term, rest, "entities") if rest else {}
-        rest = [r for r in rest if r not in named]
-        prose = _per_term(db, term, rest, PROSE_COLUMNS) if rest else {}
+    for term, weight in active:
         rescale = idf[term] / _fts_idf(dfs[term], n)
-        for rowid, s in anywhere.items():
-            s *= rescale
+        for rowid, s, subject, names, prose in _term_hits(db, term, rowids):
+            factor = _factor(subject, names, prose, hubs.get(rowid, 0))
             ev = found[rowid]
-            if rowid in subject:
-                factor = 1.0
-            elif rowid in named:
-                # A memory that lists many names (clients, people) matches every prompt naming one.
-                factor = min(1.0, math.sqrt(HUB_ENTITIES / max(1, hubs.get(rowid, 0))))
-            elif rowid in prose:
-                factor = PROSE_FACTOR
-            else:
-                factor = TECH_FACTOR
-            ev.relevance += weight * factor * s / norm
+            ev.relevance += weight * factor * s * rescale / norm
             ev.coverage += weight * factor * idf[term] / mass
             ev.own = ev.own or term in own
-            if factor > TECH_FACTOR:
-                ev.matched += 1
-                ev.strong += rowid in subject or rowid in named
     if own:
         # The previous turn sharpens a query that has a subject; a memory it alone found ranks lower.
         for ev in found.values():
@@ -180,14 +206,30 @@ def relevance(db: sqlite3.Connection, terms: list[tuple[str, float]], limit: int
     return found
 
 
+def _epoch_day(y: int, m: int, d: int) -> int:
+    """Days since 1970-01-01 of a proleptic Gregorian date (no datetime import on the prompt path)."""
+    if not (1 <= m <= 12 and 1 <= d <= 31):
+        raise ValueError("not a date")
+    y -= m <= 2
+    era = y // 400
+    yoe = y - era * 400
+    doy = (153 * (m + (-3 if m > 2 else 9)) + 2) // 5 + d - 1
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    return era * 146097 + doe - 719468
+
+
+def _age_days(updated: str, today: float) -> float:
+    day = _epoch_day(int(updated[0:4]), int(updated[5:7]), int(updated[8:10]))
+    return max(0.0, today / 86400.0 - day)
+
+
 def _priority(hit: Hit, today: float) -> float:
     """Decay by half-life from `updated`, and the penalties for superseded and unverified memories."""
     p = 1.0
     if hit.half_life and hit.updated:
         try:
-            age = max(0.0, (today - time.mktime(time.strptime(hit.updated[:10], "%Y-%m-%d"))) / 86400.0)
-            p *= 0.5 ** (age / float(hit.half_life))
-        except (ValueError, OverflowError):
+            p *= DECAY_FLOOR + (1.0 - DECAY_FLOOR) * 0.5 ** (_age_days(hit.updated, today) / float(hit.half_life))
+        except ValueError:
             pass
     if hit.status in ("superseded", "retired"):
         p *= SUPERSEDED_PENALTY
@@ -213,31 +255,26 @@ def rank(db: sqlite3.Connection, terms: list[tuple[str, float]], project: str | 
     scored = relevance(db, terms, own=own)
     if not scored:
         return []
-    marks = ",".join("?" * len(scored))
-    rows = db.execute(f"SELECT rowid, {_COLUMNS} FROM memories WHERE rowid IN ({marks})", list(scored)).fetchall()
-    words = {t for t, _ in terms}
-    projects_named = {p for (p,) in db.execute("SELECT DISTINCT project FROM memories WHERE project IS NOT NULL") if p in words}
+    rows = db.execute(f"SELECT rowid, {_COLUMNS} FROM memories WHERE rowid IN ({_marks(len(scored))})", list(scored)).fetchall()
+    words = [t for t, _ in terms]
+    projects_named = {r[0] for r in db.execute(f"SELECT DISTINCT project FROM memories WHERE project IN ({_marks(len(words))})", words)}
     now = time.time() if today is None else today
     hits = []
     for row in rows:
         ev = scored[row[0]]
-        hit = Hit(row[1:], ev.relevance, ev.matched, ev.strong)
-        hit.coverage = ev.coverage
-        hit.relevance = ev.relevance * _scope(hit, project, projects_named)
+        hit = Hit(row[1:], ev.relevance, ev.coverage)
+        hit.relevance *= _scope(hit, project, projects_named)
         hit.priority = _priority(hit, now)
         hit.score = hit.relevance * hit.priority
         hits.append(hit)
     hits.sort(key=lambda h: (-h.score, h.id))
-    if floors:
-        hits = _apply_floors(hits)
-    return hits[:limit]
+    return (_apply_floors(hits) if floors else hits)[:limit]
 
 
 def _clears(h: Hit) -> bool:
-    """The absolute floor, on relevance in scope (not decay or supersession, which only order):
-    enough evidence, and enough of the prompt explained by it.
+    """The absolute floor: enough evidence, and enough of the prompt explained by it.
 
-    Breadth is score × coverage: a strong match on one word of a long question about
+    Breadth is relevance × coverage: a strong match on one word of a long question about
     something else (a general programming question that brushes the store) stays silent.
     """
     return h.relevance >= ABS_FLOOR and h.relevance * h.coverage >= BREADTH_FLOOR

@@ -6,7 +6,7 @@ end of the file and never the whole transcript, and any error yields "" (hooks f
 
 from __future__ import annotations
 
-import json
+from memrepo import fastjson
 import os
 import stat
 
@@ -112,7 +112,7 @@ def _parse(raw: bytes) -> Entry | None:
     if b'"user"' not in raw and b'"assistant"' not in raw:
         return None
     try:
-        entry = json.loads(raw)
+        entry = fastjson.loads(raw.decode("utf-8"))
     except (ValueError, RecursionError):
         return None
     if not isinstance(entry, dict) or entry.get("type") not in ("user", "assistant"):
