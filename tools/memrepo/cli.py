@@ -284,9 +284,30 @@ cli_recall.register(cli)
 
 
 def main() -> int:
+    """The console script: library errors exit 1 (via click), ^C 130, anything unexpected 3 with a log."""
     try:
-        cli.main(prog_name="memrepo", standalone_mode=True)
-    except KeyboardInterrupt:
+        code = cli.main(prog_name="memrepo", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        return int(exc.exit_code)
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except (KeyboardInterrupt, click.exceptions.Abort):
         click.echo("interrupted", err=True)
         return 130
-    return 0
+    except Exception as exc:  # noqa: BLE001 — a bug: keep the traceback, show one line
+        return _crash(exc)
+    # Without standalone mode click returns ctx.exit()'s code, or the command's return value.
+    return code if isinstance(code, int) else 0
+
+
+def _crash(exc: Exception) -> int:
+    import tempfile
+    import traceback
+
+    fd, path = tempfile.mkstemp(prefix="memrepo-crash-", suffix=".log")
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(f"memrepo {__version__} {' '.join(sys.argv[1:])}\n")
+        traceback.print_exc(file=fh)
+    click.echo(f"memrepo: unexpected {type(exc).__name__}: {exc}\nThe traceback is in {path}; please report it.", err=True)
+    return 3

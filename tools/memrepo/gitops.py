@@ -65,7 +65,8 @@ def trailer_log(path: str, limit: int = 50) -> list[dict[str, Any]]:
     """Commits carrying `Memrepo-*` trailers, newest first, with the trailers parsed."""
     with open_repo(path) as repo:
         try:
-            out = repo.git.log(f"-n{limit * 4}", "--format=%H%x1f%aI%x1f%s%x1f%(trailers:unfold,only)%x1e")
+            out = repo.git.log(f"-n{limit}", "--extended-regexp", f"--grep=^{TRAILER_PREFIX}[A-Za-z]+: ",
+                               "--format=%H%x1f%aI%x1f%s%x1f%(trailers:unfold,only)%x1e")
         except git.GitCommandError:
             return []
     entries = []

@@ -51,12 +51,15 @@ if [ -x "$here/{hook}.legacy" ]; then
     rc=$?
     [ $rc -eq 0 ] || {on_legacy_fail}
 fi
+# A branch from before `memrepo init` has no .githooks/: nothing of memrepo's to run there.
+[ -x "$top/{hooks_dir}/{hook}" ] || exit 0
 exec "$top/{hooks_dir}/{hook}" "$@"
 """
 
 
 def shim_text(hook: str) -> str:
-    fallback = "exit 1" if hook == "pre-commit" else "exit 0"
+    # Without an interpreter the cache cannot follow this change: say so where doctor and SessionStart look.
+    fallback = "exit 1" if hook == "pre-commit" else '[ -d "$top/index" ] && : > "$top/index/STALE"\nexit 0'
     return SHIM.format(marker=MARKER, hook=hook, record=PYTHON_RECORD, fallback=fallback)
 
 
