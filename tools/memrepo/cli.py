@@ -278,9 +278,11 @@ def fmt(ctx: click.Context, files: tuple[str, ...], check: bool) -> None:
         ctx.exit(1)
 
 
-from memrepo import cli_recall  # noqa: E402  (registers recall, recall-log, eval, install, uninstall)
+# Each area registers its own commands; keep this list in step with the README's command table.
+from memrepo import cli_capture, cli_curate, cli_profile, cli_recall, cli_skills, cli_verify  # noqa: E402
 
-cli_recall.register(cli)
+for _area in (cli_recall, cli_curate, cli_verify, cli_capture, cli_profile, cli_skills):
+    _area.register(cli)
 
 
 def main() -> int:

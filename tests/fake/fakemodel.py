@@ -1,0 +1,45 @@
+#!/usr/bin/env python3
+"""A fake model command for tests: reads the prompt on stdin, answers from fixtures, no network.
+
+Configuration by environment:
+- FAKE_MODEL_RULES: a JSON file, a list of {"contains": "text" or ["all", "of", "these"],
+  "reply": <JSON value> | "reply_text": "raw text", "exit": int (optional)}; the first rule
+  whose strings all occur in the prompt answers. No rule matches: FAKE_MODEL_DEFAULT (raw
+  text) or `{}`.
+- FAKE_MODEL_LOG: a JSONL file that receives {"prompt": ...} for every call (tests assert on it).
+The answer is printed in `claude -p --output-format json`'s envelope, with token usage.
+"""
+
+import json
+import os
+import sys
+
+
+def main() -> int:
+    prompt = sys.stdin.read()
+    log = os.environ.get("FAKE_MODEL_LOG")
+    if log:
+        with open(log, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps({"prompt": prompt}) + "\n")
+    rules = []
+    if os.environ.get("FAKE_MODEL_RULES"):
+        with open(os.environ["FAKE_MODEL_RULES"], encoding="utf-8") as fh:
+            rules = json.load(fh)
+    text = os.environ.get("FAKE_MODEL_DEFAULT", "{}")
+    for rule in rules:
+        needles = rule.get("contains", [])
+        needles = [needles] if isinstance(needles, str) else needles
+        if all(n in prompt for n in needles):
+            if rule.get("exit"):
+                sys.stderr.write("fake model failure\n")
+                return int(rule["exit"])
+            text = rule["reply_text"] if "reply_text" in rule else json.dumps(rule.get("reply"))
+            break
+    envelope = {"type": "result", "subtype": "success", "is_error": False, "result": text,
+                "usage": {"input_tokens": len(prompt) // 4, "output_tokens": len(text) // 4}}
+    sys.stdout.write(json.dumps(envelope))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

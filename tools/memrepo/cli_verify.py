@@ -1,0 +1,9 @@
+"""Commands of the verify area (filled in by its issue)."""
+
+from __future__ import annotations
+
+import click
+
+
+def register(group: click.Group) -> None:
+    """Add this module's commands to the `memrepo` group."""

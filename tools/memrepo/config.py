@@ -1,0 +1,45 @@
+"""A memory repository's settings: `memrepo.json` (committed, shared) under `index/local.json` (this machine).
+
+Both are optional JSON objects; keys of the local file override the shared one, one level deep
+for nested objects (so a machine can add its own `projects` roots). Environment variables
+named by each reader (e.g. MEMREPO_MODEL_CMD) override both.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from memrepo.errors import MemrepoError
+
+SHARED = "memrepo.json"
+LOCAL = os.path.join("index", "local.json")
+
+
+def _read(path: str) -> dict[str, Any]:
+    if not os.path.exists(path):
+        return {}
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except ValueError as exc:
+        raise MemrepoError(f"{path} is not valid JSON ({exc})", hint="fix the file, or remove it to use the defaults") from None
+    if not isinstance(data, dict):
+        raise MemrepoError(f"{path} must hold a JSON object", hint="write it as {\"key\": value, ...}")
+    return data
+
+
+def load(repo: str) -> dict[str, Any]:
+    """The merged settings of `repo`."""
+    merged = _read(os.path.join(repo, SHARED))
+    for key, value in _read(os.path.join(repo, LOCAL)).items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = {**merged[key], **value}
+        else:
+            merged[key] = value
+    return merged
+
+
+def get(repo: str, key: str, default: Any = None) -> Any:
+    return load(repo).get(key, default)
