@@ -12,7 +12,8 @@ frequent everyday English words in their common inflections, everyday Portuguese
 the generic software-conversation words found in almost any developer prompt (code, file,
 error, fix, test, build, ...). Technology, product, protocol and domain words (git, docker,
 sql, regex, token, deploy, cache, webhook, invoice, login, email, push, release, ...) are
-deliberately absent: they are what a prompt is about.
+deliberately absent: they are what a prompt is about. So are the names of days and months:
+"it's friday 17:00" is a deploy-freeze question, "back in june" points at an event.
 
 No imports: this module sits on the prompt path and must load in well under a millisecond.
 """
@@ -54,8 +55,8 @@ time times day days daily week weeks weekly weekend weekends month months monthl
 yearly hour hours hourly minute minutes seconds moment moments today tonight tomorrow
 yesterday morning mornings afternoon evening evenings night nights noon midnight soon later
 earlier early late lately recently recent currently current past future present date dates
-season seasons summer autumn fall winter monday tuesday wednesday thursday friday saturday
-sunday january february march april june july august september october november december
+season seasons summer autumn fall winter      
+           
 period periods meantime deadline schedule scheduled calendar age ages century decade decades
 era
 
@@ -263,9 +264,9 @@ dificil rapido lento simples igual diferente importante possivel impossivel pron
 obvio geral principal unico vazio cheio bonito maior menor primeiro segunda terceiro ultimo
 proximo anterior atual legal otimo estranho correto completo livre
 
-dois duas tres quatro cinco seis sete oito nove dez vinte cem mil terca quarta quinta sexta
-sabado domingo janeiro fevereiro marco abril maio junho julho agosto setembro outubro
-novembro dezembro
+dois duas tres quatro cinco seis sete oito nove dez vinte cem mil terca quarta quinta 
+           
+ 
 
 obrigado obrigada valeu beleza oi ola tchau opa favor desculpa desculpe
 """.split())
