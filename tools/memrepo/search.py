@@ -42,6 +42,7 @@ CANDIDATES = 40
 # (its bm25 weight would be near zero anyway) so ranking stays fast on a large store.
 COMMON_DF_SHARE = 0.12
 COMMON_DF_MIN = 60
+SEED_DF_SHARE = 0.04
 
 PROSE_FACTOR = 0.6
 TECH_FACTOR = 0.3  # matched only in `tech:`
@@ -144,6 +145,14 @@ def _candidates(db: sqlite3.Connection, terms: list[str], limit: int) -> list[in
     return [r[0] for r in db.execute(sql, (expr, limit))]
 
 
+def _seeds(active: list[tuple[str, float]], dfs: dict[str, int], n: int) -> list[str]:
+    """The terms that find candidates: the rarer ones (the best memories hold at least one of
+    them), so the candidate query walks short doclists; every active term still scores them."""
+    limit = max(COMMON_DF_MIN, int(n * SEED_DF_SHARE))
+    rare = [t for t, _ in active if dfs[t] <= limit]
+    return rare or [min(active, key=lambda tw: dfs[tw[0]])[0]]
+
+
 def _term_hits(db: sqlite3.Connection, term: str, rowids: list[int]) -> list[tuple[int, float, float, float, float]]:
     """(rowid, -bm25, in subject?, in names?, in prose?) for the candidates holding `term`, in one pass."""
     sql = (f"SELECT rowid, -{_bm25(WEIGHTS)}, {_bm25(_SUBJECT)}, {_bm25(_NAMES)}, {_bm25(_PROSE)}"
@@ -184,7 +193,7 @@ def relevance(db: sqlite3.Connection, terms: list[tuple[str, float]], limit: int
     idf = {t: _idf(dfs[t], n) for t in dfs}
     mass = sum(w * idf[t] for t, w in terms) or 1.0
     active = [(t, w) for t, w in terms if 0 < dfs[t] <= cap]
-    rowids = _candidates(db, [t for t, _ in active], limit) if active else []
+    rowids = _candidates(db, _seeds(active, dfs, n), limit) if active else []
     if not rowids:
         return {}
     norm = math.log(max(n, 2) + 1.0)
