@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import click
 import pytest
 from click.testing import CliRunner
@@ -49,3 +51,23 @@ def test_short_help_shows_in_the_listing(path: tuple[str, ...]) -> None:
     parent = [*path[:-1], "--help"]
     listing = CliRunner().invoke(cli, parent, catch_exceptions=False).stdout
     assert f"  {path[-1]} " in listing
+
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+README = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
+
+
+@pytest.mark.parametrize("path", [p for p, _ in COMMANDS], ids=lambda p: " ".join(p))
+def test_every_command_is_in_the_readme(path: tuple[str, ...]) -> None:
+    # sqlite-utils' docs test: a command nobody can find in the README does not exist for users.
+    assert f"memrepo {' '.join(path)}" in README, f"`memrepo {' '.join(path)}` is not documented in README.md"
+
+
+def test_readme_quickstart_has_exactly_two_commands() -> None:
+    quickstart = README.split("## Quickstart", 1)[1].split("\n## ", 1)[0].split("### ", 1)[0]
+    blocks = quickstart.split("```sh\n")[1:]
+    commands = [b.split("```", 1)[0].strip() for b in blocks]
+    assert len(commands) == 2 and all("\n" not in c for c in commands), commands
+    assert commands[1].endswith(".venv/bin/python -m pytest")
+    ci = open(os.path.join(ROOT, ".ci", "run"), encoding="utf-8").read()
+    assert commands[1] in ci, "the CI script must run the README's test command"

@@ -13,7 +13,8 @@ from typing import Any
 
 from memrepo.errors import MemrepoError
 
-EVENTS = {"UserPromptSubmit": None, "SessionStart": "startup|resume|clear|compact"}
+EVENTS = {"UserPromptSubmit": None, "SessionStart": "startup|resume|clear|compact", "Stop": None,
+          "PreCompact": "manual|auto", "SessionEnd": None}
 MARK = "memrepo.hookio"
 
 

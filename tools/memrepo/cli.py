@@ -247,12 +247,17 @@ def doctor(ctx: click.Context, as_json: bool) -> None:
 @cli.command()
 @click.option("--limit", "-n", default=30, show_default=True, help="Most entries to show.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--runs", is_flag=True, help="Group by run (curate, review, undo…): each run's decisions and what undid it.")
 @click.pass_context
 @_fail_friendly
-def log(ctx: click.Context, limit: int, as_json: bool) -> None:
+def log(ctx: click.Context, limit: int, as_json: bool, runs: bool) -> None:
     """The Memrepo-* trailers of history, newest first."""
     from memrepo import gitops, store
 
+    if runs:
+        from memrepo.cli_curate import show_runs
+
+        return show_runs(_repo(ctx), limit, as_json)
     entries = gitops.trailer_log(store.require_repo(_repo(ctx)), limit)
     if as_json:
         return _json(entries)

@@ -71,6 +71,10 @@ def main(argv: list[str] | None = None) -> int:
             from memrepo import sessionstart
 
             return run(name, sessionstart.on_session_start)
+        if name in ("Stop", "PreCompact", "SessionEnd"):
+            from memrepo import jobs
+
+            return run(name, jobs.on_capture_event)
     except BaseException as exc:  # noqa: BLE001 — fail open even when an import fails
         sys.stderr.write(f"memrepo {name}: {exc}\n")
         return 0

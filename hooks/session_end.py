@@ -1,0 +1,17 @@
+"""Claude Code SessionEnd hook: queue a capture of this session and start a detached worker; prints nothing.
+
+Standard library only; finds the memrepo package in the plugin's tools/ directory. The model
+runs later, in the worker, never on this path.
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools"))
+
+try:
+    from memrepo import hookio, jobs
+except BaseException as exc:  # noqa: BLE001 — fail open even when the package cannot load
+    sys.stderr.write(f"memrepo SessionEnd: cannot load memrepo: {exc}\n")
+    raise SystemExit(0)
+
+raise SystemExit(hookio.run("SessionEnd", jobs.on_session_end))
