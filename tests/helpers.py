@@ -70,3 +70,37 @@ def commit_all(repo: str, msg: str = "test commit", *extra: str) -> subprocess.C
 def head(repo: str) -> str:
     """The sha HEAD names."""
     return git(repo, "rev-parse", "HEAD").stdout.strip()
+
+
+def build_template(tmp_path_factory: Any, setup: Any = None) -> str:
+    """A memory repository made once per test module (init and commits run real hooks, ~1 s).
+
+    Built under its own HOME and git identity, outside the per-test isolation; `setup(path)`
+    adds memories. Tests copy it with `copy_template` (stat times kept, so the cache stays fresh).
+    """
+    import pytest
+
+    from memrepo import repoinit
+
+    with pytest.MonkeyPatch.context() as mp:
+        for key in [k for k in os.environ if k.startswith("GIT_")] + ["MEMREPO_DIR"]:
+            mp.delenv(key, raising=False)
+        mp.setenv("HOME", str(tmp_path_factory.mktemp("template-home")))
+        mp.setenv("GIT_CONFIG_NOSYSTEM", "1")
+        for role in ("AUTHOR", "COMMITTER"):
+            mp.setenv(f"GIT_{role}_NAME", "Template")
+            mp.setenv(f"GIT_{role}_EMAIL", "template@example.com")
+        path = str(tmp_path_factory.mktemp("template") / "mem")
+        repoinit.init(path)
+        if setup is not None:
+            setup(path)
+    return path
+
+
+def copy_template(template: str, tmp_path: Any) -> str:
+    """A private copy of a template repository for one test."""
+    import shutil
+
+    path = os.path.join(str(tmp_path), "mem")
+    shutil.copytree(template, path, symlinks=True)
+    return path

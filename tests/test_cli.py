@@ -10,9 +10,9 @@ import stat
 
 import pytest
 from click.testing import CliRunner, Result
-from helpers import commit_all, git, head, write_file, write_memory
+from helpers import build_template, commit_all, git, head, write_file, write_memory
 
-from memrepo import paths, repoinit
+from memrepo import paths
 from memrepo.cli import cli
 
 TODAY = datetime.date.today().isoformat()
@@ -26,17 +26,7 @@ def invoke(repo: str | None, *args: str, input: str | None = None) -> Result:
 @pytest.fixture(scope="module")
 def template(tmp_path_factory: pytest.TempPathFactory) -> str:
     """`memrepo init` once per module (it runs real git hooks); each test gets a copy."""
-    with pytest.MonkeyPatch.context() as mp:
-        for key in [k for k in os.environ if k.startswith("GIT_")] + ["MEMREPO_DIR"]:
-            mp.delenv(key, raising=False)
-        mp.setenv("HOME", str(tmp_path_factory.mktemp("template-home")))
-        mp.setenv("GIT_CONFIG_NOSYSTEM", "1")
-        for role in ("AUTHOR", "COMMITTER"):
-            mp.setenv(f"GIT_{role}_NAME", "Template")
-            mp.setenv(f"GIT_{role}_EMAIL", "template@example.com")
-        path = str(tmp_path_factory.mktemp("template") / "mem")
-        repoinit.init(path)
-    return path
+    return build_template(tmp_path_factory)
 
 
 @pytest.fixture

@@ -8,9 +8,9 @@ import shutil
 
 import pytest
 from click.testing import CliRunner, Result
-from helpers import commit_all, git, head, write_file, write_memory
+from helpers import build_template, commit_all, git, head, write_file, write_memory
 
-from memrepo import doctor, index, paths, repoinit
+from memrepo import doctor, index, paths
 from memrepo.cli import cli
 
 
@@ -21,20 +21,12 @@ def run_doctor(repo: str, *extra: str) -> Result:
 @pytest.fixture(scope="module")
 def template(tmp_path_factory: pytest.TempPathFactory) -> str:
     """`memrepo init` plus two memories, once per module; each test gets a copy (stat times kept)."""
-    with pytest.MonkeyPatch.context() as mp:
-        for key in [k for k in os.environ if k.startswith("GIT_")] + ["MEMREPO_DIR"]:
-            mp.delenv(key, raising=False)
-        mp.setenv("HOME", str(tmp_path_factory.mktemp("template-home")))
-        mp.setenv("GIT_CONFIG_NOSYSTEM", "1")
-        for role in ("AUTHOR", "COMMITTER"):
-            mp.setenv(f"GIT_{role}_NAME", "Template")
-            mp.setenv(f"GIT_{role}_EMAIL", "template@example.com")
-        path = str(tmp_path_factory.mktemp("template") / "mem")
-        repoinit.init(path)
+    def setup(path: str) -> None:
         write_memory(path, "deploy-freeze", class_="rule", title="No deploys on Friday")
         write_memory(path, "api-port", title="The API listens on 8080")
         assert commit_all(path, "two").returncode == 0
-    return path
+
+    return build_template(tmp_path_factory, setup)
 
 
 @pytest.fixture

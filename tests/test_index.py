@@ -9,9 +9,9 @@ import sqlite3
 
 import pytest
 from click.testing import CliRunner
-from helpers import commit_all, git, head, memory_text, write_file, write_memory
+from helpers import build_template, commit_all, git, head, memory_text, write_file, write_memory
 
-from memrepo import index, paths, repoinit, search
+from memrepo import index, paths, search
 from memrepo.cli import cli
 
 
@@ -50,18 +50,10 @@ def _make_two(repo: str) -> None:
 @pytest.fixture(scope="module")
 def two_template(tmp_path_factory: pytest.TempPathFactory) -> str:
     """Built once per module (init and commits run real hooks, ~1 s); each test gets a copy."""
-    with pytest.MonkeyPatch.context() as mp:
-        for key in [k for k in os.environ if k.startswith("GIT_")] + ["MEMREPO_DIR"]:
-            mp.delenv(key, raising=False)
-        mp.setenv("HOME", str(tmp_path_factory.mktemp("template-home")))
-        mp.setenv("GIT_CONFIG_NOSYSTEM", "1")
-        for role in ("AUTHOR", "COMMITTER"):
-            mp.setenv(f"GIT_{role}_NAME", "Template")
-            mp.setenv(f"GIT_{role}_EMAIL", "template@example.com")
-        path = str(tmp_path_factory.mktemp("template") / "mem")
-        repoinit.init(path)
+    def setup(path: str) -> None:
         _make_two(path)
-    return path
+
+    return build_template(tmp_path_factory, setup)
 
 
 @pytest.fixture

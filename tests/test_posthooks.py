@@ -20,9 +20,9 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from helpers import commit_all, git, head, write_memory
+from helpers import build_template, commit_all, git, head, write_memory
 
-from memrepo import index, paths, repoinit, search
+from memrepo import index, paths, search
 from memrepo.cli import cli
 
 WORDS = ("deploy", "friday", "postgres", "redis", "cache", "token", "billing", "lisbon", "kafka", "retry",
@@ -87,17 +87,7 @@ def ids(repo: str) -> list[str]:
 @pytest.fixture(scope="module")
 def template(tmp_path_factory: pytest.TempPathFactory) -> str:
     """`memrepo init` once per module; each test gets a copy."""
-    with pytest.MonkeyPatch.context() as mp:
-        for key in [k for k in os.environ if k.startswith("GIT_")] + ["MEMREPO_DIR"]:
-            mp.delenv(key, raising=False)
-        mp.setenv("HOME", str(tmp_path_factory.mktemp("template-home")))
-        mp.setenv("GIT_CONFIG_NOSYSTEM", "1")
-        for role in ("AUTHOR", "COMMITTER"):
-            mp.setenv(f"GIT_{role}_NAME", "Template")
-            mp.setenv(f"GIT_{role}_EMAIL", "template@example.com")
-        path = str(tmp_path_factory.mktemp("template") / "mem")
-        repoinit.init(path)
-    return path
+    return build_template(tmp_path_factory)
 
 
 @pytest.fixture
