@@ -159,12 +159,18 @@ def importtime(python: str, env: dict[str, str], ev: bytes, runs: int = 5, top: 
 
 
 def floors(python: str, rounds: int) -> dict[str, Any]:
-    """What the stdlib alone costs: interpreter start plus the imports any stdlib hook needs."""
+    """What the stdlib alone costs: interpreter start plus the imports any stdlib hook needs.
+
+    The hook itself imports neither json nor sqlite3's Python package: `-I -S` and `_sqlite3`
+    (the C module) are its real floor, shown last.
+    """
     cmds = {"pass": [python, "-I", "-c", "pass"],
             "import json": [python, "-I", "-c", "import json"],
             "import json, sqlite3": [python, "-I", "-c", "import json, sqlite3"],
             "import json, sqlite3, typing": [python, "-I", "-c", "import json, sqlite3, typing"],
-            "import json, sqlite3, _strptime": [python, "-I", "-c", "import json, sqlite3, _strptime"]}
+            "import json, sqlite3, _strptime": [python, "-I", "-c", "import json, sqlite3, _strptime"],
+            "-S import _sqlite3": [python, "-I", "-S", "-c", "import _sqlite3"],
+            "sh, then -S import _sqlite3": ["sh", "-c", f"exec {python} -I -S -c 'import _sqlite3'"]}
     samples: dict[str, list[float]] = {k: [] for k in cmds}
     for i in range(rounds + 2):
         for name, cmd in cmds.items():

@@ -110,10 +110,11 @@ def _marks(n: int) -> str:
     return ",".join("?" * n)
 
 
-def _df(db: sqlite3.Connection, term: str, cap: int) -> int:
-    """How many memories hold `term`, counted up to cap + 1 (a bounded walk of its doclist)."""
-    sql = "SELECT count(*) FROM (SELECT 1 FROM fts WHERE fts MATCH ? LIMIT ?)"
-    return int(db.execute(sql, (quote(term), cap + 1)).fetchone()[0])
+def _dfs(db: sqlite3.Connection, terms: list[str], cap: int) -> dict[str, int]:
+    """How many memories hold each term, counted up to cap + 1 (bounded walks), in one statement."""
+    one = "(SELECT count(*) FROM (SELECT 1 FROM fts WHERE fts MATCH ? LIMIT ?))"
+    row = db.execute("SELECT " + ", ".join([one] * len(terms)), [x for t in terms for x in (quote(t), cap + 1)]).fetchone()
+    return {t: int(v) for t, v in zip(terms, row)}
 
 
 def _idf(df: int, n: int) -> float:
@@ -129,14 +130,22 @@ def _fts_idf(df: int, n: int) -> float:
     return max(math.log((n - df + 0.5) / (df + 0.5)), 1e-6)
 
 
-def _count(db: sqlite3.Connection) -> int:
-    """The number of memories, as the index recorded it (no table scan on the prompt path)."""
-    row = db.execute("SELECT value FROM meta WHERE key = 'count'").fetchone()
-    return int(row[0]) if row else int(db.execute("SELECT count(*) FROM memories").fetchone()[0])
+class Lookups:
+    """What one statement tells about the query's words: store size, technology words, projects named."""
 
+    __slots__ = ("n", "tech", "projects")
 
-def _techwords(db: sqlite3.Connection, words: list[str]) -> set[str]:
-    return {r[0] for r in db.execute(f"SELECT word FROM techwords WHERE word IN ({_marks(len(words))})", words)}
+    def __init__(self, db: sqlite3.Connection, words: list[str]) -> None:
+        marks = _marks(len(words))
+        sql = ("SELECT 'n', value FROM meta WHERE key = 'count'"
+               f" UNION ALL SELECT 't', word FROM techwords WHERE word IN ({marks})"
+               f" UNION ALL SELECT DISTINCT 'p', project FROM memories WHERE project IN ({marks})")
+        rows = db.execute(sql, words + words).fetchall()
+        counts = [int(v) for k, v in rows if k == "n"]
+        # An index without the recorded count (older build in progress) still answers, by a scan.
+        self.n = counts[0] if counts else int(db.execute("SELECT count(*) FROM memories").fetchone()[0])
+        self.tech = {v for k, v in rows if k == "t"}
+        self.projects = {v for k, v in rows if k == "p"}
 
 
 def _candidates(db: sqlite3.Connection, terms: list[str], limit: int) -> list[int]:
@@ -153,11 +162,14 @@ def _seeds(active: list[tuple[str, float]], dfs: dict[str, int], n: int) -> list
     return rare or [min(active, key=lambda tw: dfs[tw[0]])[0]]
 
 
-def _term_hits(db: sqlite3.Connection, term: str, rowids: list[int]) -> list[tuple[int, float, float, float, float]]:
-    """(rowid, -bm25, in subject?, in names?, in prose?) for the candidates holding `term`, in one pass."""
-    sql = (f"SELECT rowid, -{_bm25(WEIGHTS)}, {_bm25(_SUBJECT)}, {_bm25(_NAMES)}, {_bm25(_PROSE)}"
+def _term_hits(db: sqlite3.Connection, terms: list[str], rowids: list[int]) -> list[tuple[int, int, float, float, float, float]]:
+    """(term index, rowid, -bm25, in subject?, in names?, in prose?) for each term and candidate
+    holding it: one statement, one bm25 pass per term (bm25 sums over phrases, so a term's own
+    score needs its own MATCH)."""
+    one = (f"SELECT {{i}}, rowid, -{_bm25(WEIGHTS)}, {_bm25(_SUBJECT)}, {_bm25(_NAMES)}, {_bm25(_PROSE)}"
            f" FROM fts WHERE fts MATCH ? AND rowid IN ({_marks(len(rowids))})")
-    return db.execute(sql, [quote(term)] + rowids).fetchall()
+    sql = " UNION ALL ".join(one.format(i=i) for i in range(len(terms)))
+    return db.execute(sql, [x for t in terms for x in [quote(t)] + rowids]).fetchall()
 
 
 class Evidence:
@@ -181,15 +193,15 @@ def _factor(subject: float, names: float, prose: float, n_entities: int) -> floa
 
 
 def relevance(db: sqlite3.Connection, terms: list[tuple[str, float]], limit: int = CANDIDATES,
-              own: frozenset[str] | set[str] = frozenset()) -> dict[int, Evidence]:
+              own: frozenset[str] | set[str] = frozenset(), lookups: Lookups | None = None) -> dict[int, Evidence]:
     """rowid -> Evidence for the best candidates of weighted terms."""
     if not terms:
         return {}
-    n = _count(db)
+    facts = lookups or Lookups(db, [t for t, _ in terms])
+    n = facts.n
     cap = max(COMMON_DF_MIN, int(n * COMMON_DF_SHARE))
-    tech = _techwords(db, [t for t, _ in terms])
-    terms = [(t, w * TECH_WEIGHT if t in tech else w) for t, w in terms]
-    dfs = {t: _df(db, t, cap) for t, _ in terms}
+    terms = [(t, w * TECH_WEIGHT if t in facts.tech else w) for t, w in terms]
+    dfs = _dfs(db, [t for t, _ in terms], cap)
     idf = {t: _idf(dfs[t], n) for t in dfs}
     mass = sum(w * idf[t] for t, w in terms) or 1.0
     active = [(t, w) for t, w in terms if 0 < dfs[t] <= cap]
@@ -199,14 +211,14 @@ def relevance(db: sqlite3.Connection, terms: list[tuple[str, float]], limit: int
     norm = math.log(max(n, 2) + 1.0)
     hubs = dict(db.execute(f"SELECT rowid, n_entities FROM memories WHERE rowid IN ({_marks(len(rowids))})", rowids))
     found = {r: Evidence() for r in rowids}
-    for term, weight in active:
-        rescale = idf[term] / _fts_idf(dfs[term], n)
-        for rowid, s, subject, names, prose in _term_hits(db, term, rowids):
-            factor = _factor(subject, names, prose, hubs.get(rowid, 0))
-            ev = found[rowid]
-            ev.relevance += weight * factor * s * rescale / norm
-            ev.coverage += weight * factor * idf[term] / mass
-            ev.own = ev.own or term in own
+    rescale = {t: idf[t] / _fts_idf(dfs[t], n) for t, _ in active}
+    for i, rowid, s, subject, names, prose in _term_hits(db, [t for t, _ in active], rowids):
+        term, weight = active[i]
+        factor = _factor(subject, names, prose, hubs.get(rowid, 0))
+        ev = found[rowid]
+        ev.relevance += weight * factor * s * rescale[term] / norm
+        ev.coverage += weight * factor * idf[term] / mass
+        ev.own = ev.own or term in own
     if own:
         # The previous turn sharpens a query that has a subject; a memory it alone found ranks lower.
         for ev in found.values():
@@ -261,12 +273,14 @@ def rank(db: sqlite3.Connection, terms: list[tuple[str, float]], project: str | 
 
     `own` names the prompt's own terms when others come from the previous turn.
     """
-    scored = relevance(db, terms, own=own)
+    if not terms:
+        return []
+    facts = Lookups(db, [t for t, _ in terms])
+    scored = relevance(db, terms, own=own, lookups=facts)
     if not scored:
         return []
     rows = db.execute(f"SELECT rowid, {_COLUMNS} FROM memories WHERE rowid IN ({_marks(len(scored))})", list(scored)).fetchall()
-    words = [t for t, _ in terms]
-    projects_named = {r[0] for r in db.execute(f"SELECT DISTINCT project FROM memories WHERE project IN ({_marks(len(words))})", words)}
+    projects_named = facts.projects
     now = time.time() if today is None else today
     hits = []
     for row in rows:
