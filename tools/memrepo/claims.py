@@ -62,10 +62,11 @@ class Extraction(NamedTuple):
 def _is_path(token: str) -> bool:
     if any(ch.isspace() for ch in token) or "://" in token or "#" in token or token.endswith("()"):
         return False
-    if token in BARE_FILES or "/" in token:
-        return True
     stem, dot, ext = token.rpartition(".")
-    return bool(dot and stem and ext.lower() in EXTENSIONS)
+    has_ext = bool(dot and stem and ext.lower() in EXTENSIONS)
+    if token.startswith("/") and not has_ext:
+        return False  # an endpoint (`/hooks/stripe`), not a file
+    return token in BARE_FILES or "/" in token or has_ext
 
 
 def _paths(text: str, taken: set[tuple[int, int]]) -> list[Candidate]:
@@ -185,6 +186,7 @@ def stored(note: notes.Note, keep_model: bool) -> list[Candidate]:
     out = []
     for item in note.get("claims") or []:
         if not isinstance(item, dict):
+            out.append(Candidate(str(item)[:40], {}, "user"))
             continue
         by = item.get("by", "user")
         if by == "user" or (by == "model" and keep_model):
@@ -225,9 +227,16 @@ def extract(repo: str, note: notes.Note, providers: dict[str, Any], use_model: b
     # A dropped answer is no evidence that the model's earlier claims went away: keep them.
     keep_model = not use_model or bool(model_note)
     calls, rejected = validate(stored(note, keep_model) + found, providers)
-    return Extraction(calls, refused + rejected, model_note)
+    unique = {(r.claim, r.reason): r for r in reversed(refused + rejected)}  # the first source wins
+    return Extraction(calls, list(reversed(unique.values())), model_note)
 
 
-def to_meta(calls: list[tuple[probes.Call, str]]) -> list[dict[str, Any]]:
-    """The `claims:` value: one mapping per claim, with where it came from."""
-    return [{"probe": call.probe, "args": dict(call.args), "by": by} for call, by in calls]
+def _hand_written(item: Any) -> bool:
+    return not isinstance(item, dict) or item.get("by", "user") == "user"
+
+
+def to_meta(calls: list[tuple[probes.Call, str]], note: notes.Note) -> list[Any]:
+    """The `claims:` value: hand-written claims exactly as the person wrote them (even ones this
+    machine refuses: a provider may be configured elsewhere), then the extracted ones with their source."""
+    kept = [item for item in note.get("claims") or [] if _hand_written(item)]
+    return kept + [{"probe": call.probe, "args": dict(call.args), "by": by} for call, by in calls if by != "user"]

@@ -192,7 +192,8 @@ def _propose(run: _Run, loser: Note, winner: Note, trailers: dict[str, Any], dec
 
 
 def _model_pass(run: _Run, settings: dict[str, Any]) -> None:
-    limit = int((settings.get("curate") or {}).get("max_pairs", MAX_PAIRS)) if isinstance(settings.get("curate"), dict) else MAX_PAIRS
+    section = settings.get("curate") if isinstance(settings.get("curate"), dict) else {}
+    limit = int(section.get("max_pairs", MAX_PAIRS))
     active = {i: n for i, n in run.memories.items() if tidy.is_active(n) and i not in run.dirty}
     for a_id, b_id in pairs.candidates(run.repo, active, limit, review.pairs_seen(run.repo)):
         a, b = run.memories[a_id], run.memories[b_id]

@@ -63,6 +63,21 @@ def _index_checks(repo: str) -> list[Check]:
     return checks
 
 
+ALWAYS_ON_TOKENS = 1300
+
+
+def always_on_check(repo: str) -> Check:
+    """Everything injected at session start stays within a token budget (estimated as characters / 4)."""
+    from memrepo import config
+
+    text = sessionstart.always_on_text(repo)
+    tokens = -(-len(text) // 4)
+    budget = config.get(repo, "always_on_tokens", ALWAYS_ON_TOKENS)
+    detail = f"≈{tokens:,} tokens at session start (estimate: {len(text):,} characters / 4), budget {budget:,}"
+    return Check("always-on size", tokens <= budget, detail,
+                 "" if tokens <= budget else "shorten the profile (`memrepo profile show`, then `profile demote N`) or lower `profile_bound`")
+
+
 def run(repo: str) -> list[Check]:
     """All checks, in the order a person would fix them."""
     if not os.path.exists(os.path.join(repo, ".git")) or not os.path.isdir(paths.memory_dir(repo)):
@@ -80,6 +95,7 @@ def run(repo: str) -> list[Check]:
     n = len(_files(repo))
     checks.append(Check("memory files", not problems, f"{n} files valid" if not problems else "\n".join(problems),
                         "" if not problems else "fix each line above (or `memrepo fmt` for formatting), then commit"))
+    checks.append(always_on_check(repo))
     boot = sessionstart.bootstrap_status(repo)
     if boot is not None:
         failed = boot.get("state") == "failed"

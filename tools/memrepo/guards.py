@@ -3,14 +3,16 @@
 Each guard names a way an unguarded curator went wrong: a confident-sounding guess
 (confidence), two notes that only share a technology (subject overlap), a reference note
 retiring a rule (same class), a note that resolves one item of a list retiring the whole list
-(full scope). Two stricter checks only ever hold a supersession back: a project-scoped note
-cannot cover another project's (scope), and a note that cites the other's id is a pointer to
-it, never its replacement. What fails a guard but is a real tension goes to review; what is no tension at
-all (different named subjects, a pointer and what it points to) is left alone.
+(full scope). Stricter checks only ever hold a supersession back: a winner listing fewer items
+than the loser's list of three or more does not cover it, nor does a note of one project
+cover another project's (scope); a note that cites the other's id is a pointer to it, never
+its replacement. What fails a guard but is a real tension goes to review; what is no tension
+at all (different named subjects, a pointer and what it points to) is left alone.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from memrepo.notes import Note
@@ -19,6 +21,8 @@ MIN_CONFIDENCE = 0.75
 MIN_SHARED = 2
 TENSION_CONFIDENCE = 0.5
 TENSIONS = ("contradicts", "duplicates", "refines")
+MIN_LIST = 3
+_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+\S", re.M)
 
 
 def _words(note: Note, key: str) -> set[str]:
@@ -40,6 +44,11 @@ def _entities_disjoint(a: Note, b: Note) -> bool:
     return bool(ea) and bool(eb) and not (ea & eb)
 
 
+def _items(note: Note) -> list[str]:
+    """The list items of a note's body: a list of open questions is several claims, not one."""
+    return _ITEM.findall(note.body)
+
+
 def cites(pointer: Note, target: Note) -> bool:
     """True when `pointer` names `target`'s id: an index or pointer note depends on what it points to."""
     text = " ".join([pointer.body, str(pointer.get("description", ""))])
@@ -58,6 +67,8 @@ def failures(verdict: dict[str, Any], winner: Note, loser: Note) -> list[str]:
         failed.append(f"class: {winner.get('class')} cannot supersede {loser.get('class')}")
     if verdict["scope"] != "full":
         failed.append("scope: partial (the winner does not cover everything the loser claims)")
+    elif len(_items(loser)) >= MIN_LIST and len(_items(winner)) < len(_items(loser)):
+        failed.append(f"scope: {loser.id} lists {len(_items(loser))} items, {winner.id} only {len(_items(winner))}")
     elif winner.get("project") and loser.get("project") and winner.get("project") != loser.get("project"):
         failed.append(f"scope: project {winner.get('project')} cannot cover project {loser.get('project')}")
     if cites(winner, loser):

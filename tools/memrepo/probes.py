@@ -89,11 +89,11 @@ def _plain(value: Any, what: str, limit: int, pattern: str) -> str:
     if odd is not None:
         # Look-alikes (Cyrillic а for Latin a, fullwidth ／) would pass a visual review.
         raise ClaimRejected(f"{what} has a non-ASCII character U+{ord(odd):04X}")
+    if value.startswith("-"):
+        raise ClaimRejected(f"{what} starts with '-' (it would be read as an option)")
     bad = next((ch for ch in value if ch in _META), None)
     if bad is not None:
         raise ClaimRejected(f"{what} has a forbidden character {bad!r}")
-    if value.startswith("-"):
-        raise ClaimRejected(f"{what} starts with '-' (it would be read as an option)")
     if not re.fullmatch(pattern, value):
         raise ClaimRejected(f"{what} {value!r} is not of the allowed form")
     return value
@@ -108,6 +108,10 @@ def rel_path(value: Any, what: str = "path") -> str:
         raise ClaimRejected(f"{what} {text!r} climbs out with '..'")
     norm = posixpath.normpath(text)
     return "." if norm in ("", ".") else norm
+
+
+def repo_path(value: Any) -> str:
+    return rel_path(value, "repo")
 
 
 def project_name(value: Any) -> str:
@@ -209,7 +213,7 @@ class Probe(NamedTuple):
 REGISTRY: dict[str, Probe] = {p.name: p for p in (
     Probe("path_exists", {"path": rel_path}, {"project": project_name},
           "a file or directory exists, relative to the project's root"),
-    Probe("git_branch_exists", {"branch": branch_name}, {"project": project_name, "repo": rel_path},
+    Probe("git_branch_exists", {"branch": branch_name}, {"project": project_name, "repo": repo_path},
           "a branch exists (local or remote-tracking) in the project's git repository, or in `repo` inside it"),
     Probe("pr_merged", {"repo": gh_repo, "number": pr_number}, {},
           "a GitHub pull request owner/name#number is merged"),

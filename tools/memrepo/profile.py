@@ -277,14 +277,17 @@ def plan_adds(repo: str, items: list[tuple[str, str]], today: str | None = None)
             if source == "user" and same[0].source != "user":
                 same[0].source, changed = "user", True
             continue
-        entries.append(Entry(line, source, today, 0))
         changed = True
+        if len(line) + 1 > limit:  # it could never fit: keep it whole as a memory, leave the profile be
+            demoted.append((Entry(line, source, today, 0), demotion_note(repo, Entry(line, source, today, 0), today, taken)))
+            continue
+        entries.append(Entry(line, source, today, 0))
         entries, out = fit(entries, limit)
         demoted += [(e, demotion_note(repo, e, today, taken)) for e in out]
     return Plan(entries, demoted, changed)
 
 
-def _validate(plan: Plan) -> None:
+def validate_plan(plan: Plan) -> None:
     from memrepo import validate
     from memrepo.errors import NoteInvalid
 
@@ -300,7 +303,7 @@ def _commit(repo: str, plan: Plan, subject: str, action: str) -> str:
     from memrepo import runs
     from memrepo.importers import common
 
-    _validate(plan)
+    validate_plan(plan)
     trailers: dict[str, Any] = {"Action": action, "Run": runs.fresh_run_id(repo, "profile")}
     if plan.demoted:
         trailers["Demoted"] = " ".join(n.id for _, n in plan.demoted)

@@ -148,7 +148,7 @@ def accept(repo: str, n: int) -> str:
                           hint=f"the memory changed since; reject it with `memrepo review reject {n}` and run `memrepo curate` again")
     trailers = {k: v for k, v in p["trailers"].items() if k not in ("Run", "Review")}
     trailers.update({"Run": runs.fresh_run_id(repo, "review"), "Proposal": p["commit"], "Proposed-In": p["run"]})
-    subject = p["subject"].replace("(proposed) ", "", 1)
+    subject = p["subject"].replace(" (proposed)", "", 1)
     msg = gitops.message(subject, trailers, f"Accepted from {p['branch']}.")
     rc, _, err = gitcmd.run_git("commit", "-q", "-F", "-", cwd=repo, input=msg.encode("utf-8"))
     if rc != 0:

@@ -13,7 +13,7 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
-from memrepo import index, paths
+from memrepo import index, paths, profile
 
 if TYPE_CHECKING:
     from typing import Any
@@ -92,12 +92,28 @@ def spawn_bootstrap(repo: str, reason: str) -> bool:
     return True
 
 
+def always_on_text(repo: str) -> str:
+    """Everything memrepo injects at session start (today: the profile); `doctor` measures this."""
+    return profile.context(repo)
+
+
 def on_session_start(event: dict[str, Any]) -> str:
+    """Start a refresh when needed, and inject the profile (every source: startup, resume, clear, compact)."""
     repo = paths.memory_repo()
     reason = needs_refresh(repo)
     if reason:
         spawn_bootstrap(repo, reason)
-    return ""
+    else:
+        _maybe_sweep(repo)
+    return always_on_text(repo)
+
+
+def _maybe_sweep(repo: str) -> None:
+    """Queue the daily sweep in the detached worker when the last one is over a day old."""
+    from memrepo import jobs
+
+    if jobs.sweep_due(repo):
+        jobs.request_sweep(repo)
 
 
 def bootstrap_status(repo: str) -> dict[str, Any] | None:

@@ -31,13 +31,14 @@ class MemoryResult:
         self.refused: list[claims.Refusal] = []
         self.changed = False
         self.skipped = ""
+        self.model_note = ""
 
     def failed(self) -> list[str]:
         return [c["claim"] for c in self.claims if c["verdict"] == probes.Verdict.FALSE.value]
 
     def as_dict(self) -> dict[str, Any]:
         return {"id": self.id, "status": self.status, "previous": self.previous, "changed": self.changed,
-                "skipped": self.skipped, "claims": self.claims,
+                "skipped": self.skipped, "model_note": self.model_note, "claims": self.claims,
                 "refused": [{"claim": r.claim, "reason": r.reason, "by": r.by} for r in self.refused]}
 
 
@@ -56,7 +57,8 @@ class VerifyReport:
         out = {"memories": len([r for r in self.results if not r.skipped]), "extracted": len(verdicts) + refused,
                "verified": verdicts.count("true"), "unverified": verdicts.count("false"),
                "unknown": verdicts.count("unknown"), "refused": refused,
-               "changed": len([r for r in self.results if r.changed])}
+               "changed": len([r for r in self.results if r.changed]),
+               "model_dropped": len([r for r in self.results if r.model_note])}
         for status in spec.VERIFICATION_STATUSES:
             out[f"stamped_{status}"] = len([r for r in self.results if r.status == status])
         return out
@@ -114,7 +116,7 @@ def check_note(repo: str, note: notes.Note, settings: dict[str, Any], use_model:
     extraction = claims.extract(repo, note, providers, use_model)
     ctx = probes.Context(projects, providers, project)
     outcomes = [(call, probes.run(call, ctx)) for call, _ in extraction.calls]
-    result.refused = extraction.refused
+    result.refused, result.model_note = extraction.refused, extraction.model_note
     result.claims = [{"claim": probes.describe(call, project), "probe": call.probe, "by": by,
                       "verdict": out.verdict.value, "detail": out.detail}
                      for (call, by), (_, out) in zip(extraction.calls, outcomes)]
@@ -122,7 +124,7 @@ def check_note(repo: str, note: notes.Note, settings: dict[str, Any], use_model:
     result.previous = old_ver.get("status") if isinstance(old_ver, dict) else None
     new_ver = stamp(outcomes, project, old_ver is not None, today)
     result.status = new_ver["status"] if new_ver else None
-    new_claims = claims.to_meta(extraction.calls)
+    new_claims = claims.to_meta(extraction.calls, note)
     if _same(old_ver, new_ver) and (note.get("claims") or []) == new_claims:
         return False
     meta = {k: v for k, v in note.meta.items() if k not in ("verification", "claims")}

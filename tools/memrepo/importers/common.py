@@ -72,7 +72,7 @@ def build(where: str, report: Report, **fields: Any) -> notes.Note | None:
     rel = f"{spec.MEMORY_DIR}/{note.id}.md"
     problems, _ = validate.check_text(notes.serialize(note), rel)
     if problems:
-        report.skip(where, "; ".join(f"{p.problem}" for p in problems))
+        report.skip(where, "; ".join(dict.fromkeys(p.problem for p in problems)))
         return None
     return note
 
@@ -117,3 +117,36 @@ def _write(path: str, text: str) -> None:
 
 def note_texts(new: list[notes.Note]) -> dict[str, str]:
     return {f"{spec.MEMORY_DIR}/{n.id}.md": notes.serialize(n) for n in new}
+
+
+def commit_run(repo: str, report: Report, new: list[notes.Note], extra: dict[str, str] | None = None,
+               demoted: list[str] | None = None) -> Report:
+    """Commit a run's new memories (and any other files, e.g. profile.md) in one `Memrepo-Action: import` commit.
+
+    Nothing new means no commit: a second run of the same import adds nothing.
+    """
+    from memrepo import runs
+
+    texts: dict[str, str] = {}
+    for note in new:
+        rel = f"{spec.MEMORY_DIR}/{note.id}.md"
+        if rel in texts:
+            report.already += 1
+            continue
+        texts[rel] = notes.serialize(note)
+        report.added.append(note.id)
+    texts.update(extra or {})
+    report.demoted = list(demoted or [])
+    if not texts:
+        return report
+    report.run = runs.fresh_run_id(repo, "import")
+    parts = [f"{len(report.added)} memor{'y' if len(report.added) == 1 else 'ies'}"]
+    if report.profile:
+        parts.append(f"{len(report.profile)} profile line{'s' * (len(report.profile) != 1)}")
+    trailers: dict[str, Any] = {"Action": "import", "Run": report.run, "Source": report.tool}
+    if report.demoted:
+        trailers["Demoted"] = " ".join(report.demoted)
+    body = "\n".join([f"add: {i}" for i in report.added] + [f"profile: {t}" for t in report.profile]
+                     + [f"demote: {i}" for i in report.demoted] + [f"skipped: {w}: {y}" for w, y in report.skipped])
+    report.commit = commit_files(repo, texts, f"import: {' and '.join(parts)} from {report.tool}", trailers, body)
+    return report

@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""The guarded curator on the labeled pairs of tests/data/curate/pairs.json, with the fake model.
+
+Builds a throwaway memory repository holding every pair, gives the fake model each pair's
+verdict (pairs the curator relates across the set get "unrelated"), runs `curate.run` once
+and prints, per pair, what the curator did (applied / review / left alone) against the label,
+then the totals. `--json` prints the figures instead.
+
+    .venv/bin/python tests/bench/report_curate.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from typing import Any
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TESTS = os.path.dirname(HERE)
+sys.path.insert(0, TESTS)
+sys.path.insert(0, os.path.join(os.path.dirname(TESTS), "tools"))
+
+PAIRS = os.path.join(TESTS, "data", "curate", "pairs.json")
+FAKE = os.path.join(TESTS, "fake", "fakemodel.py")
+OUTCOMES = ("applied", "review", "left alone")
+UNRELATED = {"relation": "unrelated", "winner": "none", "confidence": 0.9, "scope": "partial", "reason": "different subjects"}
+ENV = {"GIT_AUTHOR_NAME": "Curate Report", "GIT_AUTHOR_EMAIL": "report@example.com",
+       "GIT_COMMITTER_NAME": "Curate Report", "GIT_COMMITTER_EMAIL": "report@example.com", "GIT_CONFIG_NOSYSTEM": "1"}
+
+
+def load_pairs() -> list[dict[str, Any]]:
+    with open(PAIRS, encoding="utf-8") as fh:
+        return json.load(fh)  # type: ignore[no-any-return]
+
+
+def rules(pairs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The fake model's fixtures: each labeled pair's verdict (or raw reply); anything else unrelated."""
+    out = []
+    for p in pairs:
+        # Match the ids where the prompt introduces each note: a body may mention other ids.
+        rule: dict[str, Any] = {"contains": [f'"id": "{p["a"]["id"]}"', f'"id": "{p["b"]["id"]}"']}
+        rule.update({"reply_text": p["reply_text"]} if "reply_text" in p else {"reply": p["verdict"]})
+        out.append(rule)
+    return out
+
+
+def build(repo: str, pairs: list[dict[str, Any]]) -> None:
+    from helpers import commit_all, write_memory
+    from memrepo import repoinit
+
+    repoinit.init(repo)
+    for p in pairs:
+        for side in ("a", "b"):
+            fields = dict(p[side])
+            fields["class_"] = fields.pop("class")
+            write_memory(repo, fields.pop("id"), **fields)
+    result = commit_all(repo, "labeled pairs")
+    if result.returncode != 0:
+        raise SystemExit(f"commit of the labeled set failed:\n{result.stderr}")
+    with open(os.path.join(repo, "memrepo.json"), "w", encoding="utf-8") as fh:
+        json.dump({"curate": {"max_pairs": 1000}}, fh)
+
+
+def _outcome(report: dict[str, Any], ids: frozenset[str]) -> str:
+    for key, name in (("applied", "applied"), ("review", "review")):
+        if any(frozenset(d["ids"]) == ids for d in report[key]):
+            return name
+    return "left alone"
+
+
+def evaluate(workdir: str) -> dict[str, Any]:
+    """Run the guarded curator on the labeled set inside `workdir`; returns the per-pair rows and totals."""
+    from memrepo import curate
+
+    pairs = load_pairs()
+    repo = os.path.join(workdir, "labeled")
+    rules_path = os.path.join(workdir, "rules.json")
+    with open(rules_path, "w", encoding="utf-8") as fh:
+        json.dump(rules(pairs), fh)
+    saved = {k: os.environ.get(k) for k in (*ENV, "MEMREPO_MODEL_CMD", "FAKE_MODEL_RULES", "FAKE_MODEL_DEFAULT")}
+    os.environ.update({k: v for k, v in ENV.items() if k not in os.environ})
+    os.environ.update(MEMREPO_MODEL_CMD=f"{sys.executable} {FAKE}", FAKE_MODEL_RULES=rules_path,
+                      FAKE_MODEL_DEFAULT=json.dumps(UNRELATED))
+    try:
+        build(repo, pairs)
+        report = curate.run(repo).as_dict()
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    return tabulate(pairs, report)
+
+
+def tabulate(pairs: list[dict[str, Any]], report: dict[str, Any]) -> dict[str, Any]:
+    rows, labeled = [], set()
+    matrix = {want: {got: 0 for got in OUTCOMES} for want in OUTCOMES}
+    for p in pairs:
+        ids = frozenset((p["a"]["id"], p["b"]["id"]))
+        labeled.add(ids)
+        got = _outcome(report, ids)
+        matrix[p["expect"]][got] += 1
+        rows.append({"name": p["name"], "kind": p["kind"], "expect": p["expect"], "got": got, "why": p["why"]})
+    cross = {name: sum(1 for d in report[key] if frozenset(d["ids"]) not in labeled)
+             for key, name in (("applied", "applied"), ("review", "review"), ("skipped", "left alone"))}
+    return {"pairs": len(pairs), "rows": rows, "matrix": matrix, "cross_pairs": cross,
+            "agree": sum(matrix[o][o] for o in OUTCOMES), "model_calls": report["model_calls"]}
+
+
+def render(result: dict[str, Any]) -> str:
+    lines = [f"{'pair':<5} {'kind':<10} {'label':<11} {'curator':<11} why"]
+    for r in result["rows"]:
+        mark = "" if r["expect"] == r["got"] else "  <-- differs"
+        lines.append(f"{r['name']:<5} {r['kind']:<10} {r['expect']:<11} {r['got']:<11} {r['why']}{mark}")
+    lines.append("")
+    corner = "label / curator"
+    lines.append(f"{corner:<16}" + "".join(f"{o:>12}" for o in OUTCOMES))
+    for want in OUTCOMES:
+        lines.append(f"{want:<16}" + "".join(f"{result['matrix'][want][got]:>12}" for got in OUTCOMES))
+    lines.append("")
+    lines.append(f"agree with the label: {result['agree']}/{result['pairs']}; model calls: {result['model_calls']}")
+    c = result["cross_pairs"]
+    lines.append(f"pairs across the set: {c['applied']} applied, {c['review']} review, {c['left alone']} left alone")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="memrepo-curate-report-") as tmp:
+        result = evaluate(tmp)
+    print(json.dumps(result, indent=1) if args.json else render(result))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

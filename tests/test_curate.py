@@ -1,0 +1,304 @@
+"""The curator in real git repositories with the fake model: guards, review, deterministic pass."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+import pytest
+from click.testing import CliRunner
+
+from helpers import commit_all, git, head, write_file, write_memory
+from memrepo import curate, model, notes, recall, review, tidy
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench"))
+import report_curate  # noqa: E402
+
+PAIRS = {p["name"]: p for p in report_curate.load_pairs()}
+TODAY = time.mktime(time.strptime("2026-11-30", "%Y-%m-%d"))
+
+
+@pytest.fixture
+def fake(tmp_path, monkeypatch: pytest.MonkeyPatch):
+    """Set the fake model's answers: labeled pairs by name, or raw rules; anything else is unrelated."""
+    rules_path = tmp_path / "rules.json"
+    monkeypatch.setenv("MEMREPO_MODEL_CMD", f"{sys.executable} {report_curate.FAKE}")
+    monkeypatch.setenv("FAKE_MODEL_RULES", str(rules_path))
+    monkeypatch.setenv("FAKE_MODEL_LOG", str(tmp_path / "calls.jsonl"))
+    monkeypatch.setenv("FAKE_MODEL_DEFAULT", json.dumps(report_curate.UNRELATED))
+
+    def answer(*items: str | dict) -> None:
+        rules = [r for item in items for r in (report_curate.rules([PAIRS[item]]) if isinstance(item, str) else [item])]
+        rules_path.write_text(json.dumps(rules))
+
+    answer()
+    return answer
+
+
+def store(repo: str, *names: str, extra: dict[str, dict] | None = None) -> None:
+    """Commit the memories of labeled pairs `names` (plus `extra` {id: fields})."""
+    for name in names:
+        for side in ("a", "b"):
+            fields = dict(PAIRS[name][side])
+            fields["class_"] = fields.pop("class")
+            write_memory(repo, fields.pop("id"), **fields)
+    for mid, fields in (extra or {}).items():
+        write_memory(repo, mid, **fields)
+    assert commit_all(repo, "memories").returncode == 0
+
+
+def snapshot(repo: str) -> dict[str, bytes]:
+    mdir = os.path.join(repo, "memory")
+    return {n: open(os.path.join(mdir, n), "rb").read() for n in sorted(os.listdir(mdir))}
+
+
+def ids(name: str) -> tuple[str, str]:
+    return PAIRS[name]["a"]["id"], PAIRS[name]["b"]["id"]
+
+
+def trailers(repo: str, rev: str = "HEAD") -> dict[str, str]:
+    out = git(repo, "log", "-1", "--format=%(trailers:unfold,only)", rev).stdout
+    return {k.strip(): v.strip() for k, _, v in (line.partition(":") for line in out.splitlines() if line)}
+
+
+def test_genuine_supersession_is_applied_as_one_commit(repo: str, fake) -> None:
+    store(repo, "p01")
+    fake("p01")
+    old, new = ids("p01")
+    before = snapshot(repo)
+    report = curate.run(repo)
+    (decision,) = report.applied
+    assert (decision["loser"], decision["winner"], decision["commit"]) == (old, new, head(repo))
+    assert report.review == [] and report.skipped == []
+    assert git(repo, "log", "-1", "--format=%s").stdout.strip() == f"curator: supersede {old} by {new}"
+    assert trailers(repo) == {"Memrepo-Action": "supersede", "Memrepo-Run": report.run_id, "Memrepo-Confidence": "0.92",
+                              "Memrepo-Reason": "v2 states the new base URL for every client v1 named",
+                              "Memrepo-Id": old, "Memrepo-Winner": new, "Memrepo-Relation": "contradicts"}
+    loser = notes.read(os.path.join(repo, "memory", f"{old}.md"))
+    assert (loser.get("status"), loser.get("superseded_by")) == ("superseded", new)
+    after = snapshot(repo)
+    assert after.keys() == before.keys()
+    assert [n for n in after if after[n] != before[n]] == [f"{old}.md"]
+    assert git(repo, "status", "--porcelain").stdout == ""
+
+
+def test_recall_labels_the_loser_and_ranks_the_winner_first(repo: str, fake) -> None:
+    store(repo, "p28", "p09", "p16", "p27", extra={
+        "deploy-heroku": dict(title="Deploying the shop API with git push heroku", description="The shop API deploys by pushing main to the heroku remote.",
+                              topics=["deploy", "hosting"], entities=["shop-api", "heroku"], created="2025-06-01", body="git push heroku main\n"),
+        "deploy-fly": dict(title="The shop API deploys to Fly.io from GitHub Actions", description="Merging to main deploys the shop API to Fly.io; Heroku is gone.",
+                           topics=["deploy", "hosting"], entities=["shop-api", "fly.io"], created="2026-03-01", aliases=["ship to production"],
+                           body="flyctl deploy runs on merge.\n")})
+    fake({"contains": ['"id": "deploy-heroku"', '"id": "deploy-fly"'],
+          "reply": {"relation": "contradicts", "winner": "deploy-fly", "confidence": 0.9, "scope": "full", "reason": "Heroku is gone"}})
+    query = "git push heroku main to deploy the shop api"
+    assert [h.id for h in recall.decide(repo, query, today=TODAY).hits] == ["deploy-heroku", "deploy-fly"]
+    assert [d["loser"] for d in curate.run(repo).applied] == ["deploy-heroku"]
+    hits = recall.decide(repo, query, today=TODAY).hits
+    assert [(h.id, h.labels()) for h in hits] == [("deploy-fly", []), ("deploy-heroku", ["superseded by deploy-fly"])]
+    assert "[superseded by deploy-fly] (id: deploy-heroku)" in recall.format_context(hits)
+
+
+@pytest.mark.parametrize("name, outcome, guard, why", [
+    # a permanent permission rule retired on the strength of a reference note about cloud sessions
+    ("p13", "review", "class: reference cannot supersede rule", None),
+    # a CDN fact about one product killed by another product's launch note (same CDN)
+    ("p22", "left alone", "subject overlap: 1 shared topic(s), 0 shared entit(ies); needs 2",
+     "different named subjects (no shared entity)"),
+    # a pointer/index memory retiring the memory it points to
+    ("p23", "left alone", "pointer: p23-deploy-index cites p23-deploy-guide",
+     "p23-deploy-index points to p23-deploy-guide: a pointer never replaces what it points to"),
+    # six open decisions retired because a newer memory resolved one (the model even says "full")
+    ("p14", "review", "scope: p14-open-decisions lists 6 items, p14-event-store-postgres only 0", None),
+    ("p21", "review", "scope: partial (the winner does not cover everything the loser claims)", None),
+])
+def test_what_an_unguarded_curator_got_wrong_is_never_applied(repo: str, fake, name: str, outcome: str, guard: str,
+                                                            why: str | None) -> None:
+    store(repo, name)
+    fake(name)
+    before_head, before = head(repo), snapshot(repo)
+    report = curate.run(repo)
+    assert report.applied == []
+    assert (head(repo), snapshot(repo)) == (before_head, before)
+    assert git(repo, "status", "--porcelain").stdout == ""
+    loser, winner = ids(name)
+    if outcome == "review":
+        (d,) = report.review
+        assert guard in d["guards_failed"] and (d["loser"], d["winner"]) == (loser, winner)
+        branch = review.branch_name(report.run_id)
+        assert d["branch"] == branch
+        assert git(repo, "rev-list", "--count", f"HEAD..{branch}").stdout.strip() == "1"
+        assert git(repo, "diff", "--name-only", f"HEAD...{branch}").stdout.split() == [f"memory/{loser}.md"]
+        assert git(repo, "rev-parse", "--abbrev-ref", "HEAD").stdout.strip() == "main"
+    else:
+        (d,) = report.skipped
+        assert guard in d["guards_failed"] and d["reason"] == why
+        assert review.branches(repo) == []
+
+
+@pytest.mark.parametrize("reply, error", [
+    ({"reply_text": "Sure! {\"relation\": \"contradicts\""}, "not JSON"),
+    ({"reply": {"relation": "contradicts", "winner": "p28-billing-postgres", "confidence": 0.9, "scope": "full", "reason": "x"}},
+     "$.winner: 'p28-billing-postgres' is not one of ['p01-api-base-url-v1', 'p01-api-base-url-v2', 'none']"),
+    ({"reply": {"relation": "contradicts", "winner": "p01-api-base-url-v2", "confidence": "high", "scope": "full", "reason": "x"}},
+     "$.confidence: expected number, got str"),
+    ({"reply": {"relation": "contradicts", "winner": "api-base-url-v3", "confidence": 0.9, "scope": "full", "reason": "x"}},
+     "$.winner: 'api-base-url-v3' is not one of ['p01-api-base-url-v1', 'p01-api-base-url-v2', 'none']"),
+], ids=["malformed", "unknown-id", "confidence-high", "winner-neither"])
+def test_invalid_answers_apply_nothing_and_are_logged(repo: str, fake, reply: dict, error: str) -> None:
+    store(repo, "p01", "p28")
+    a, b = ids("p01")
+    fake({"contains": [f'"id": "{a}"', f'"id": "{b}"'], **reply})
+    before_head, before = head(repo), snapshot(repo)
+    report = curate.run(repo)
+    assert (report.applied, report.review) == ([], [])
+    assert [d["reason"] for d in report.skipped if d["ids"] == [a, b]] == ["invalid model answer, dropped (logged to index/model-rejects.jsonl)"]
+    assert (head(repo), snapshot(repo), review.branches(repo)) == (before_head, before, [])
+    with open(os.path.join(repo, "index", model.REJECTS), encoding="utf-8") as fh:
+        (entry,) = [json.loads(line) for line in fh]
+    assert entry["pass"] == "curate" and error in entry["errors"][0]
+
+
+def test_labeled_set_figures() -> None:
+    """The guarded pass on the 35 labeled pairs (see tests/data/curate/README.md)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        result = report_curate.evaluate(tmp)
+        repo = os.path.join(tmp, "labeled")
+        deleted = git(repo, "log", "--all", "--diff-filter=D", "--name-only", "--format=", "--", "memory/").stdout
+        files = len(os.listdir(os.path.join(repo, "memory")))
+    assert result["matrix"] == {"applied": {"applied": 10, "review": 2, "left alone": 1},
+                                "review": {"applied": 0, "review": 9, "left alone": 0},
+                                "left alone": {"applied": 1, "review": 0, "left alone": 12}}
+    assert result["cross_pairs"] == {"applied": 0, "review": 0, "left alone": 51}
+    assert [r["name"] for r in result["rows"] if r["expect"] != r["got"]] == ["p11", "p12", "p29", "p32"]
+    assert deleted.strip() == "" and files == 2 * 35 + 1  # + .gitkeep
+
+
+def test_duplicates_keep_the_oldest_copy(repo: str, fake) -> None:
+    body = "The staging database is reset every Sunday night at 23:00 UTC by the ops cron.\n"
+    store(repo, extra={
+        "reset-b": dict(created="2025-03-01", body=body.replace(" at", "\n  at")),
+        "reset-a": dict(created="2025-02-01", body=body),
+        "reset-c": dict(created="2025-04-01", body=body, class_="event"),  # another class: no duplicate
+        "short-a": dict(created="2025-01-01", body="Ask first.\n"),
+        "short-b": dict(created="2025-01-02", body="Ask first.\n"),  # short bodies need the same title too
+    })
+    report = curate.run(repo, use_model=False)
+    assert [(d["kind"], d["ids"]) for d in report.applied] == [("duplicate", ["reset-b", "reset-a"])]
+    assert notes.read(os.path.join(repo, "memory", "reset-b.md")).get("superseded_by") == "reset-a"
+    assert git(repo, "log", "-1", "--format=%s").stdout.strip() == "curator: supersede reset-b by reset-a (duplicate)"
+
+
+@pytest.mark.parametrize("text, paths", [
+    ("See `tools/cli.py:42` and docs/setup.md.", ["tools/cli.py", "docs/setup.md"]),
+    ("Branch `origin/main`, and/or CI/CD, https://example.com/a/b.html, example.com/page.html", []),
+    ("Run `./scripts/dev.sh`; config in `config/`; `~/notes/todo.md`", ["./scripts/dev.sh", "config/", "~/notes/todo.md"]),
+    ("Globs like `src/*.py` or `a/${X}.txt` are no paths.", []),
+])
+def test_cited_paths(text: str, paths: list[str]) -> None:
+    assert tidy.cited_paths(text) == paths
+
+
+def test_missing_paths_are_stamped_unverified(repo: str, tmp_path, fake) -> None:
+    root = tmp_path / "shop"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "app.py").write_text("")
+    write_file(repo, "memrepo.json", json.dumps({"projects": {"shop": {"root": str(root)}}}))
+    store(repo, extra={
+        "shop-entry": dict(project="shop", body="Entry point is `src/app.py`; jobs in src/jobs/nightly.py.\n"),
+        "shop-ok": dict(project="shop", body="Entry point is `src/app.py`.\n"),
+        "blog-entry": dict(project="blog", body="Entry point is `src/missing.py`.\n"),  # no root configured here
+        "global-note": dict(body="See `src/missing.py`.\n"),
+    })
+    report = curate.run(repo, use_model=False)
+    assert [(d["kind"], d["ids"]) for d in report.applied] == [("dead-path", ["shop-entry"])]
+    note = notes.read(os.path.join(repo, "memory", "shop-entry.md"))
+    assert note.get("verification") == {"status": "unverified", "checked": time.strftime("%Y-%m-%d"),
+                                        "failed": ["path_exists: src/jobs/nightly.py"]}
+    assert trailers(repo)["Memrepo-Action"] == "stamp"
+    assert curate.run(repo, use_model=False).applied == []  # stamped once, not again
+
+
+def test_broken_chains_are_repaired(repo: str, fake) -> None:
+    store(repo, extra={
+        "v1": dict(status="superseded", superseded_by="v2"),
+        "v2": dict(status="superseded", superseded_by="v3"),
+        "v3": dict(),
+        "orphan": dict(status="superseded", superseded_by="gone"),
+        "gone": dict(),
+    })
+    git(repo, "rm", "-q", "memory/gone.md")
+    git(repo, "commit", "-q", "--no-verify", "-m", "drop gone")  # what a bypassed hook leaves behind
+    report = curate.run(repo, use_model=False)
+    assert sorted((d["kind"], d["ids"][0]) for d in report.applied) == [("chain", "orphan"), ("chain", "v1")]
+    assert notes.read(os.path.join(repo, "memory", "v1.md")).get("superseded_by") == "v3"
+    orphan = notes.read(os.path.join(repo, "memory", "orphan.md"))
+    assert (orphan.get("status"), orphan.get("superseded_by")) == (None, None)
+
+
+def test_dry_run_writes_nothing(repo: str, fake) -> None:
+    store(repo, "p01", "p13")
+    fake("p01", "p13")
+    before_head, before = head(repo), snapshot(repo)
+    report = curate.run(repo, dry_run=True)
+    assert (len(report.applied), len(report.review)) == (1, 1)
+    assert (head(repo), snapshot(repo), review.branches(repo)) == (before_head, before, [])
+
+
+def test_memories_with_uncommitted_changes_are_left_to_their_author(repo: str, fake) -> None:
+    store(repo, "p01")
+    fake("p01")
+    old, _ = ids("p01")
+    path = os.path.join(repo, "memory", f"{old}.md")
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write("An edit in progress.\n")
+    dirty = open(path, "rb").read()
+    report = curate.run(repo)
+    assert report.applied == [] and report.model_calls == 0
+    assert open(path, "rb").read() == dirty
+
+
+def test_a_failing_model_stops_the_model_pass_only(repo: str, fake) -> None:
+    body = "The staging database is reset every Sunday night at 23:00 UTC by the ops cron.\n"
+    store(repo, "p01", extra={"dup-a": dict(body=body, created="2025-01-01"), "dup-b": dict(body=body, created="2025-01-02")})
+    fake({"contains": "", "exit": 2})
+    report = curate.run(repo)
+    assert [d["kind"] for d in report.applied] == ["duplicate"]
+    assert [d["reason"] for d in report.skipped][-1].startswith("model pass stopped: the model command exited 2")
+
+
+def test_pairs_per_run_are_bounded(repo: str, fake) -> None:
+    store(repo, "p01", "p02", "p03")
+    write_file(repo, "memrepo.json", json.dumps({"curate": {"max_pairs": 1}}))
+    assert curate.run(repo).model_calls == 1
+
+
+def test_an_open_proposal_is_not_proposed_again(repo: str, fake) -> None:
+    store(repo, "p13")
+    fake("p13")
+    assert len(curate.run(repo).review) == 1
+    again = curate.run(repo)
+    assert (again.review, again.model_calls) == ([], 0)
+    assert len(review.proposals(repo)) == 1
+
+
+def test_curate_command(repo: str, fake) -> None:
+    from memrepo.cli import cli
+
+    store(repo, "p01", "p13")
+    fake("p01", "p13")
+    result = CliRunner().invoke(cli, ["--repo", repo, "curate"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0].startswith("run ") and lines[0].endswith("-curate, 2 model calls")
+    assert lines[1:] == [
+        "applied: 1",
+        "  model     p01-api-base-url-v1 -> p01-api-base-url-v2 (0.92): v2 states the new base URL for every client v1 named",
+        "sent to review: 1",
+        "  model     p13-no-force-push -> p13-cloud-sessions (0.86): failed guard: class: reference cannot supersede rule",
+        "left alone: 0",
+    ]

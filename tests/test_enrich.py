@@ -1,0 +1,118 @@
+"""Enrichment: aliases from the fake model, copies of the memory's own words dropped, recall measured."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import time
+
+import pytest
+from click.testing import CliRunner
+
+from helpers import commit_all, head, write_memory
+from memrepo import enrich, evaluate, notes, paths, runs
+from memrepo.cli import cli
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DATA = os.path.join(HERE, "data", "capture", "enrich")
+FAKE = os.path.join(HERE, "fake", "fakemodel.py")
+TODAY = time.mktime((2026, 11, 29, 0, 0, 0, 0, 0, -1))
+
+
+@pytest.fixture
+def model_rules(monkeypatch: pytest.MonkeyPatch, tmp_path: str) -> str:
+    log = os.path.join(str(tmp_path), "model.jsonl")
+    monkeypatch.setenv("MEMREPO_MODEL_CMD", f"{sys.executable} {FAKE}")
+    monkeypatch.setenv("FAKE_MODEL_RULES", os.path.join(DATA, "aliases-rules.json"))
+    monkeypatch.setenv("FAKE_MODEL_LOG", log)
+    return log
+
+
+def labeled_store(repo: str) -> str:
+    for name in os.listdir(os.path.join(DATA, "memory")):
+        shutil.copy(os.path.join(DATA, "memory", name), os.path.join(repo, "memory", name))
+    assert commit_all(repo, "labeled set").returncode == 0
+    return repo
+
+
+@pytest.mark.parametrize("word, expected", [("deploys", "deploy"), ("deploying", "deploy"), ("deployed", "deploy"),
+                                            ("queries", "query"), ("approvals", "approval"), ("tabs", "tab"), ("is", "is")])
+def test_stem(word: str, expected: str) -> None:
+    assert enrich.stem(word) == expected
+
+
+def test_aliases_that_copy_own_words_are_dropped() -> None:
+    note = notes.new_note(id="friday-deploy-freeze", title="No production deploys on Friday afternoon", class_="rule",
+                          source="user", description="After 16:00 on Fridays nothing ships to production.",
+                          topics=["release policy"], aliases=["ship it friday"], body="Ask the lead first.\n")
+    kept, dropped = enrich.filter_aliases(note, [
+        "production deploys on Friday", "Friday afternoon deploying", "the release policy", "ship it Friday",
+        "push the hotfix live before the weekend", "am I about to break prod?", "the", "ask the lead"])
+    assert kept == ["push the hotfix live before the weekend", "am I about to break prod?"]
+    assert dropped == ["production deploys on Friday", "Friday afternoon deploying", "the release policy", "ship it Friday",
+                       "the", "ask the lead"]
+
+
+def test_recall_before_and_after_enrichment(repo: str, model_rules: str) -> None:
+    labeled_store(repo)
+    prompts = os.path.join(DATA, "prompts.jsonl")
+    before = evaluate.run(prompts, repo=repo, today=TODAY)["summary"]
+    report = enrich.run(repo)
+    after = evaluate.run(prompts, repo=repo, today=TODAY)["summary"]
+    assert (before["hit@2"], after["hit@2"]) == (0.25, 1.0)
+    assert (before["hit@1"], after["hit@1"]) == (0.25, 1.0)
+    assert report["model_calls"] == 1 and len(report["enriched"]) == 8
+    assert report["dropped"]["tabs-in-makefiles"] == ["tabs in Makefiles"]
+    note = notes.read(paths.note_path(repo, "tabs-in-makefiles"))
+    assert note.get("aliases") == ["missing separator error", "build recipe indentation"]
+    (entry,) = [e for e in runs.log(repo) if e["trailers"].get("Action") == "enrich"]
+    assert entry["trailers"] == {"Action": "enrich", "Run": report["run_id"], "Count": "8"}
+
+
+def test_copies_alone_change_nothing(repo: str, model_rules: str, monkeypatch: pytest.MonkeyPatch, tmp_path: str) -> None:
+    labeled_store(repo)
+    rules = json.load(open(os.path.join(DATA, "aliases-rules.json")))
+    for item in rules[0]["reply"]["memories"]:
+        note = notes.read(paths.note_path(repo, item["id"]))
+        item["aliases"] = [str(note.get("title")), " ".join(str(note.get("description")).split()[:4])]
+    path = os.path.join(str(tmp_path), "copies.json")
+    json.dump(rules, open(path, "w"))
+    monkeypatch.setenv("FAKE_MODEL_RULES", path)
+    before = head(repo)
+    report = enrich.run(repo)
+    assert report["enriched"] == {} and head(repo) == before
+    assert sum(len(v) for v in report["dropped"].values()) == 16
+    assert evaluate.run(os.path.join(DATA, "prompts.jsonl"), repo=repo, today=TODAY)["summary"]["hit@2"] == 0.25
+
+
+def test_enrichment_is_idempotent_and_skips_uncommitted_files(repo: str, model_rules: str) -> None:
+    labeled_store(repo)
+    with open(paths.note_path(repo, "oncall-escalation"), "a", encoding="utf-8") as fh:
+        fh.write("An edit in progress.\n")
+    first = enrich.run(repo)
+    assert first["skipped_dirty"] == ["oncall-escalation"] and "oncall-escalation" not in first["enriched"]
+    calls = len(open(model_rules).readlines())
+    second = enrich.run(repo)
+    assert second["asked"] == [] and second["skipped_dirty"] == ["oncall-escalation"]
+    assert len(open(model_rules).readlines()) == calls  # nothing left to ask about
+
+
+def test_enrich_command_for_named_ids(repo: str, model_rules: str) -> None:
+    labeled_store(repo)
+    result = CliRunner().invoke(cli, ["--repo", repo, "enrich", "vpn-split-tunnel"], catch_exceptions=False)
+    assert result.exit_code == 0
+    assert result.output == "vpn-split-tunnel: container image downloads freeze, working from home slow pulls\n"
+    bad = CliRunner().invoke(cli, ["--repo", repo, "enrich", "no-such-id"])
+    assert bad.exit_code == 1 and "no memory with id 'no-such-id'" in bad.output
+
+
+def test_enriched_memory_is_not_asked_again_until_it_changes(repo: str, model_rules: str) -> None:
+    write_memory(repo, "plain", title="Plain memory about widgets", topics=["widgets"])
+    assert commit_all(repo, "m").returncode == 0
+    assert [n.id for n in enrich.needs_enrichment(repo)] == ["plain"]
+    enrich.run(repo)  # the fake model knows nothing about it: no aliases, but it was asked
+    assert enrich.needs_enrichment(repo) == []
+    write_memory(repo, "plain", title="Plain memory about gadgets", topics=["gadgets"])
+    assert [n.id for n in enrich.needs_enrichment(repo)] == ["plain"]

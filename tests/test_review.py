@@ -1,0 +1,131 @@
+"""Review branches: proposals made without touching the working tree, listed, shown, accepted, rejected, pushed."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from click.testing import CliRunner
+
+from helpers import commit_all, git, head, write_memory
+from memrepo import curate, notes, recall, review
+from memrepo.cli import cli
+from memrepo.errors import MemrepoError
+from test_curate import fake, ids, snapshot, store  # noqa: F401  (fixture)
+
+
+def tensions(repo: str, fake, *names: str) -> curate.CurateReport:  # noqa: F811
+    store(repo, *names)
+    fake(*names)
+    report = curate.run(repo)
+    assert len(report.review) == len(names)
+    return report
+
+
+def run_cli(repo: str, *args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, ["--repo", repo, *args], catch_exceptions=False)
+    return result.exit_code, result.output
+
+
+def test_proposals_leave_working_tree_index_and_branch_alone(repo: str, fake) -> None:  # noqa: F811
+    store(repo, "p13")
+    write_memory(repo, "draft", body="Uncommitted draft.\n")
+    git(repo, "add", "memory/draft.md")
+    fake("p13")
+    before_head, before = head(repo), snapshot(repo)
+    status = git(repo, "status", "--porcelain").stdout
+    report = curate.run(repo)
+    assert (head(repo), snapshot(repo), git(repo, "status", "--porcelain").stdout) == (before_head, before, status)
+    assert status == "A  memory/draft.md\n"
+    (p,) = review.proposals(repo)
+    assert (p["n"], p["run"], p["state"]) == (1, report.run_id, "open")
+    assert p["subject"] == "curator (proposed): supersede p13-no-force-push by p13-cloud-sessions"
+    assert p["trailers"]["Review"] == "class: reference cannot supersede rule"
+    assert git(repo, "rev-parse", f"{p['commit']}^").stdout.strip() == before_head
+
+
+def number_of(repo: str, loser: str) -> int:
+    return next(p["n"] for p in review.proposals(repo) if p["trailers"]["Id"] == loser)
+
+
+def test_list_and_show(repo: str, fake) -> None:  # noqa: F811
+    run = tensions(repo, fake, "p13", "p15").run_id
+    code, out = run_cli(repo, "review")
+    assert code == 0
+    lines = out.splitlines()
+    assert [line[:3] for line in lines[:2]] == ["  1", "  2"]
+    assert {line[3:] for line in lines[:2]} == {
+        f"  {run}  curator (proposed): supersede p13-no-force-push by p13-cloud-sessions  [0.86] class: reference cannot supersede rule",
+        f"  {run}  curator (proposed): supersede p15-migrations-in-tx by p15-migration-42  [0.80] class: event cannot supersede rule"}
+    assert lines[2] == "2 open proposals"
+    code, out = run_cli(repo, "review", "show", str(number_of(repo, "p15-migrations-in-tx")))
+    assert code == 0
+    assert "+status: superseded\n+superseded_by: p15-migration-42\n" in out
+    assert "Memrepo-Review: class: event cannot supersede rule" in out
+    code, out = run_cli(repo, "review", "show", "3")
+    assert code == 1 and "no open proposal 3 (there are 2)" in out and "hint: `memrepo review` lists" in out
+
+
+def test_accept_brings_the_commit_onto_the_current_branch(repo: str, fake) -> None:  # noqa: F811
+    report = tensions(repo, fake, "p13")
+    loser, winner = ids("p13")
+    proposal = review.proposals(repo)[0]["commit"]
+    code, out = run_cli(repo, "review", "accept", "1")
+    assert code == 0 and out == f"Accepted proposal 1 as {head(repo)[:12]}\n"
+    assert git(repo, "log", "-1", "--format=%s").stdout.strip() == f"curator: supersede {loser} by {winner}"
+    trailer_text = git(repo, "log", "-1", "--format=%(trailers:unfold,only)").stdout
+    assert f"Memrepo-Proposal: {proposal}\n" in trailer_text and f"Memrepo-Proposed-In: {report.run_id}\n" in trailer_text
+    assert "Memrepo-Action: supersede\n" in trailer_text and "-review\n" in trailer_text
+    assert notes.read(os.path.join(repo, "memory", f"{loser}.md")).get("superseded_by") == winner
+    assert git(repo, "status", "--porcelain").stdout == ""
+    assert review.proposals(repo) == []
+    # post-commit reindexed: recall sees the label
+    hits = recall.decide(repo, "may I git push --force to main").hits
+    assert ("p13-no-force-push", [f"superseded by {winner}"]) in [(h.id, h.labels()) for h in hits]
+
+
+def test_reject_records_the_decision_and_the_pair_is_not_proposed_again(repo: str, fake) -> None:  # noqa: F811
+    tensions(repo, fake, "p13", "p15")
+    before = snapshot(repo)
+    tree = git(repo, "rev-parse", "HEAD^{tree}").stdout
+    n = number_of(repo, "p13-no-force-push")
+    code, out = run_cli(repo, "review", "reject", str(n), "--reason", "the rule holds everywhere")
+    assert code == 0 and out.startswith(f"Rejected proposal {n} (")
+    assert (snapshot(repo), git(repo, "rev-parse", "HEAD^{tree}").stdout) == (before, tree)
+    assert git(repo, "status", "--porcelain").stdout == ""
+    trailer_text = git(repo, "log", "-1", "--format=%(trailers:unfold,only)").stdout
+    assert "Memrepo-Action: reject\n" in trailer_text and "Memrepo-Reason: the rule holds everywhere\n" in trailer_text
+    assert [p["subject"] for p in review.proposals(repo)] == [
+        "curator (proposed): supersede p15-migrations-in-tx by p15-migration-42"]
+    assert sorted(p["state"] for p in review.proposals(repo, include_closed=True)) == ["open", "reject"]
+    again = curate.run(repo)
+    assert (again.review, again.applied) == ([], [])
+    asked = [set(d["ids"]) for d in again.skipped]
+    assert set(ids("p13")) not in asked and set(ids("p15")) not in asked
+
+
+def test_accept_refuses_when_the_memory_changed_since(repo: str, fake) -> None:  # noqa: F811
+    tensions(repo, fake, "p13")
+    loser, _ = ids("p13")
+    path = os.path.join(repo, "memory", f"{loser}.md")
+    note = notes.read(path)
+    note.meta["status"] = "retired"
+    notes.write(note, path)
+    assert commit_all(repo, "retire by hand").returncode == 0
+    before_head, before = head(repo), snapshot(repo)
+    with pytest.raises(MemrepoError, match="proposal 1 no longer applies"):
+        review.accept(repo, 1)
+    assert (head(repo), snapshot(repo), git(repo, "status", "--porcelain").stdout) == (before_head, before, "")
+
+
+def test_push_to_a_remote(repo: str, fake, tmp_path) -> None:  # noqa: F811
+    report = tensions(repo, fake, "p13")
+    code, out = run_cli(repo, "review", "push")
+    assert code == 1 and "no git remote named 'origin'" in out and "git remote add origin URL" in out
+    bare = str(tmp_path / "remote.git")
+    git(str(tmp_path), "init", "-q", "--bare", bare)
+    git(repo, "remote", "add", "origin", bare)
+    code, out = run_cli(repo, "review", "push")
+    branch = review.branch_name(report.run_id)
+    assert (code, out) == (0, f"pushed {branch} to origin (1 open)\n")
+    assert git(bare, "rev-parse", branch).stdout == git(repo, "rev-parse", branch).stdout
