@@ -223,7 +223,9 @@ def test_session_start_hook_injects_the_profile(repo: str, source: str) -> None:
 
 
 def test_doctor_reports_the_always_on_size(repo: str) -> None:
+    assert "always-on size" not in [c.name for c in doctor.run(repo)]  # nothing injected yet
     _add(repo, "--user", "Works in Lisbon time")
+    assert "always-on size" in [c.name for c in doctor.run(repo)]
     check = doctor.always_on_check(repo)
     size = len(sessionstart.always_on_text(repo))
     assert check.ok and check.detail == f"≈{-(-size // 4)} tokens at session start (estimate: {size} characters / 4), budget 1,300"

@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from helpers import commit_all, git, head, write_memory
-from memrepo import curate, notes, recall, review
+from memrepo import curate, index, notes, recall, review
 from memrepo.cli import cli
 from memrepo.errors import MemrepoError
 from test_curate import fake, ids, snapshot, store  # noqa: F401  (fixture)
@@ -93,6 +93,7 @@ def test_reject_records_the_decision_and_the_pair_is_not_proposed_again(repo: st
     assert code == 0 and out.startswith(f"Rejected proposal {n} (")
     assert (snapshot(repo), git(repo, "rev-parse", "HEAD^{tree}").stdout) == (before, tree)
     assert git(repo, "status", "--porcelain").stdout == ""
+    assert index.status(repo)["commit"] == head(repo)
     trailer_text = git(repo, "log", "-1", "--format=%(trailers:unfold,only)").stdout
     assert "Memrepo-Action: reject\n" in trailer_text and "Memrepo-Reason: the rule holds everywhere\n" in trailer_text
     assert [p["subject"] for p in review.proposals(repo)] == [

@@ -95,7 +95,8 @@ def run(repo: str) -> list[Check]:
     n = len(_files(repo))
     checks.append(Check("memory files", not problems, f"{n} files valid" if not problems else "\n".join(problems),
                         "" if not problems else "fix each line above (or `memrepo fmt` for formatting), then commit"))
-    checks.append(always_on_check(repo))
+    if sessionstart.always_on_text(repo):  # nothing injected at session start: nothing to report
+        checks.append(always_on_check(repo))
     boot = sessionstart.bootstrap_status(repo)
     if boot is not None:
         failed = boot.get("state") == "failed"

@@ -25,22 +25,23 @@ MIN_LIST = 3
 _ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+\S", re.M)
 
 
-def _words(note: Note, key: str) -> set[str]:
+def words(note: Note, key: str) -> set[str]:
+    """A list key of a note (topics, entities, tech) as a set of lowercase names."""
     value = note.get(key)
     return {str(v).strip().lower() for v in value if str(v).strip()} if isinstance(value, list) else set()
 
 
 def shared_subject(a: Note, b: Note) -> tuple[set[str], set[str]]:
     """Shared topics and shared entities; a name either note lists as a technology never counts."""
-    tech = _words(a, "tech") | _words(b, "tech")
-    topics = (_words(a, "topics") & _words(b, "topics")) - tech
-    entities = (_words(a, "entities") & _words(b, "entities")) - tech
+    tech = words(a, "tech") | words(b, "tech")
+    topics = (words(a, "topics") & words(b, "topics")) - tech
+    entities = (words(a, "entities") & words(b, "entities")) - tech
     return topics, entities
 
 
 def _entities_disjoint(a: Note, b: Note) -> bool:
-    tech = _words(a, "tech") | _words(b, "tech")
-    ea, eb = _words(a, "entities") - tech, _words(b, "entities") - tech
+    tech = words(a, "tech") | words(b, "tech")
+    ea, eb = words(a, "entities") - tech, words(b, "entities") - tech
     return bool(ea) and bool(eb) and not (ea & eb)
 
 

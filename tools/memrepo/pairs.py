@@ -22,9 +22,9 @@ def _subject_links(active: dict[str, Note]) -> dict[frozenset[str], float]:
     scores: dict[frozenset[str], float] = {}
     by_word: dict[tuple[str, str], list[str]] = {}
     for nid, note in active.items():
-        tech = guards._words(note, "tech")
+        tech = guards.words(note, "tech")
         for key in ("topics", "entities"):
-            for word in guards._words(note, key) - tech:
+            for word in guards.words(note, key) - tech:
                 by_word.setdefault((key, word), []).append(nid)
     for (key, _), ids in by_word.items():
         if len(ids) > 50:  # a word on every memory relates nothing

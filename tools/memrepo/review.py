@@ -17,7 +17,7 @@ import subprocess
 import tempfile
 from typing import Any
 
-from memrepo import config, gitcmd, gitops, runs, validate
+from memrepo import config, gitcmd, gitops, index, runs, validate
 from memrepo.errors import GitError, MemrepoError
 
 PREFIX = "memrepo/review/"
@@ -179,6 +179,7 @@ def reject(repo: str, n: int, reason: str = "") -> str:
     msg = gitops.message(f"review: reject proposal {p['commit'][:12]} ({p['subject']})", trailers)
     sha = _git(repo, "commit-tree", f"{head}^{{tree}}", "-p", head, "-F", "-", input=msg.encode("utf-8"))
     _git(repo, "update-ref", "-m", "memrepo review reject", "HEAD", sha, head)
+    index.update(repo)  # no post-commit hook ran: record the new HEAD, or the cache looks stale
     return sha
 
 
