@@ -148,3 +148,18 @@ def test_100_mb_transcript_in_bounded_memory(tmp_path: str) -> None:
     assert [t.text for t in turns[-2:]] == ["the last prompt", "the last reply"]
     assert turns[0].text == "screenshot 0" and len(turns) == 72  # the 30 MB line is skipped, never held
     assert peak < 40 * 1024 * 1024, peak
+
+
+def test_a_line_still_being_written_is_left_for_next_time(tmp_path: str) -> None:
+    s = Session()
+    s.user("first prompt")
+    s.say("first reply")
+    path = os.path.join(str(tmp_path), "live.jsonl")
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(s.text())
+        fh.write(json.dumps(s.lines[0])[:40])  # half of the next line
+    assert [t.text for t in transcript.read(path)] == ["first prompt", "first reply"]
+    assert transcript.count_lines(path) == 2
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(s.text().rstrip("\n"))  # a complete last line without its newline still counts
+    assert transcript.count_lines(path) == 2 and len(list(transcript.read(path))) == 2

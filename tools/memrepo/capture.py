@@ -13,12 +13,15 @@ refuted is superseded by its replacement or retired, each in its own commit. Wit
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import sqlite3
 import time
 from typing import Any, Iterator
 
-from memrepo import config, curate, gitcmd, gitops, guards, jobs, model, notes, paths, query, redact, review, runs, search, spec, store, transcript, validate
+from memrepo import (config, curate, gitcmd, gitops, guards, jobs, model, notes, paths, query, redact, review, runs, search,
+                     spec, store, transcript, validate)
 from memrepo.errors import MemrepoError
 from memrepo.notes import Note
 
@@ -193,7 +196,7 @@ def evidenced(answer: dict[str, Any], group: list[transcript.Turn], earlier: lis
     ids = {f"t{t.line}" for t in group}
     known = {n.id for n in earlier}
     memories = []
-    for i, item in enumerate(answer["memories"]):
+    for item in answer["memories"]:
         missing = [e for e in item["evidence"] if e not in ids]
         if missing:
             report.dropped.append({"title": item["title"], "reason": f"evidence not in the transcript part: {missing}"})
@@ -214,9 +217,6 @@ def evidenced(answer: dict[str, Any], group: list[transcript.Turn], earlier: lis
 
 def session_memories(repo: str, session: str) -> list[Note]:
     """Active memories an earlier capture of `session` wrote."""
-    import contextlib
-    import sqlite3
-
     try:
         with contextlib.closing(store.fresh_db(repo)) as db:
             ids = [r[0] for r in db.execute("SELECT id FROM memories WHERE session = ? AND status = 'active' ORDER BY id", (session,))]
@@ -227,9 +227,6 @@ def session_memories(repo: str, session: str) -> list[Note]:
 
 def neighbours(repo: str, note: Note, skip: set[str], limit: int = 2) -> list[Note]:
     """The active memories FTS finds nearest to a candidate's title and description."""
-    import contextlib
-    import sqlite3
-
     terms = query.subject_terms(f"{note.get('title', '')} {note.get('description', '')}", 12)
     if not terms:
         return []
@@ -393,14 +390,17 @@ def capture(repo: str, path: str, session: str | None = None, cwd: str = "", run
     begin = start_line(repo, session, path)
     end = transcript.count_lines(path)
     project = paths.project_of(cwd) if cwd else None
+    last = begin
     for group in chunks(transcript.read(path, start_line=begin)):
         report.turns += len(group)
         project = project or (paths.project_of(group[0].cwd) if group[0].cwd else None)
         _capture_group(repo, group, session, project, report)
-        _save_state(repo, session, path, group[-1].last_line)
-    if end > begin:
-        _save_state(repo, session, path, end)
-    report.last_line = max(end, begin)
+        last = group[-1].last_line
+        _save_state(repo, session, path, last)
+    # The file may have grown while it was read: never move the mark back.
+    report.last_line = max(end, last)
+    if report.last_line > last:
+        _save_state(repo, session, path, report.last_line)
     return report
 
 

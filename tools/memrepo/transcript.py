@@ -201,8 +201,10 @@ def _lines(fh: IO[bytes], start_line: int) -> Iterator[tuple[int, bytes | None]]
         data = fh.readline(MAX_LINE_BYTES + 1)
         if not data:
             return
-        n += 1
         too_long = len(data) > MAX_LINE_BYTES and not data.endswith(b"\n")
+        if not too_long and not data.endswith(b"\n") and _parse(data) is None:
+            return  # a line Claude Code is still writing: read it next time, whole
+        n += 1
         while too_long and data and not data.endswith(b"\n"):
             data = fh.readline(MAX_LINE_BYTES)
         if n > start_line:
