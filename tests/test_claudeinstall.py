@@ -41,7 +41,8 @@ def test_install_is_idempotent_and_keeps_other_hooks(isolated_env: str) -> None:
     assert ups[1]["hooks"][0] == {"type": "command", "command": sys.executable,
                                   "args": ["-I", "-m", "memrepo.hookio", "UserPromptSubmit"], "timeout": 10}
     assert after["hooks"]["SessionStart"][0]["matcher"] == "startup|resume|clear|compact"
-    assert after["hooks"]["Stop"] == THEIRS["hooks"]["Stop"] and after["model"] == "opus"
+    assert after["hooks"]["Stop"][0] == THEIRS["hooks"]["Stop"][0] and after["model"] == "opus"
+    assert after["hooks"]["Stop"][1]["hooks"][0]["args"] == ["-I", "-m", "memrepo.hookio", "Stop"]
     assert os.path.exists(os.path.join(isolated_env, ".claude", "settings.json.bak"))
 
 
@@ -57,7 +58,7 @@ def test_uninstall_removes_only_memrepo(isolated_env: str) -> None:
 
 def test_install_into_missing_settings_and_refuses_broken_json(isolated_env: str) -> None:
     assert CliRunner().invoke(cli, ["install", "claude"], catch_exceptions=False).exit_code == 0
-    assert set(settings(isolated_env)["hooks"]) == {"UserPromptSubmit", "SessionStart"}
+    assert set(settings(isolated_env)["hooks"]) == {"UserPromptSubmit", "SessionStart", "Stop", "PreCompact", "SessionEnd"}
     path = os.path.join(isolated_env, ".claude", "settings.json")
     open(path, "w").write("{broken")
     result = CliRunner().invoke(cli, ["install", "claude"], catch_exceptions=False)

@@ -10,7 +10,6 @@ changed. The outcome goes to `index/sweep.json` (what `stats` and SessionStart r
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import time
@@ -35,10 +34,6 @@ def run(repo: str, use_model: bool = True) -> dict[str, Any]:
         return run_locked(repo, use_model=use_model)
 
 
-def _has(module: str) -> bool:
-    return importlib.util.find_spec(f"memrepo.{module}") is not None
-
-
 def _step(report: dict[str, Any], name: str, fn: Any) -> None:
     try:
         report[name] = fn()
@@ -57,14 +52,10 @@ def run_locked(repo: str, use_model: bool = True, run_id: str | None = None) -> 
     report["captures"] = jobs.drain(repo, one_capture, kinds=("capture",)) if use_model else []
     if use_model:
         _step(report, "enrich", lambda: enrich.run(repo, run_id=run_id))
-    if _has("curate"):
-        from memrepo import curate
+    from memrepo import curate, verify
 
-        _step(report, "curate", lambda: curate.run(repo, use_model=use_model, run_id=run_id).as_dict())
-    if _has("verify"):
-        from memrepo import verify
-
-        _step(report, "verify", lambda: _verify_summary(verify.run(repo, use_model=use_model, run_id=run_id)))
+    _step(report, "curate", lambda: curate.run(repo, use_model=use_model, run_id=run_id).as_dict())
+    _step(report, "verify", lambda: _verify_summary(verify.run(repo, use_model=use_model, run_id=run_id)))
     report["finished"] = time.time()
     _save(repo, report)
     return report
@@ -72,7 +63,7 @@ def run_locked(repo: str, use_model: bool = True, run_id: str | None = None) -> 
 
 def _verify_summary(report: Any) -> dict[str, Any]:
     data = report.as_dict()
-    results = data.pop("results", [])
+    results = data.pop("memories", [])
     data["checked"] = len(results)
     data["changed"] = [r.get("id") for r in results if r.get("changed")]
     return dict(data)
