@@ -6,10 +6,16 @@ import contextlib
 import os
 import re
 import sqlite3
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from memrepo import gitcmd, gitops, index, notes, paths, spec, validate
+from memrepo import gitcmd, index, paths, spec
 from memrepo.errors import NoteInvalid, NoteNotFound, RepoNotFound
+
+if TYPE_CHECKING:
+    from memrepo import notes
+
+# GitPython and PyYAML load inside the functions that write or parse: `memrepo search` and
+# `memrepo list` only read the cache and should start fast.
 
 
 def require_repo(repo: str) -> str:
@@ -37,6 +43,8 @@ def unique_id(repo: str, base: str) -> str:
 
 def add(repo: str, note: notes.Note) -> tuple[str, str]:
     """Validate, write and commit a new memory; returns (id, commit sha). Nothing is written if invalid."""
+    from memrepo import gitops, notes, validate
+
     require_repo(repo)
     if not note.meta.get("id"):
         note.meta["id"] = unique_id(repo, slugify(str(note.meta.get("title", ""))))
@@ -72,6 +80,8 @@ def read_text(repo: str, note_id: str) -> str:
 
 def show(repo: str, note_id: str) -> dict[str, Any]:
     """A memory's whole text and the commits that touched it."""
+    from memrepo import gitops
+
     require_repo(repo)
     text = read_text(repo, note_id)
     return {"id": note_id, "text": text, "history": gitops.history(repo, f"{spec.MEMORY_DIR}/{note_id}.md")}
@@ -101,6 +111,8 @@ def list_memories(repo: str, cls: str | None = None, project: str | None = None,
 
 def fmt(repo: str, files: list[str] | None = None, check: bool = False) -> list[str]:
     """Rewrite memory files in canonical form; returns the files that were (or would be) changed."""
+    from memrepo import notes
+
     if not files:
         require_repo(repo)
     targets = files or sorted(os.path.join(paths.memory_dir(repo), f) for f in os.listdir(paths.memory_dir(repo)) if f.endswith(".md"))
