@@ -54,6 +54,8 @@ def normalize_segment(segment: str) -> str:
     if prog in NOT_STEPS:
         return ""
     words, has_path, flagged = [prog], False, False
+    if prog == "python" and len(tokens) > 2 and tokens[1] == "-m":
+        words, tokens = ["python", "-m", tokens[2]], tokens[2:]  # `python -m pytest` runs pytest, not python
     for tok in tokens[1:]:
         if tok.startswith("-"):
             flagged = True

@@ -20,6 +20,7 @@ file that shrank or whose head changed is redone from scratch.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -180,6 +181,7 @@ def _forget(db: sqlite3.Connection, where: str, args: tuple[Any, ...]) -> None:
         db.execute("DELETE FROM turns WHERE id = ?", (r["id"],))
 
 
+@functools.lru_cache(maxsize=256)
 def project_name(cwd: str) -> str:
     """The project of a turn: its git top-level's name, else the last part of its cwd."""
     return paths.project_of(cwd) or os.path.basename(cwd.rstrip("/")) if cwd else ""
@@ -189,6 +191,9 @@ def _store(db: sqlite3.Connection, path: str, turn: transcript.Turn) -> int:
     if turn.kind not in KINDS or (not turn.text and not turn.tools):
         return 0
     session = turn.session_id or os.path.splitext(os.path.basename(path))[0]
+    if turn.uuid and db.execute("SELECT 1 FROM turns WHERE uuid = ? AND session = ? AND file != ?",
+                                (turn.uuid, session, path)).fetchone():
+        return 0  # a copy of a transcript already indexed (or a resumed session replaying it)
     tool_text = "\n".join(f"$ {t.command}" if t.command else f"[{t.name}] {' '.join(t.paths)}".strip() for t in turn.tools)
     text = "\n".join(p for p in (turn.text, tool_text) if p)
     cur = db.execute("INSERT INTO turns (file, session, uuid, line, role, kind, time, project, cwd, text) "
@@ -268,9 +273,11 @@ def around(repo: str, path_or_session: str, turn_uuid: str | None = None, contex
     turns = turns_of(repo, session)
     if not turn_uuid:
         return turns
-    at = next((i for i, t in enumerate(turns) if t["uuid"] == turn_uuid or t["uuid"].startswith(turn_uuid)), None)
+    matches = [i for i, t in enumerate(turns) if t["uuid"] == turn_uuid]
+    matches = matches or [i for i, t in enumerate(turns) if t["uuid"].startswith(turn_uuid)]
+    at = matches[0] if len(matches) == 1 else None
     if at is None:
-        raise CacheError(f"session {session} has no indexed turn {turn_uuid!r}",
+        raise CacheError(f"session {session} has no indexed turn {turn_uuid!r}" + (" (prefix not unique)" if matches else ""),
                          hint=f"run `memrepo transcript {session}` to list its turns")
     out = turns[max(0, at - context): at + context + 1]
     for t in out:
