@@ -29,6 +29,7 @@ import re
 from typing import IO, Any, Iterator
 
 from memrepo import redact
+from memrepo.transcript_tail import strip_tag
 
 MAX_LINE_BYTES = 8 * 1024 * 1024  # a longer line (a pasted image) is skipped without being held
 MAX_TEXT_CHARS = 20000  # per turn; the rest is cut with a marker
@@ -100,24 +101,6 @@ class Turn:
 
     def __repr__(self) -> str:
         return f"Turn({self.line}, {self.role}/{self.kind}, {self.text[:40]!r})"
-
-
-def strip_tag(text: str, tag: str) -> str:
-    """Remove every `<tag>…</tag>` span; an unclosed one runs to the end. Linear time."""
-    opening, closing = f"<{tag}>", f"</{tag}>"
-    start = text.find(opening)
-    if start < 0:
-        return text
-    kept, pos = [], 0
-    while start >= 0:
-        kept.append(text[pos:start])
-        end = text.find(closing, start + len(opening))
-        if end < 0:
-            return "".join(kept)
-        pos = end + len(closing)
-        start = text.find(opening, pos)
-    kept.append(text[pos:])
-    return "".join(kept)
 
 
 def clean(text: str) -> str:

@@ -189,12 +189,16 @@ def _block_text(block: object) -> str:
 
 def _strip_injected(text: str) -> str:
     for tag in _INJECTED_TAGS:
-        text = _strip_tag(text, "<" + tag + ">", "</" + tag + ">")
+        text = strip_tag(text, tag)
     return text
 
 
-def _strip_tag(text: str, opening: str, closing: str) -> str:
-    """Remove every opening…closing span (an unclosed one runs to the end), in linear time."""
+def strip_tag(text: str, tag: str) -> str:
+    """Remove every `<tag>…</tag>` span (an unclosed one runs to the end), in linear time.
+
+    Shared with the full transcript reader; it lives here because this module is stdlib-light.
+    """
+    opening, closing = f"<{tag}>", f"</{tag}>"
     start = text.find(opening)
     if start < 0:
         return text
