@@ -190,7 +190,10 @@ def stored(note: notes.Note, keep_model: bool) -> list[Candidate]:
             continue
         by = item.get("by", "user")
         if by == "user" or (by == "model" and keep_model):
-            out.append(Candidate(item.get("probe"), item.get("args"), "user" if by == "user" else "model"))
+            args = item.get("args")
+            # A malformed stored claim is kept as written and refused by validation like any other.
+            out.append(Candidate(str(item.get("probe")), args if isinstance(args, dict) else {"": args},
+                                 "user" if by == "user" else "model"))
     return out
 
 

@@ -192,7 +192,8 @@ def _propose(run: _Run, loser: Note, winner: Note, trailers: dict[str, Any], dec
 
 
 def _model_pass(run: _Run, settings: dict[str, Any]) -> None:
-    section = settings.get("curate") if isinstance(settings.get("curate"), dict) else {}
+    _section = settings.get("curate")
+    section: dict[str, Any] = _section if isinstance(_section, dict) else {}
     limit = int(section.get("max_pairs", MAX_PAIRS))
     active = {i: n for i, n in run.memories.items() if tidy.is_active(n) and i not in run.dirty}
     for a_id, b_id in pairs.candidates(run.repo, active, limit, review.pairs_seen(run.repo)):

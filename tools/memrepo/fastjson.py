@@ -35,7 +35,7 @@ class _Context:
     memo: dict[str, Any] = {}
 
 
-_scan = _json.make_scanner(_Context()) if _json is not None else None
+_scan = _json.make_scanner(_Context()) if _json is not None else None  # type: ignore[arg-type]  # duck-typed decoder
 
 
 def loads(text: str) -> Any:

@@ -150,7 +150,8 @@ def _row(note: Note, rel: str, digest: str, st: os.stat_result, clean: Callable[
     m = note.meta
     cls = m["class"]
     half_life = m["half_life_days"] if "half_life_days" in m else spec.HALF_LIFE_DAYS.get(cls)
-    ver = m.get("verification") if isinstance(m.get("verification"), dict) else {}
+    _ver = m.get("verification")
+    ver: dict[str, Any] = _ver if isinstance(_ver, dict) else {}
     failed = ver.get("failed") or []
     reason = "; ".join(str(f) for f in failed) if isinstance(failed, list) else str(failed)
     created = str(m.get("created", ""))[:10]

@@ -203,7 +203,7 @@ def _settle(repo: str, running: str, job: dict[str, Any], error: str | None) -> 
 
 def drain(repo: str, handler: Callable[[str, dict[str, Any]], Any], kinds: tuple[str, ...] | None = None) -> list[Any]:
     """Run every ready job (the lock must be held); a job whose handler raises is retried later."""
-    results = []
+    results: list[Any] = []
     tried: set[str] = set()
     while True:
         ready = [p for p in pending(repo) if p not in tried]

@@ -53,7 +53,8 @@ def _answer(stdout: str) -> tuple[str, dict[str, int]]:
     except ValueError:
         return stdout, {}
     if isinstance(envelope, dict) and isinstance(envelope.get("result"), str):
-        usage = envelope.get("usage") if isinstance(envelope.get("usage"), dict) else {}
+        _usage = envelope.get("usage")
+        usage: dict[str, Any] = _usage if isinstance(_usage, dict) else {}
         tokens = {k: int(v) for k, v in usage.items() if k in ("input_tokens", "output_tokens") and isinstance(v, int)}
         if envelope.get("is_error"):
             raise ModelError(f"the model command reported an error: {envelope['result'][:200]}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from memrepo import gitcmd, gitops, hookwire, index, paths, spec
 from memrepo.errors import MemrepoError
@@ -70,7 +71,7 @@ def _uncommitted(root: str) -> list[str]:
     return gitcmd.split_z(out)
 
 
-def init(path: str) -> dict[str, object]:
+def init(path: str) -> dict[str, Any]:
     """Make `path` a memory repository: git init if needed, layout, hook wiring, first commit, index."""
     root = os.path.abspath(os.path.expanduser(path))
     created = gitops.init_repo(root)

@@ -91,7 +91,7 @@ def transcript_files(root: str) -> list[str]:
     root = os.path.abspath(os.path.expanduser(root))
     if os.path.isfile(root):
         return [root]
-    found = []
+    found: list[str] = []
     for dirpath, _, names in os.walk(root):
         found.extend(os.path.join(dirpath, n) for n in names if n.endswith(".jsonl"))
     return sorted(found)

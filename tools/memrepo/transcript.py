@@ -133,8 +133,10 @@ def _block_texts(content: Any) -> list[str]:
 
 
 def _tool_call(block: dict[str, Any]) -> ToolCall:
-    args = block.get("input") if isinstance(block.get("input"), dict) else {}
-    command = args.get("command") if isinstance(args.get("command"), str) else ""
+    _args = block.get("input")
+    args: dict[str, Any] = _args if isinstance(_args, dict) else {}
+    raw_command = args.get("command")
+    command = raw_command if isinstance(raw_command, str) else ""
     paths = [clean(args[k])[:MAX_TOOL_FIELD] for k in PATH_KEYS if isinstance(args.get(k), str) and args[k]]
     desc = args.get("description") or args.get("prompt") or args.get("pattern") or ""
     return ToolCall(str(block.get("id") or ""), str(block.get("name") or "?"), clean(command)[:MAX_TOOL_FIELD], paths,
@@ -230,7 +232,8 @@ def read_stream(fh: IO[bytes], start_line: int = 0, sidechains: bool = False, me
             continue
         if kind not in ("user", "assistant", "system") or (raw.get("isSidechain") and not sidechains):
             continue
-        message = raw.get("message") if isinstance(raw.get("message"), dict) else {}
+        _message = raw.get("message")
+        message: dict[str, Any] = _message if isinstance(_message, dict) else {}
         if kind == "assistant":
             mid = message.get("id")
             if pending is not None and mid and pending.message_id == mid:
@@ -258,7 +261,8 @@ def _other_turn(raw: dict[str, Any], kind: str, message: dict[str, Any], n: int,
     if kind == "system":
         if raw.get("subtype") != "compact_boundary":
             return None
-        md = raw.get("compactMetadata") if isinstance(raw.get("compactMetadata"), dict) else {}
+        _md = raw.get("compactMetadata")
+        md: dict[str, Any] = _md if isinstance(_md, dict) else {}
         return Turn(raw, "system", "compact_boundary", str(md.get("trigger") or ""), n)
     if raw.get("isMeta"):
         if not meta:

@@ -110,8 +110,10 @@ def _same(old: Any, new: Any) -> bool:
 def check_note(repo: str, note: notes.Note, settings: dict[str, Any], use_model: bool, today: str,
                result: MemoryResult) -> bool:
     """Extract, probe and restamp one note in memory; True when its front matter changed."""
-    providers = settings.get("providers") if isinstance(settings.get("providers"), dict) else {}
-    projects = settings.get("projects") if isinstance(settings.get("projects"), dict) else {}
+    _providers = settings.get("providers")
+    providers: dict[str, Any] = _providers if isinstance(_providers, dict) else {}
+    _projects = settings.get("projects")
+    projects: dict[str, Any] = _projects if isinstance(_projects, dict) else {}
     project = note.get("project") if isinstance(note.get("project"), str) else None
     extraction = claims.extract(repo, note, providers, use_model)
     ctx = probes.Context(projects, providers, project)

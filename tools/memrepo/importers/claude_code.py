@@ -99,7 +99,8 @@ def topic_note(path: str, key: str, listed: tuple[str, str] | None, project: str
     except (OSError, UnicodeDecodeError, ValueError, notes.ParseError, yaml.YAMLError) as exc:
         report.skip(path, f"unreadable front matter ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})")
         return None
-    nested = meta.get("metadata") if isinstance(meta.get("metadata"), dict) else {}
+    _nested = meta.get("metadata")
+    nested: dict[str, Any] = _nested if isinstance(_nested, dict) else {}
     kind = nested.get("type", meta.get("type"))
     if kind not in CLASS_OF:
         report.skip(path, f"unknown memory type {kind!r} (want one of {', '.join(CLASS_OF)})")
