@@ -43,3 +43,18 @@ def load(repo: str) -> dict[str, Any]:
 
 def get(repo: str, key: str, default: Any = None) -> Any:
     return load(repo).get(key, default)
+
+
+def project_roots(settings: dict[str, Any]) -> dict[str, str]:
+    """Each configured project's root on this machine, `~` expanded.
+
+    `projects` maps a memory's `project:` to its root, written either as a path or as
+    `{"root": path}`: `{"shop": "~/src/shop", "blog": {"root": "/srv/blog"}}`.
+    """
+    projects = settings.get("projects")
+    roots: dict[str, str] = {}
+    for name, value in projects.items() if isinstance(projects, dict) else []:
+        root = value.get("root") if isinstance(value, dict) else value
+        if isinstance(root, str) and root:
+            roots[str(name)] = os.path.expanduser(root)
+    return roots

@@ -73,13 +73,7 @@ def skill_md(draft: dict[str, Any]) -> str:
 
 def project_roots(repo: str) -> list[str]:
     """Roots of the projects configured on this machine (`projects: {name: path | {root: path}}`)."""
-    projects = config.get(repo, "projects", {})
-    roots = []
-    for value in projects.values() if isinstance(projects, dict) else []:
-        root = value.get("root") if isinstance(value, dict) else value
-        if isinstance(root, str) and root:
-            roots.append(os.path.realpath(os.path.expanduser(root)))
-    return roots
+    return [os.path.realpath(root) for root in config.project_roots(config.load(repo)).values()]
 
 
 def cited_paths(text: str) -> list[str]:

@@ -2,7 +2,7 @@
 
 Each finder looks at the memories as they stand and returns Changes (one memory each), which
 the curator commits one by one. No model, no guessing: a path is only reported missing when
-the memory's project has a root configured on this machine (`projects: {name: {root: path}}`
+the memory's project has a root configured on this machine (`projects: {name: path | {root: path}}`
 in memrepo.json or index/local.json) and that root exists, because a path that does not
 resolve here proves nothing elsewhere.
 """
@@ -119,10 +119,10 @@ def cited_paths(text: str) -> list[str]:
 
 def project_root(settings: dict[str, Any], project: Any) -> str | None:
     """The configured root of `project` on this machine, when it exists."""
-    projects = settings.get("projects")
-    entry = projects.get(project) if isinstance(projects, dict) and isinstance(project, str) else None
-    root = entry.get("root") if isinstance(entry, dict) else None
-    if not isinstance(root, str):
+    from memrepo.config import project_roots
+
+    root = project_roots(settings).get(project) if isinstance(project, str) else None
+    if root is None:
         return None
     root = os.path.abspath(os.path.expanduser(root))
     return root if os.path.isdir(root) else None

@@ -112,8 +112,7 @@ def check_note(repo: str, note: notes.Note, settings: dict[str, Any], use_model:
     """Extract, probe and restamp one note in memory; True when its front matter changed."""
     _providers = settings.get("providers")
     providers: dict[str, Any] = _providers if isinstance(_providers, dict) else {}
-    _projects = settings.get("projects")
-    projects: dict[str, Any] = _projects if isinstance(_projects, dict) else {}
+    projects = config.project_roots(settings)
     project = note.get("project") if isinstance(note.get("project"), str) else None
     extraction = claims.extract(repo, note, providers, use_model)
     ctx = probes.Context(projects, providers, project)

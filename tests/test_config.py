@@ -1,0 +1,38 @@
+"""Settings: memrepo.json (shared) under index/local.json (this machine), and project roots."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from memrepo import config
+from memrepo.errors import MemrepoError
+
+
+def write(repo: str, rel: str, data: object) -> None:
+    with open(os.path.join(repo, rel), "w", encoding="utf-8") as fh:
+        json.dump(data, fh)
+
+
+def test_local_settings_override_shared_ones_one_level_deep(repo: str) -> None:
+    write(repo, "memrepo.json", {"model_cmd": "shared", "projects": {"shop": "/srv/shop", "blog": "/srv/blog"}})
+    write(repo, "index/local.json", {"model_cmd": "mine", "projects": {"shop": {"root": "~/src/shop"}}})
+    settings = config.load(repo)
+    assert settings["model_cmd"] == "mine"
+    assert config.project_roots(settings) == {"shop": os.path.expanduser("~/src/shop"), "blog": "/srv/blog"}
+
+
+@pytest.mark.parametrize("content, message", [("{nope", "is not valid JSON"), ("[1, 2]", "must hold a JSON object")])
+def test_broken_settings_name_the_file_and_the_fix(repo: str, content: str, message: str) -> None:
+    with open(os.path.join(repo, "memrepo.json"), "w", encoding="utf-8") as fh:
+        fh.write(content)
+    with pytest.raises(MemrepoError, match=message) as err:
+        config.load(repo)
+    assert err.value.hint
+
+
+def test_project_roots_ignore_malformed_entries() -> None:
+    assert config.project_roots({"projects": {"a": 3, "b": {"root": ""}, "c": {"path": "/x"}, "d": "/d"}}) == {"d": "/d"}
+    assert config.project_roots({"projects": ["not", "a", "mapping"]}) == {}
