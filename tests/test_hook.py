@@ -169,3 +169,16 @@ def test_session_start_on_first_use_creates_the_default_repository(tmp_path: str
         time.sleep(0.2)
     assert json.load(open(status_file))["state"] == "done"
     assert os.path.isdir(os.path.join(target, ".git")) and os.path.isdir(os.path.join(target, "memory"))
+
+
+@pytest.mark.parametrize("name, payload", [
+    ("user_prompt_submit", event("it's friday 17:00, can I still ship this hotfix to production?")),
+    ("stop", json.dumps({"hook_event_name": "Stop", "session_id": "s-1", "transcript_path": "/nonexistent.jsonl"})),
+    ("session_end", json.dumps({"hook_event_name": "SessionEnd", "session_id": "s-1", "transcript_path": "/nonexistent.jsonl"})),
+])
+def test_hooks_stand_aside_inside_memrepos_own_model_call(store: str, name: str, payload: str) -> None:
+    # The model command is `claude -p` with these hooks: recalling into the capture prompt or
+    # capturing the capture session would loop (and spend the user's quota).
+    proc = hook(name, payload, store, MEMREPO_PASS="capture")
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
+    assert not os.path.exists(os.path.join(store, "index", "jobs")) or not os.listdir(os.path.join(store, "index", "jobs"))

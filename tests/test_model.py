@@ -88,3 +88,11 @@ def test_command_precedence(repo: str, monkeypatch: pytest.MonkeyPatch) -> None:
     assert model.command(repo) == ["my-model", "--fast"]
     monkeypatch.setenv("MEMREPO_MODEL_CMD", "other")
     assert model.command(repo) == ["other"]
+
+
+def test_the_model_command_knows_it_runs_for_a_pass(repo: str, fake, tmp_path) -> None:
+    # memrepo's own hooks inside a `claude -p` model session read this and stand aside.
+    fake({"contains": "q", "reply": {"winner": "a", "confidence": 0.9}})
+    model.ask_json(repo, "capture", "q", VERDICT)
+    (call,) = [json.loads(line) for line in open(tmp_path / "calls.jsonl")]
+    assert call["memrepo_pass"] == "capture"

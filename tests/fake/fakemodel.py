@@ -20,7 +20,7 @@ def main() -> int:
     log = os.environ.get("FAKE_MODEL_LOG")
     if log:
         with open(log, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps({"prompt": prompt}) + "\n")
+            fh.write(json.dumps({"prompt": prompt, "memrepo_pass": os.environ.get("MEMREPO_PASS")}) + "\n")
     rules = []
     if os.environ.get("FAKE_MODEL_RULES"):
         with open(os.environ["FAKE_MODEL_RULES"], encoding="utf-8") as fh:

@@ -6,6 +6,7 @@ user's prompt is never blocked or delayed by memrepo.
 
 from __future__ import annotations
 
+import os
 import sys
 
 from memrepo import fastjson
@@ -18,6 +19,8 @@ if TYPE_CHECKING:
 MAX_STDIN = 8 * 1024 * 1024
 # Claude Code replaces a value over 10,000 characters by a 2,000-character preview.
 MAX_CONTEXT = 9000
+# Set by model.call for the model command of an offline pass (see there).
+PASS_ENV = "MEMREPO_PASS"
 
 
 def read_event() -> dict[str, Any]:
@@ -44,6 +47,11 @@ def emit_context(event_name: str, text: str) -> None:
 
 def run(name: str, handler: Callable[[dict[str, Any]], str | None]) -> int:
     """Read the event, call handler, print its context; on any error, one stderr line and exit 0."""
+    if os.environ.get(PASS_ENV):
+        # The default model command is `claude -p`, a Claude Code session with these same hooks.
+        # Inside memrepo's own model call they stay out: no memories recalled into a capture
+        # prompt, and no capture of the capture session (which would call the model again, forever).
+        return 0
     try:
         event = read_event()
         text = handler(event)

@@ -68,7 +68,9 @@ def call(repo: str, pass_name: str, prompt: str, timeout: float = TIMEOUT) -> st
     start = time.perf_counter()
     entry: dict[str, Any] = {"t": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "pass": pass_name, "cmd": args[0]}
     try:
-        proc = subprocess.run(args, input=prompt, capture_output=True, text=True, timeout=timeout)
+        # MEMREPO_PASS tells memrepo's own hooks in a `claude -p` model session to stand aside.
+        env = dict(os.environ, MEMREPO_PASS=pass_name)
+        proc = subprocess.run(args, input=prompt, capture_output=True, text=True, timeout=timeout, env=env)
     except FileNotFoundError:
         raise ModelError(f"model command not found: {args[0]}", hint=f"install it, or set {ENV_CMD}") from None
     except subprocess.TimeoutExpired:
