@@ -138,19 +138,24 @@ def test_install_claude_command_entry_behaves_like_the_plugin_hook(store: str) -
     assert b"friday-freeze" in proc.stdout and proc.returncode == 0
 
 
-def test_session_start_returns_at_once_and_refreshes_in_the_background(store: str) -> None:
-    os.remove(os.path.join(store, "index", "memrepo.sqlite3"))
-    proc = hook("session_start", json.dumps({"hook_event_name": "SessionStart", "source": "startup"}), store)
-    assert (proc.returncode, proc.stdout) == (0, b"")
+def wait_for_bootstrap(repo: str, seconds: float = 90) -> dict:
+    """The detached worker's last report, once it is done or failed (or when time runs out)."""
     import time
 
-    deadline = time.time() + 60
-    status_file = os.path.join(store, "index", "bootstrap.json")
+    status_file = os.path.join(repo, "index", "bootstrap.json")
+    deadline = time.time() + seconds
     while time.time() < deadline:
         if os.path.exists(status_file) and json.load(open(status_file)).get("state") in ("done", "failed"):
             break
         time.sleep(0.2)
-    status = json.load(open(status_file))
+    return dict(json.load(open(status_file))) if os.path.exists(status_file) else {"state": "missing"}
+
+
+def test_session_start_returns_at_once_and_refreshes_in_the_background(store: str) -> None:
+    os.remove(os.path.join(store, "index", "memrepo.sqlite3"))
+    proc = hook("session_start", json.dumps({"hook_event_name": "SessionStart", "source": "startup"}), store)
+    assert (proc.returncode, proc.stdout) == (0, b"")
+    status = wait_for_bootstrap(store)
     assert status["state"] == "done", status
     assert index.status(store)["count"] == 2
 
@@ -159,15 +164,8 @@ def test_session_start_on_first_use_creates_the_default_repository(tmp_path: str
     target = str(tmp_path / "fresh")
     proc = hook("session_start", json.dumps({"hook_event_name": "SessionStart", "source": "startup"}), target)
     assert (proc.returncode, proc.stdout) == (0, b"")
-    import time
-
-    deadline = time.time() + 90
-    status_file = os.path.join(target, "index", "bootstrap.json")
-    while time.time() < deadline:
-        if os.path.exists(status_file) and json.load(open(status_file)).get("state") in ("done", "failed"):
-            break
-        time.sleep(0.2)
-    assert json.load(open(status_file))["state"] == "done"
+    status = wait_for_bootstrap(target)
+    assert status["state"] == "done", status
     assert os.path.isdir(os.path.join(target, ".git")) and os.path.isdir(os.path.join(target, "memory"))
 
 

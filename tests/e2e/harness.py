@@ -244,45 +244,14 @@ def run_claude(
 
     seen = len(fake_api.requests)
     try:
-        proc = subprocess.Popen(
-            cmd,
-            cwd=os.fspath(cwd),
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,
-        )
-        try:
-            out, err = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            _kill_tree(proc.pid)
-            try:
-                out, err = proc.communicate(timeout=10)
-            except subprocess.TimeoutExpired:  # a stray process still holds the pipes
-                out, err = "", ""
-                for stream in (proc.stdout, proc.stderr):
-                    if stream is not None:
-                        stream.close()
-                proc.wait()
-            exc = subprocess.TimeoutExpired(cmd, timeout, output=out, stderr=err)
-            exc.requests = fake_api.requests[seen:]  # type: ignore[attr-defined]
-            raise exc from None
-        finally:
-            if proc.poll() is None:  # an exception other than the timeout
-                _kill_tree(proc.pid)
-                proc.wait()
-            else:
-                # Whatever claude left in its own process group goes too.
-                _signal(proc.pid, signal.SIGKILL, group=True)
+        proc = _run_tree(cmd, cwd, env, timeout)
+    except subprocess.TimeoutExpired as exc:
+        exc.requests = fake_api.requests[seen:]  # type: ignore[attr-defined]
+        raise
     finally:
         if tmp is not None:
             tmp.cleanup()
-    return (
-        subprocess.CompletedProcess(cmd, proc.returncode, out, err),
-        fake_api.requests[seen:],
-    )
+    return proc, fake_api.requests[seen:]
 
 
 def result_json(proc: subprocess.CompletedProcess[str]) -> dict[str, Any]:
@@ -419,23 +388,24 @@ def run_claude_command(
     home_dir.mkdir(parents=True, exist_ok=True)
     config_dir.mkdir(parents=True, exist_ok=True)
     env = claude_env(fake_api, home_dir, config_dir, env_extra)
-    proc = subprocess.Popen(
-        cmd,
-        cwd=os.fspath(cwd),
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
+    return _run_tree(cmd, cwd, env, timeout)
+
+
+def _run_tree(cmd: list[str], cwd: Any, env: dict[str, str], timeout: float) -> subprocess.CompletedProcess[str]:
+    """Run cmd in its own process group; on timeout (or any error) kill its whole tree.
+
+    Raises subprocess.TimeoutExpired with whatever output there was. Whatever claude leaves in
+    its own process group is killed too; a worker that detached itself with setsid is not.
+    """
+    proc = subprocess.Popen(cmd, cwd=os.fspath(cwd), env=env, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         _kill_tree(proc.pid)
         try:
             out, err = proc.communicate(timeout=10)
-        except subprocess.TimeoutExpired:
+        except subprocess.TimeoutExpired:  # a stray process still holds the pipes
             out, err = "", ""
             for stream in (proc.stdout, proc.stderr):
                 if stream is not None:
@@ -443,7 +413,7 @@ def run_claude_command(
             proc.wait()
         raise subprocess.TimeoutExpired(cmd, timeout, output=out, stderr=err) from None
     finally:
-        if proc.poll() is None:
+        if proc.poll() is None:  # an exception other than the timeout
             _kill_tree(proc.pid)
             proc.wait()
         else:
