@@ -2,10 +2,15 @@
 
 Standard library only; finds the memrepo package in the plugin's tools/ directory.
 """
-import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools"))
+if sys.platform == "win32":  # pragma: no cover
+    import os
+
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools"))
+else:
+    # __file__ is absolute (Python 3.9+); no `import os` on the prompt path (see memrepo/lightos.py).
+    sys.path.insert(0, __file__.rsplit("/", 2)[0] + "/tools")
 
 try:
     from memrepo import hookio, recall

@@ -131,6 +131,25 @@ def test_hook_loads_no_heavy_module(store: str, name: str, tmp_path: str) -> Non
     assert sorted(m for m in loaded if m.split(".")[0] in HEAVY) == []
 
 
+# Modules whose import is a measurable share of the hook's budget (issue 3: <= 1.5x a bare
+# interpreter start): `os` (~1 ms with collections.abc), functools + collections (~3 ms, which
+# CPython's _sqlite3 asks for), json/re/typing/datetime and the sqlite3 package.
+SLOW = {"os", "functools", "collections", "json", "re", "typing", "datetime", "sqlite3", "__future__",
+        "pathlib", "dataclasses", "hashlib", "unicodedata"}
+
+
+def test_recall_hook_as_launched_loads_only_what_it_needs(store: str) -> None:
+    # Exactly as hooks/run starts it (python -I -S); -X importtime names every module imported.
+    env = dict(os.environ, MEMREPO_DIR=store)
+    proc = subprocess.run([sys.executable, "-I", "-S", "-X", "importtime", os.path.join(ROOT, "hooks", "user_prompt_submit.py")],
+                          input=event("can I deploy to production on friday afternoon?").encode(),
+                          capture_output=True, env=env, timeout=30)
+    assert proc.returncode == 0 and b"friday-freeze" in proc.stdout, proc.stderr
+    loaded = {row.rsplit("|", 1)[-1].strip() for row in proc.stderr.decode().splitlines() if row.startswith("import time:")}
+    assert {"memrepo.search", "_sqlite3"} <= loaded  # the prompt reached the index
+    assert sorted(m for m in loaded if m in SLOW or m.split(".")[0] in HEAVY) == []
+
+
 def test_install_claude_command_entry_behaves_like_the_plugin_hook(store: str) -> None:
     env = dict(os.environ, MEMREPO_DIR=store)
     proc = subprocess.run([sys.executable, "-I", "-m", "memrepo.hookio", "UserPromptSubmit"],

@@ -84,3 +84,12 @@ def test_import_is_cheap() -> None:
     best = min(self_time() for _ in range(3))
     print(f"memrepo.lexicon self import time: {best} us")
     assert best < 2000, best
+
+
+def test_membership_is_exact_word_match() -> None:
+    # The words are kept as one string; membership must still mean "one of the words".
+    words = list(COMMON)
+    assert len(words) == len(COMMON) and all(w in COMMON for w in words)
+    assert "about" in COMMON and "above" in COMMON
+    for probe in ("bout", "abou", "about above", " about", "about ", "", "ABOUT", None, 3):
+        assert probe not in COMMON, probe

@@ -5,8 +5,6 @@ and string encoder in `_json` do the same work without them. Falls back to `json
 `_json` is missing.
 """
 
-from __future__ import annotations
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -32,13 +30,13 @@ class _Context:
     parse_float = float
     parse_int = int
     parse_constant = staticmethod(_CONSTANTS.__getitem__)
-    memo: dict[str, Any] = {}
+    memo: "dict[str, Any]" = {}
 
 
 _scan = _json.make_scanner(_Context()) if _json is not None else None  # type: ignore[arg-type]  # duck-typed decoder
 
 
-def loads(text: str) -> Any:
+def loads(text: str) -> "Any":
     """Parse a JSON document (a str); raises ValueError on anything that is not exactly one value."""
     if not isinstance(text, str):
         raise ValueError(f"JSON text must be str, not {type(text).__name__}")
@@ -58,7 +56,7 @@ def loads(text: str) -> Any:
     return value
 
 
-def dumps(value: Any) -> str:
+def dumps(value: "Any") -> str:
     """Serialize dicts, lists, strings, numbers, booleans and None (non-ASCII kept as is)."""
     if _ENCODE is None:  # pragma: no cover
         import json
@@ -69,7 +67,7 @@ def dumps(value: Any) -> str:
     return "".join(parts)
 
 
-def _emit(value: Any, out: list[str]) -> None:
+def _emit(value: "Any", out: list[str]) -> None:
     if isinstance(value, str):
         out.append(_ENCODE(value))
     elif value is None:

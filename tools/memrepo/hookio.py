@@ -4,12 +4,9 @@ A hook that hits any error writes one line to stderr and exits 0 with no output,
 user's prompt is never blocked or delayed by memrepo.
 """
 
-from __future__ import annotations
-
-import os
 import sys
 
-from memrepo import fastjson
+from memrepo import fastjson, lightos
 
 TYPE_CHECKING = False
 
@@ -23,7 +20,7 @@ MAX_CONTEXT = 9000
 PASS_ENV = "MEMREPO_PASS"
 
 
-def read_event() -> dict[str, Any]:
+def read_event() -> "dict[str, Any]":
     """The hook's stdin as a JSON object; raises ValueError on anything else."""
     data = sys.stdin.buffer.read(MAX_STDIN + 1)
     if len(data) > MAX_STDIN:
@@ -45,9 +42,9 @@ def emit_context(event_name: str, text: str) -> None:
     sys.stdout.flush()
 
 
-def run(name: str, handler: Callable[[dict[str, Any]], str | None]) -> int:
+def run(name: str, handler: "Callable[[dict[str, Any]], str | None]") -> int:
     """Read the event, call handler, print its context; on any error, one stderr line and exit 0."""
-    if os.environ.get(PASS_ENV):
+    if lightos.getenv(PASS_ENV):
         # The default model command is `claude -p`, a Claude Code session with these same hooks.
         # Inside memrepo's own model call they stay out: no memories recalled into a capture
         # prompt, and no capture of the capture session (which would call the model again, forever).

@@ -6,8 +6,6 @@ English and Portuguese. A prompt with no subject left gets no terms: silence is 
 the filler lexicon, never by length.
 """
 
-from __future__ import annotations
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import re
@@ -35,7 +33,7 @@ _SOURCES = {
         r"|(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|FATAL|CRITICAL)(?::|[ \t]+[\[\d-]))"
     ),
 }
-_compiled: dict[str, re.Pattern[str]] = {}
+_compiled: "dict[str, re.Pattern[str]]" = {}
 
 _LOG_WORDS = frozenset(
     "TRACE DEBUG INFO NOTICE WARN WARNING ERROR FATAL CRITICAL "
@@ -257,7 +255,7 @@ def _squeeze(tok: str, keep: int) -> str:
     return "".join(out)
 
 
-def _pattern(name: str) -> re.Pattern[str]:
+def _pattern(name: str) -> "re.Pattern[str]":
     pattern = _compiled.get(name)
     if pattern is None:
         import re  # only for prompts that hold a pattern's trigger: most never load it
@@ -302,7 +300,7 @@ def _pasted_kind(line: str) -> bool | None:
     return None
 
 
-def _url_words(match: re.Match[str]) -> str:
+def _url_words(match: "re.Match[str]") -> str:
     url = match.group(0).rstrip(".,;:!?)]}")
     rest = url.split("://", 1)[-1].split("?", 1)[0].split("#", 1)[0]
     host, _, path = rest.partition("/")
@@ -348,7 +346,7 @@ def _may_hold_blob(word: str) -> bool:
     return len(word) >= 100 or (len(word) >= 16 and any(ch.isdigit() for ch in word))
 
 
-def _drop_blob(match: re.Match[str]) -> str:
+def _drop_blob(match: "re.Match[str]") -> str:
     blob = match.group(0)
     core = blob.rstrip("=").replace("-", "")
     if len(core) >= 12 and _is_hex(core) and not core.isalpha() and not core.isdigit():

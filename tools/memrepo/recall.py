@@ -4,12 +4,9 @@ Runs before every prompt, from the UserPromptSubmit hook and from `memrepo recal
 through `decide`, so the shell shows exactly what the hook would inject.
 """
 
-from __future__ import annotations
-
-import os
 import time
 
-from memrepo import fastjson, paths, query
+from memrepo import fastjson, lightos, paths, query
 
 TYPE_CHECKING = False
 
@@ -31,7 +28,7 @@ class Decision:
     __slots__ = ("hits", "terms", "context_terms", "silent", "ms")
 
     def __init__(self) -> None:
-        self.hits: list[search.Hit] = []
+        self.hits: "list[search.Hit]" = []
         self.terms: tuple[str, ...] = ()
         self.context_terms: tuple[str, ...] = ()
         self.silent: str | None = None
@@ -45,7 +42,7 @@ def weigh(words: tuple[str, ...] | list[str], weight: float) -> list[tuple[str, 
     return [(w, weight * COMMON_WEIGHT if w in COMMON else weight) for w in words]
 
 
-def decide(repo: str, prompt: str, cwd: str | None = None, previous: Any = "",
+def decide(repo: str, prompt: str, cwd: str | None = None, previous: "Any" = "",
            today: float | None = None, project: str | None = None) -> Decision:
     """What recall injects for `prompt`; `previous` is the last turn's text (or a function giving it).
 
@@ -79,7 +76,7 @@ def decide(repo: str, prompt: str, cwd: str | None = None, previous: Any = "",
     return d
 
 
-def format_context(hits: list[search.Hit]) -> str:
+def format_context(hits: "list[search.Hit]") -> str:
     """The injected text: facts, fenced as reference data, one line per memory."""
     if not hits:
         return ""
@@ -107,7 +104,7 @@ def _hash(text: str) -> str:
 def log_decision(repo: str, prompt: str, d: Decision, session: str | None = None) -> None:
     """Append one JSON line per decision to index/recall-log.jsonl (local only; the prompt is hashed)."""
     path = paths.recall_log(repo)
-    entry: dict[str, Any] = {
+    entry: "dict[str, Any]" = {
         "t": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "prompt_sha": _hash(prompt),
         "terms": list(d.terms),
@@ -119,19 +116,19 @@ def log_decision(repo: str, prompt: str, d: Decision, session: str | None = None
     if session:
         entry["session"] = session
     try:
-        if os.path.getsize(path) > MAX_LOG_BYTES:
-            os.replace(path, path + ".1")
+        if lightos.stat(path).st_size > MAX_LOG_BYTES:
+            lightos.replace(path, path + ".1")
     except OSError:
         pass
     line = (fastjson.dumps(entry) + "\n").encode("utf-8", "surrogatepass")
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    fd = lightos.open_fd(path, lightos.O_WRONLY | lightos.O_APPEND | lightos.O_CREAT, 0o600)
     try:
-        os.write(fd, line)
+        lightos.write(fd, line)
     finally:
-        os.close(fd)
+        lightos.close(fd)
 
 
-def read_log(repo: str, limit: int = 20) -> list[dict[str, Any]]:
+def read_log(repo: str, limit: int = 20) -> "list[dict[str, Any]]":
     """The newest `limit` decisions, newest first."""
     try:
         with open(paths.recall_log(repo), encoding="utf-8") as fh:
@@ -147,19 +144,23 @@ def read_log(repo: str, limit: int = 20) -> list[dict[str, Any]]:
     return out
 
 
-def on_prompt(event: dict[str, Any]) -> str:
-    """UserPromptSubmit: the context to inject, or "" for silence. Never touches git or builds an index."""
-    from memrepo import transcript_tail
+def _previous_turn(transcript_path: str, prompt: str) -> str:
+    from memrepo import transcript_tail  # only for a follow-up that leans on the previous turn
 
+    return transcript_tail.previous_turn(transcript_path, prompt)
+
+
+def on_prompt(event: "dict[str, Any]") -> str:
+    """UserPromptSubmit: the context to inject, or "" for silence. Never touches git or builds an index."""
     prompt = event.get("prompt")
     if not isinstance(prompt, str):
         raise ValueError("no prompt in the event")
     repo = paths.memory_repo()
     db_path = paths.index_db(repo)
-    if not os.path.exists(db_path):
+    if not lightos.exists(db_path):
         raise FileNotFoundError(f"no index at {db_path}; run `memrepo index --rebuild`")
     tpath = event.get("transcript_path")
-    previous = (lambda: transcript_tail.previous_turn(tpath, prompt)) if isinstance(tpath, str) and tpath else ""
+    previous = (lambda: _previous_turn(tpath, prompt)) if isinstance(tpath, str) and tpath else ""
     cwd = event.get("cwd") if isinstance(event.get("cwd"), str) else None
     d = decide(repo, prompt, cwd=cwd, previous=previous)
     session = event.get("session_id") if isinstance(event.get("session_id"), str) else None

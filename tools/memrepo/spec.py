@@ -1,7 +1,5 @@
 """The memory file format's fixed vocabulary (stdlib only: the hot path reads it)."""
 
-from __future__ import annotations
-
 KEY_ORDER = (
     "id",
     "title",

@@ -6,9 +6,9 @@ end of the file and never the whole transcript, and any error yields "" (hooks f
 
 from __future__ import annotations
 
-from memrepo import fastjson
-import os
 import stat
+
+from memrepo import fastjson, lightos
 
 # `typing` stays unloaded at runtime; mypy treats this name as always true.
 TYPE_CHECKING = False
@@ -67,10 +67,10 @@ def previous_turn(
 
 def _tail_lines(path: str, max_bytes: int) -> list[bytes]:
     """Complete lines in the last `max_bytes` of a regular file (a FIFO would block)."""
-    if max_bytes <= 0 or not stat.S_ISREG(os.stat(path).st_mode):
+    if max_bytes <= 0 or not stat.S_ISREG(lightos.stat(path).st_mode):
         return []
     with open(path, "rb") as f:
-        size = os.fstat(f.fileno()).st_size
+        size = lightos.fstat(f.fileno()).st_size
         start = max(0, size - max_bytes)
         if start == 0:
             return f.read(max_bytes).split(b"\n")
