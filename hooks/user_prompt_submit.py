@@ -2,7 +2,11 @@
 
 Standard library only; finds the memrepo package in the plugin's tools/ directory.
 """
+import gc
 import sys
+
+# A hook process lives for one prompt: collecting garbage while modules load is wasted work.
+gc.disable()
 
 if sys.platform == "win32":  # pragma: no cover
     import os
@@ -18,4 +22,4 @@ except BaseException as exc:  # noqa: BLE001 — fail open even when the package
     sys.stderr.write(f"memrepo UserPromptSubmit: cannot load memrepo: {exc}\n")
     raise SystemExit(0)
 
-raise SystemExit(hookio.run("UserPromptSubmit", recall.on_prompt))
+hookio.exit_now(hookio.run("UserPromptSubmit", recall.on_prompt))

@@ -11,7 +11,7 @@ from memrepo import fastjson, lightos
 TYPE_CHECKING = False
 
 if TYPE_CHECKING:
-    from typing import Any, Callable
+    from typing import Any, Callable, NoReturn
 
 MAX_STDIN = 8 * 1024 * 1024
 # Claude Code replaces a value over 10,000 characters by a 2,000-character preview.
@@ -63,6 +63,22 @@ def run(name: str, handler: "Callable[[dict[str, Any]], str | None]") -> int:
     return 0
 
 
+def exit_now(code: int) -> "NoReturn":
+    """End a hook process at once: flush what it printed, then skip the interpreter's teardown.
+
+    A hook process lives for one event. Tearing down the interpreter (freeing every module,
+    a last garbage collection) is ~15% of a recall hook's instructions and buys nothing: the
+    hooks close their files and the index connection themselves. Only for hook entry points,
+    never in a process that goes on (tests, the CLI).
+    """
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BaseException:  # noqa: BLE001 — a closed pipe: nothing more to say
+            pass
+    lightos._exit(code)
+
+
 def main(argv: list[str] | None = None) -> int:
     """`python -I -m memrepo.hookio EVENT`: the entry `memrepo install claude` registers."""
     args = sys.argv[1:] if argv is None else argv
@@ -88,4 +104,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    exit_now(main())

@@ -95,6 +95,7 @@ replace = _os.replace
 open_fd = _os.open
 write = _os.write
 close = _os.close
+_exit = _os._exit
 O_WRONLY = _os.O_WRONLY
 O_APPEND = _os.O_APPEND
 O_CREAT = _os.O_CREAT

@@ -141,13 +141,6 @@ def _marks(n: int) -> str:
     return ",".join("?" * n)
 
 
-def _dfs(db: "sqlite3.Connection", terms: list[str], cap: int) -> dict[str, int]:
-    """How many memories hold each term, counted up to cap + 1 (bounded walks), in one statement."""
-    one = "(SELECT count(*) FROM (SELECT 1 FROM fts WHERE fts MATCH ? LIMIT ?))"
-    row = db.execute("SELECT " + ", ".join([one] * len(terms)), [x for t in terms for x in (quote(t), cap + 1)]).fetchone()
-    return {t: int(v) for t, v in zip(terms, row)}
-
-
 def _idf(df: int, n: int) -> float:
     """A smoothed idf that stays positive when a term is in most memories (a store of five must work).
 
@@ -162,21 +155,28 @@ def _fts_idf(df: int, n: int) -> float:
 
 
 class Lookups:
-    """What one statement tells about the query's words: store size, technology words, projects named."""
+    """What one statement tells about the query's words: the store's size, which words only name
+    technologies, which name projects, and how many memories hold each word, counted up to
+    the common-word cap + 1 (bounded walks)."""
 
-    __slots__ = ("n", "tech", "projects")
+    __slots__ = ("n", "tech", "projects", "dfs")
 
     def __init__(self, db: "sqlite3.Connection", words: list[str]) -> None:
         marks = _marks(len(words))
-        sql = ("SELECT 'n', value FROM meta WHERE key = 'count'"
-               f" UNION ALL SELECT 't', word FROM techwords WHERE word IN ({marks})"
-               f" UNION ALL SELECT DISTINCT 'p', project FROM memories WHERE project IN ({marks})")
-        rows = db.execute(sql, words + words).fetchall()
-        counts = [int(v) for k, v in rows if k == "n"]
-        # An index without the recorded count (older build in progress) still answers, by a scan.
-        self.n = counts[0] if counts else int(db.execute("SELECT count(*) FROM memories").fetchone()[0])
-        self.tech = {v for k, v in rows if k == "t"}
-        self.projects = {v for k, v in rows if k == "p"}
+        # An index without the recorded count (an older build in progress) still answers, by a scan.
+        size = ("WITH c(n) AS (SELECT coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'count'),"
+                " (SELECT count(*) FROM memories))) ")
+        cap = f"(SELECT max({COMMON_DF_MIN}, CAST(n * {COMMON_DF_SHARE} AS INTEGER)) + 1 FROM c)"
+        held = [f" UNION ALL SELECT 'd', {i}, (SELECT count(*) FROM (SELECT 1 FROM fts WHERE fts MATCH ? LIMIT {cap}))"
+                for i in range(len(words))]
+        sql = (size + "SELECT 'n', NULL, n FROM c"
+               f" UNION ALL SELECT 't', word, NULL FROM techwords WHERE word IN ({marks})"
+               f" UNION ALL SELECT DISTINCT 'p', project, NULL FROM memories WHERE project IN ({marks})" + "".join(held))
+        rows = db.execute(sql, words + words + [quote(w) for w in words]).fetchall()
+        self.n = next(int(v) for k, _, v in rows if k == "n")
+        self.tech = {w for k, w, _ in rows if k == "t"}
+        self.projects = {w for k, w, _ in rows if k == "p"}
+        self.dfs = {words[i]: int(v) for k, i, v in rows if k == "d"}
 
 
 def _candidates(db: "sqlite3.Connection", terms: list[str], limit: int) -> list[int]:
@@ -218,9 +218,10 @@ def _term_hits(db: "sqlite3.Connection", terms: list[str], rowids: list[int],
 class Evidence:
     """How one memory matched: weighted relevance and the share of the query it explains."""
 
-    __slots__ = ("relevance", "coverage", "own")
+    __slots__ = ("relevance", "coverage", "own", "row")
 
-    def __init__(self) -> None:
+    def __init__(self, row: tuple) -> None:  # type: ignore[type-arg]
+        self.row = row  # (rowid, n_entities, *_COLUMNS)
         self.relevance = 0.0
         self.coverage = 0.0
         self.own = False  # matched one of the prompt's own terms, not only the previous turn's
@@ -244,7 +245,7 @@ def relevance(db: "sqlite3.Connection", terms: list[tuple[str, float]], limit: i
     n = facts.n
     cap = max(COMMON_DF_MIN, int(n * COMMON_DF_SHARE))
     terms = [(t, w * TECH_WEIGHT if t in facts.tech else w) for t, w in terms]
-    dfs = _dfs(db, [t for t, _ in terms], cap)
+    dfs = facts.dfs
     idf = {t: _idf(dfs[t], n) for t in dfs}
     mass = sum(w * idf[t] for t, w in terms) or 1.0
     active = [(t, w) for t, w in terms if 0 < dfs[t] <= cap]
@@ -252,14 +253,14 @@ def relevance(db: "sqlite3.Connection", terms: list[tuple[str, float]], limit: i
     if not rowids:
         return {}
     norm = math.log(max(n, 2) + 1.0)
-    hubs = dict(db.execute(f"SELECT rowid, n_entities FROM memories WHERE rowid IN ({_marks(len(rowids))})", rowids))
-    found = {r: Evidence() for r in rowids}
+    found = {row[0]: Evidence(row) for row in
+             db.execute(f"SELECT rowid, n_entities, {_COLUMNS} FROM memories WHERE rowid IN ({_marks(len(rowids))})", rowids)}
     rescale = {t: idf[t] / _fts_idf(dfs[t], n) for t, _ in active}
     walked = sum(dfs[t] for t, _ in active)
     for i, rowid, s, subject, names, prose in _term_hits(db, [t for t, _ in active], rowids, walked):
         term, weight = active[i]
-        factor = _factor(subject, names, prose, hubs.get(rowid, 0))
         ev = found[rowid]
+        factor = _factor(subject, names, prose, ev.row[1] or 0)
         ev.relevance += weight * factor * s * rescale[term] / norm
         ev.coverage += weight * factor * idf[term] / mass
         ev.own = ev.own or term in own
@@ -323,13 +324,11 @@ def rank(db: "sqlite3.Connection", terms: list[tuple[str, float]], project: str 
     scored = relevance(db, terms, own=own, lookups=facts)
     if not scored:
         return []
-    rows = db.execute(f"SELECT rowid, {_COLUMNS} FROM memories WHERE rowid IN ({_marks(len(scored))})", list(scored)).fetchall()
     projects_named = facts.projects
     now = time.time() if today is None else today
     hits = []
-    for row in rows:
-        ev = scored[row[0]]
-        hit = Hit(row[1:], ev.relevance, ev.coverage)
+    for ev in scored.values():
+        hit = Hit(ev.row[2:], ev.relevance, ev.coverage)
         hit.relevance *= _scope(hit, project, projects_named)
         hit.priority = _priority(hit, now)
         hit.score = hit.relevance * hit.priority
