@@ -143,3 +143,54 @@ def test_every_decision_is_logged(store: str) -> None:
     raw = open(f"{store}/index/recall-log.jsonl", encoding="utf-8").read()
     assert "nightly database backups" not in raw  # the prompt itself is never stored
     assert all(isinstance(json.loads(line)["ms"], float) for line in raw.splitlines())
+
+
+def _scores(d: recall.Decision) -> list[tuple[str, float]]:
+    return [(h.id, round(h.score, 9)) for h in d.hits]
+
+
+def test_index_without_recorded_count_ranks_the_same(store: str) -> None:
+    # An index whose meta lacks the count (an older build) answers by counting memories.
+    import sqlite3
+
+    from memrepo import paths
+
+    prompt = "how do we deploy the shop api to production these days, still heroku?"
+    before = _scores(recall.decide(store, prompt, today=TODAY))
+    assert before
+    with sqlite3.connect(paths.index_db(store)) as db:
+        assert db.execute("DELETE FROM meta WHERE key = 'count'").rowcount == 1
+    assert _scores(recall.decide(store, prompt, today=TODAY)) == before
+
+
+def test_term_scores_are_the_same_whether_doclists_are_walked_or_filtered(store: str) -> None:
+    from memrepo import paths, search
+
+    db = search.connect(paths.index_db(store))
+    try:
+        rowids = [r for (r,) in db.execute("SELECT rowid FROM memories ORDER BY rowid")][1:5]
+        terms = ["deploy", "shop", "redis", "production", "heroku"]
+        walked = search._term_hits(db, terms, rowids, rows=10)
+        filtered = search._term_hits(db, terms, rowids, rows=10 ** 6)
+        assert walked and sorted(walked) == sorted(filtered)
+        assert {r for _, r, *_ in walked} <= set(rowids)
+    finally:
+        db.close()
+
+
+def test_sqlite_loads_without_functools_on_the_prompt_path(tmp_path: pytest.TempPathFactory) -> None:
+    # As the hook runs (-I -S): _sqlite3 gets a stand-in lru_cache, functools never loads, and
+    # statements (repeated, different, FTS5) still work.
+    import os
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    code = ("import sys; sys.path.insert(0, 'tools'); from memrepo import search\n"
+            "db = search._sqlite.connect(':memory:')\n"
+            "db.execute(\"CREATE VIRTUAL TABLE t USING fts5(x, tokenize='porter unicode61 remove_diacritics 2')\")\n"
+            "db.executemany('INSERT INTO t(x) VALUES (?)', [('deploying the api',), ('coffee beans',)])\n"
+            "got = [db.execute('SELECT rowid FROM t WHERE t MATCH ?', (w,)).fetchall() for w in ('deploy', 'deploy', 'coffee')]\n"
+            "print(got, 'functools' in sys.modules, 'collections' in sys.modules)")
+    out = subprocess.run([sys.executable, "-I", "-S", "-c", code], cwd=root, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[[(1,)], [(1,)], [(2,)]] False False"
