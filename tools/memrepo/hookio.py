@@ -67,7 +67,7 @@ def exit_now(code: int) -> "NoReturn":
     """End a hook process at once: flush what it printed, then skip the interpreter's teardown.
 
     A hook process lives for one event. Tearing down the interpreter (freeing every module,
-    a last garbage collection) is ~15% of a recall hook's instructions and buys nothing: the
+    a last garbage collection) is ~14% of a recall hook's instructions and buys nothing: the
     hooks close their files and the index connection themselves. Only for hook entry points,
     never in a process that goes on (tests, the CLI).
     """
