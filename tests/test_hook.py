@@ -139,15 +139,24 @@ SLOW = {"os", "functools", "collections", "json", "re", "typing", "datetime", "s
         "pathlib", "dataclasses", "hashlib", "unicodedata"}
 
 
-def test_recall_hook_as_launched_loads_only_what_it_needs(store: str) -> None:
+@pytest.mark.parametrize("follow_up", [False, True])
+def test_recall_hook_as_launched_loads_only_what_it_needs(store: str, tmp_path: str, follow_up: bool) -> None:
     # Exactly as hooks/run starts it (python -I -S); -X importtime names every module imported.
+    # A follow-up also reads the previous turn from the transcript.
+    transcript = tmp_path / "t.jsonl"
+    lines = [{"type": "user", "uuid": "u1", "message": {"role": "user", "content": "is the friday production freeze still on?"}},
+             {"type": "assistant", "uuid": "a1", "message": {"id": "m1", "role": "assistant",
+                                                              "content": [{"type": "text", "text": "Yes: no deploys after 16:00."}]}}]
+    transcript.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    payload = (event("and what about this hotfix release?", transcript_path=str(transcript)) if follow_up
+               else event("can I deploy to production on friday afternoon?"))
     env = dict(os.environ, MEMREPO_DIR=store)
     proc = subprocess.run([sys.executable, "-I", "-S", "-X", "importtime", os.path.join(ROOT, "hooks", "user_prompt_submit.py")],
-                          input=event("can I deploy to production on friday afternoon?").encode(),
-                          capture_output=True, env=env, timeout=30)
+                          input=payload.encode(), capture_output=True, env=env, timeout=30)
     assert proc.returncode == 0 and b"friday-freeze" in proc.stdout, proc.stderr
     loaded = {row.rsplit("|", 1)[-1].strip() for row in proc.stderr.decode().splitlines() if row.startswith("import time:")}
     assert {"memrepo.search", "_sqlite3"} <= loaded  # the prompt reached the index
+    assert ("memrepo.transcript_tail" in loaded) == follow_up
     assert sorted(m for m in loaded if m in SLOW or m.split(".")[0] in HEAVY) == []
 
 

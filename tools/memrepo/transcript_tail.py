@@ -4,8 +4,6 @@ The recall hook runs before every prompt, so this reads a bounded number of byte
 end of the file and never the whole transcript, and any error yields "" (hooks fail open).
 """
 
-from __future__ import annotations
-
 import stat
 
 from memrepo import fastjson, lightos
@@ -81,9 +79,9 @@ def _tail_lines(path: str, max_bytes: int) -> list[bytes]:
     return [] if cut < 0 else chunk[cut + 1 :].split(b"\n")
 
 
-def _last_turn(lines: list[bytes], current: str) -> tuple[str, list[Entry]]:
+def _last_turn(lines: list[bytes], current: str) -> "tuple[str, list[Entry]]":
     """Walk back to the last human prompt; return it and the assistant messages after it."""
-    replies: list[Entry] = []
+    replies: "list[Entry]" = []
     skipped_current = False
     for raw in reversed(lines):
         entry = _parse(raw)
@@ -107,7 +105,7 @@ def _last_turn(lines: list[bytes], current: str) -> tuple[str, list[Entry]]:
     return "", replies
 
 
-def _parse(raw: bytes) -> Entry | None:
+def _parse(raw: bytes) -> "Entry | None":
     """A user or assistant line of the main conversation with a message dict, else None."""
     if b'"user"' not in raw and b'"assistant"' not in raw:
         return None
@@ -151,7 +149,7 @@ def _prompt_text(content: object) -> str | None:
     return joined if joined or has_image else None
 
 
-def _reply_parts(messages: list[Entry]) -> list[str]:
+def _reply_parts(messages: "list[Entry]") -> list[str]:
     """Text blocks and chosen tool inputs, in order, each once per message id.
 
     One API response is split over several lines sharing `message.id` (CLAUDE-CODE.md §4);
