@@ -113,8 +113,7 @@ def test_previous_turn_from_the_transcript_sharpens_the_query(store: str, tmp_pa
     assert hook("user_prompt_submit", event("ok do it", transcript_path=str(transcript)), store).stdout == b""
 
 
-@pytest.mark.parametrize("name", ["session_start"])
-def test_hook_loads_no_heavy_module(store: str, name: str, tmp_path: str) -> None:
+def test_session_start_hook_loads_no_heavy_module(store: str, tmp_path: str) -> None:
     # Run the entry script in a fresh interpreter and list what it imported. (The recall hook
     # ends with os._exit, so it is checked through -X importtime below.)
     dump = tmp_path / "modules.json"
@@ -122,13 +121,13 @@ def test_hook_loads_no_heavy_module(store: str, name: str, tmp_path: str) -> Non
             "try:\n    runpy.run_path(sys.argv[1], run_name='__main__')\n"
             "except SystemExit:\n    pass\n"
             f"json.dump(sorted(sys.modules), open({str(dump)!r}, 'w'))\n")
-    payload = event("can I deploy to production on friday afternoon?").encode()
+    payload = json.dumps({"hook_event_name": "SessionStart", "source": "startup"}).encode()
     env = dict(os.environ, MEMREPO_DIR=store)
-    proc = subprocess.run([sys.executable, "-I", "-c", code, os.path.join(ROOT, "hooks", name + ".py")],
+    proc = subprocess.run([sys.executable, "-I", "-c", code, os.path.join(ROOT, "hooks", "session_start.py")],
                           input=payload, capture_output=True, env=env, timeout=30)
     assert proc.returncode == 0, proc.stderr
     loaded = set(json.load(open(dump)))
-    assert "memrepo.recall" in loaded or name == "session_start"
+    assert "memrepo.sessionstart" in loaded
     assert sorted(m for m in loaded if m.split(".")[0] in HEAVY) == []
 
 
