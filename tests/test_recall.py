@@ -8,7 +8,7 @@ import time
 import pytest
 
 from helpers import commit_all, write_memory
-from memrepo import index, recall
+from memrepo import index, paths, query, recall, search
 
 TODAY = time.mktime(time.strptime("2026-11-30", "%Y-%m-%d"))
 
@@ -90,6 +90,43 @@ def test_conversational_prompts_are_silent(store: str, prompt: str) -> None:
 ])
 def test_offtopic_prompts_are_silent(store: str, prompt: str) -> None:
     assert recall.decide(store, prompt, today=TODAY).hits == []
+
+
+FORCE_PUSH = dict(title="Never force-push main or any shared branch", class_="rule", topics=["git", "branches"],
+                  description="Force pushes only with --force-with-lease on your own feature branch; main and release branches are off limits.",
+                  body="After rebasing your own branch: `git push --force-with-lease`. To undo something on main: `git revert`.\n")
+GIT_NOTES = {
+    "no-force-push": FORCE_PUSH,
+    "commit-messages": dict(title="Commit messages in the imperative, with the issue key", class_="preference", topics=["git", "commits"],
+                            description="Subject line in the imperative under 72 characters; the Linear key at the end.", body="git commit -v, then edit.\n"),
+    "small-prs": dict(title="Small pull requests, one concern each", class_="preference", topics=["pull requests", "branches"],
+                      description="Feature branches stay small: under 400 changed lines, rebased on main before review.", body="Split a big branch with git.\n"),
+    "review-tone": dict(title="Review comments are questions, not orders", class_="preference", topics=["code review"],
+                        description="In reviews, ask about a branch's choices instead of dictating.", body="Approve with nits when it is fine.\n"),
+    "ask-before-commit": dict(title="Ask before every git commit", class_="preference", topics=["git"],
+                              description="Show the diff and wait for an OK before committing or pushing any branch.", body="Never amend pushed commits.\n"),
+}
+WORKTREE = "explain `git worktree` with a concrete example, I want two branches checked out side by side without stashing"
+
+
+def test_a_request_for_general_knowledge_needs_a_note_about_it(repo: str) -> None:
+    store = _store(repo, dict(DEPLOY, **GIT_NOTES))
+    # The question shares its field's words (git, branches) with the rule without being about it.
+    q = query.build_query(WORKTREE)
+    assert q.general
+    assert ids(recall.decide(store, WORKTREE, today=TODAY)) == []
+    # The floor does it: the same words, not asked as a general question, clear the ordinary one.
+    db = search.connect(paths.index_db(store))
+    try:
+        terms = recall.weigh(q.terms, 1.0)
+        assert [h.id for h in search.rank(db, terms, today=TODAY)] == ["no-force-push"]
+        assert search.rank(db, terms, today=TODAY, general=True) == []
+    finally:
+        db.close()
+    # Asked as a general question about the note's own subject, the note is recalled.
+    for prompt in ("explain our rule on force-pushing shared branches", "me explica a regra de force-push na main"):
+        assert query.build_query(prompt).general
+        assert ids(recall.decide(store, prompt, today=TODAY))[:1] == ["no-force-push"], prompt
 
 
 def test_previous_turn_sharpens_but_never_invents_a_subject(store: str) -> None:

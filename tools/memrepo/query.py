@@ -114,7 +114,7 @@ vamo faca fazendo ta dia semana fim hoje amanha ontem noite tarde manha logo tch
 opa eita entendi entendido funcionou funciona errado espera perai pera calma volta desfaz
 desfazer refaz tenta tentar denovo novamente novo mandar mandou rs rsrs fechou demorou
 partiu bala deixa deixe esquece parar ficou demais bola certeza confere conferir verifica
-verificar checa checar olha olhar falou tmj
+verificar checa checar olha olhar falou tmj explica explique explicar
 """
 # A few acknowledgements in other languages, so the commonest ones fall silent too.
 _OTHER_FILLER = """
@@ -124,24 +124,44 @@ bene
 # Acknowledgements whose words are subjects elsewhere ('what plan are we on?').
 _FILLER_PHRASES = (" like a plan ", " good job ", " your call ", " ship it ", " roll with it ")
 _STOP = frozenset((_EN_STOP + _EN_FILLER + _PT_STOP + _PT_FILLER + _OTHER_FILLER).split())
+# Requests for general knowledge ('explain git worktree', 'the difference between X and Y',
+# 'how does X work', 'how do I make a ...', 'with a small example'). Such a question shares
+# its field's words with the notes (git, branch, css, grid) without being about any of them,
+# so the ranking asks a note to explain more of it (search.GENERAL_BREADTH). Token text:
+# lowercase, apostrophes split ("what's" -> "what s"), accents folded.
+_GENERAL_CUES = (
+    " explain ", " explaining ", " difference between ", " differences between ", " what s the difference ",
+    " what is the difference ", " write me a ", " write me an ", " example of each ", " with an example ",
+    " with examples ", " concrete example ", " small example ", " simple example ", " quick example ",
+    " minimal example ", " in simple terms ", " in general ", " eli5 ", " how do i do a ", " how do i do an ",
+    " how do i make a ", " how do i make an ", " how do i implement a ", " how to do a ", " how to make a ",
+    " how to implement a ", " how can i do a ", " how can i make a ", " how do you do a ", " how do you make a ",
+    " how would i do a ", " how would you do a ",
+    " explica ", " explique ", " explicar ", " diferenca entre ", " como funciona ", " como funcionam ",
+    " com um exemplo ", " exemplo simples ", " em termos simples ", " de forma geral ", " em geral ",
+    " como faco um ", " como faco uma ", " como fazer um ", " como fazer uma ",
+)
+_HOW_WORKS = ((" how does ", " how do "), " work ", 8)  # 'how does product search work?'
 
 
 class Query:
     """Search terms for one prompt, or the reason it gets silence."""
 
-    __slots__ = ("terms", "silent_reason")
+    __slots__ = ("terms", "silent_reason", "general")
 
-    def __init__(self, terms: tuple[str, ...], silent_reason: str | None = None) -> None:
+    def __init__(self, terms: tuple[str, ...], silent_reason: str | None = None, general: bool = False) -> None:
         self.terms = terms
         self.silent_reason = silent_reason
+        self.general = general  # a request for general knowledge (see _GENERAL_CUES)
 
     def __repr__(self) -> str:
-        return f"Query(terms={self.terms!r}, silent_reason={self.silent_reason!r})"
+        extra = ", general=True" if self.general else ""
+        return f"Query(terms={self.terms!r}, silent_reason={self.silent_reason!r}{extra})"
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Query):
             return NotImplemented
-        return (self.terms, self.silent_reason) == (other.terms, other.silent_reason)
+        return (self.terms, self.silent_reason, self.general) == (other.terms, other.silent_reason, other.general)
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -193,12 +213,28 @@ def build_query(prompt: str) -> Query:
     tokens = _words(prompt)
     terms = _select(tokens, MAX_TERMS)
     if terms:
-        return Query(terms, None)
+        return Query(terms, None, asks_general(tokens))
     if any(_is_filler(tok) for tok in tokens):
         return Query((), "conversational")
     if tokens or any(ch.isalnum() for ch in prompt[:MAX_INPUT_CHARS]):
         return Query((), "no-subject")
     return Query((), "conversational")
+
+
+def asks_general(tokens: list[str]) -> bool:
+    """Whether the words ask for general knowledge rather than about the user's own things."""
+    padded = f" {' '.join(tokens)} "
+    if any(cue in padded for cue in _GENERAL_CUES):
+        return True
+    starts, end, gap = _HOW_WORKS
+    for start in starts:
+        at = padded.find(start)
+        while at >= 0:
+            window = padded[at:].split()[:gap + 2]  # 'how does' and the next `gap` words
+            if end in f" {' '.join(window)} ":
+                return True
+            at = padded.find(start, at + 1)
+    return False
 
 
 def subject_terms(text: str, limit: int = MAX_TERMS) -> tuple[str, ...]:

@@ -67,7 +67,7 @@ def decide(repo: str, prompt: str, cwd: str | None = None, previous: "Any" = "",
         db = search.connect(paths.index_db(repo))
         try:
             d.hits = search.rank(db, terms, project=project or paths.project_of(cwd), limit=MAX_RESULTS, today=today,
-                                 own=set(q.terms) if extra else frozenset())
+                                 own=set(q.terms) if extra else frozenset(), general=q.general)
         finally:
             db.close()
         if not d.hits:

@@ -90,6 +90,7 @@ DECAY_FLOOR = 0.3  # decay is 0.5 ** (age / half-life) as DESIGN.md says, bounde
 ABS_FLOOR = 1.0  # relevance (bm25 over ln N) in scope
 BREADTH_FLOOR = 0.15  # relevance × share of the prompt's idf mass matched
 REL_FLOOR = 0.45  # of the top hit's score
+GENERAL_BREADTH = 2.0  # times BREADTH_FLOOR, for a request for general knowledge (query.asks_general)
 
 _COLUMNS = ("id, class, status, superseded_by, project, updated, half_life, verification,"
             " verify_reason, title, description, session")
@@ -313,10 +314,12 @@ def _scope(hit: Hit, project: str | None, projects_named: set[str]) -> float:
 
 def rank(db: "sqlite3.Connection", terms: list[tuple[str, float]], project: str | None = None,
          limit: int = 3, floors: bool = True, today: float | None = None,
-         own: frozenset[str] | set[str] = frozenset()) -> list[Hit]:
+         own: frozenset[str] | set[str] = frozenset(), general: bool = False) -> list[Hit]:
     """The memories to recall for weighted terms, best first; [] when nothing clears the floors.
 
-    `own` names the prompt's own terms when others come from the previous turn.
+    `own` names the prompt's own terms when others come from the previous turn. `general`
+    says the prompt asks for general knowledge: a memory must then explain GENERAL_BREADTH
+    times as much of it.
     """
     if not terms:
         return []
@@ -334,20 +337,20 @@ def rank(db: "sqlite3.Connection", terms: list[tuple[str, float]], project: str 
         hit.score = hit.relevance * hit.priority
         hits.append(hit)
     hits.sort(key=lambda h: (-h.score, h.id))
-    return (_apply_floors(hits) if floors else hits)[:limit]
+    return (_apply_floors(hits, BREADTH_FLOOR * (GENERAL_BREADTH if general else 1.0)) if floors else hits)[:limit]
 
 
-def _clears(h: Hit) -> bool:
+def _clears(h: Hit, breadth: float) -> bool:
     """The absolute floor: enough evidence, and enough of the prompt explained by it.
 
     Breadth is relevance × coverage: a strong match on one word of a long question about
     something else (a general programming question that brushes the store) stays silent.
     """
-    return h.relevance >= ABS_FLOOR and h.relevance * h.coverage >= BREADTH_FLOOR
+    return h.relevance >= ABS_FLOOR and h.relevance * h.coverage >= breadth
 
 
-def _apply_floors(hits: list[Hit]) -> list[Hit]:
-    relevant = [h for h in hits if _clears(h)]
+def _apply_floors(hits: list[Hit], breadth: float = BREADTH_FLOOR) -> list[Hit]:
+    relevant = [h for h in hits if _clears(h, breadth)]
     if not relevant:
         return []
     top = relevant[0].score
