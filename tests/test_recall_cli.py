@@ -43,13 +43,24 @@ def test_recall_log_lists_hook_decisions(repo: str) -> None:
     from memrepo import recall
 
     _store(repo)
-    for prompt in ("can I deploy to production on friday?", "thanks!"):
+    for prompt in ("can I deploy to production on friday?", "thanks!", "explain blue-green deploys with a small example"):
         recall.log_decision(repo, prompt, recall.decide(repo, prompt))
     out = CliRunner().invoke(cli, ["--repo", repo, "recall-log", "--json"], catch_exceptions=False)
     entries = json.loads(out.output)
-    assert [e["silent"] for e in entries] == ["conversational", None]
+    assert [e["silent"] for e in entries] == ["no-match", "conversational", None]
+    assert [e.get("general", False) for e in entries] == [True, False, False]
     text = CliRunner().invoke(cli, ["--repo", repo, "recall-log"], catch_exceptions=False).output
     assert "friday-freeze (" in text and "silent (conversational)" in text
+    assert "silent (no-match)  [general question]" in text
+
+
+def test_recall_text_says_when_a_general_question_raised_the_floor(repo: str) -> None:
+    _store(repo)
+    out = CliRunner().invoke(cli, ["--repo", repo, "recall", "explain blue-green deploys with a small example"], catch_exceptions=False)
+    assert out.stdout.startswith("(silent: no-match; terms: blue green deploys")
+    assert "a general question: breadth floor doubled" in out.stdout
+    out = CliRunner().invoke(cli, ["--repo", repo, "recall", "can I deploy to production on friday?"], catch_exceptions=False)
+    assert "general question" not in out.output
 
 
 def test_eval_on_the_labeled_test_set() -> None:

@@ -25,13 +25,14 @@ MAX_DESCRIPTION = 300
 
 
 class Decision:
-    __slots__ = ("hits", "terms", "context_terms", "silent", "ms")
+    __slots__ = ("hits", "terms", "context_terms", "silent", "general", "ms")
 
     def __init__(self) -> None:
         self.hits: "list[search.Hit]" = []
         self.terms: tuple[str, ...] = ()
         self.context_terms: tuple[str, ...] = ()
         self.silent: str | None = None
+        self.general = False  # asked for general knowledge: the ranking's breadth floor was doubled
         self.ms = 0.0
 
 
@@ -52,6 +53,7 @@ def decide(repo: str, prompt: str, cwd: str | None = None, previous: "Any" = "",
     d = Decision()
     q = query.build_query(prompt)
     d.terms = q.terms
+    d.general = q.general
     if q.silent_reason:
         d.silent = q.silent_reason
     else:
@@ -113,6 +115,8 @@ def log_decision(repo: str, prompt: str, d: Decision, session: str | None = None
         "silent": d.silent,
         "ms": round(d.ms, 2),
     }
+    if d.general:
+        entry["general"] = True
     if session:
         entry["session"] = session
     try:
