@@ -141,7 +141,7 @@ _GENERAL_CUES = (
     " com um exemplo ", " exemplo simples ", " em termos simples ", " de forma geral ", " em geral ",
     " como faco um ", " como faco uma ", " como fazer um ", " como fazer uma ",
 )
-_HOW_WORKS = ((" how does ", " how do "), " work ", 8)  # 'how does product search work?'
+_HOW_WORKS_GAP = 8  # 'how does product search work?': 'work' within this many words of 'how does'
 
 
 class Query:
@@ -226,14 +226,11 @@ def asks_general(tokens: list[str]) -> bool:
     padded = f" {' '.join(tokens)} "
     if any(cue in padded for cue in _GENERAL_CUES):
         return True
-    starts, end, gap = _HOW_WORKS
-    for start in starts:
-        at = padded.find(start)
-        while at >= 0:
-            window = padded[at:].split()[:gap + 2]  # 'how does' and the next `gap` words
-            if end in f" {' '.join(window)} ":
-                return True
-            at = padded.find(start, at + 1)
+    if " how do" not in padded:
+        return False
+    for i in range(len(tokens) - 2):  # bounded work per word, whatever the prompt repeats
+        if tokens[i] == "how" and tokens[i + 1] in ("does", "do") and "work" in tokens[i + 2:i + 2 + _HOW_WORKS_GAP]:
+            return True
     return False
 
 
