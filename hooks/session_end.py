@@ -9,7 +9,8 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools"))
 
 try:
-    from memrepo import hookio, jobs
+    from memrepo.claude import hookio
+    from memrepo.worker import jobs
 except BaseException as exc:  # noqa: BLE001 — fail open even when the package cannot load
     sys.stderr.write(f"memrepo SessionEnd: cannot load memrepo: {exc}\n")
     raise SystemExit(0)

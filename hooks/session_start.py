@@ -8,7 +8,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools"))
 
 try:
-    from memrepo import hookio, sessionstart
+    from memrepo.claude import hookio, session_start as sessionstart
 except BaseException as exc:  # noqa: BLE001 — fail open even when the package cannot load
     sys.stderr.write(f"memrepo SessionStart: cannot load memrepo: {exc}\n")
     raise SystemExit(0)

@@ -17,7 +17,8 @@ else:
     sys.path.insert(0, __file__.rsplit("/", 2)[0] + "/tools")
 
 try:
-    from memrepo import hookio, recall
+    from memrepo.claude import hookio
+    from memrepo.recall import decide as recall
 except BaseException as exc:  # noqa: BLE001 — fail open even when the package cannot load
     sys.stderr.write(f"memrepo UserPromptSubmit: cannot load memrepo: {exc}\n")
     raise SystemExit(0)

@@ -35,7 +35,7 @@ def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempP
 @pytest.fixture
 def repo(tmp_path: os.PathLike[str]) -> str:
     """A memory repository made by `memrepo init` (real git, committed shims, core.hooksPath)."""
-    from memrepo import repoinit
+    from memrepo.store import repoinit
 
     path = os.path.join(str(tmp_path), "mem")
     repoinit.init(path)

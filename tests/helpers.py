@@ -6,7 +6,7 @@ import os
 import subprocess
 from typing import Any
 
-from memrepo import notes
+from memrepo.format import notes
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -80,7 +80,7 @@ def build_template(tmp_path_factory: Any, setup: Any = None) -> str:
     """
     import pytest
 
-    from memrepo import repoinit
+    from memrepo.store import repoinit
 
     with pytest.MonkeyPatch.context() as mp:
         for key in [k for k in os.environ if k.startswith("GIT_")] + ["MEMREPO_DIR"]:

@@ -8,8 +8,8 @@ import pytest
 from click.testing import CliRunner
 from helpers import write_file
 
-from memrepo import audit
-from memrepo.cli import cli
+from memrepo.claude import audit
+from memrepo.cli.main import cli
 
 
 def _entries(n: int, start: int = 1) -> str:

@@ -12,8 +12,11 @@ import pytest
 from click.testing import CliRunner
 
 from helpers import commit_all, git, head, write_memory
-from memrepo import capture, notes, paths, recall, runs
-from memrepo.cli import cli
+from memrepo.passes import capture
+from memrepo.format import notes
+from memrepo.recall import paths, decide as recall
+from memrepo.vcs import runs
+from memrepo.cli.main import cli
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "data", "capture")

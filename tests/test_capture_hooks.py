@@ -13,7 +13,9 @@ import time
 import pytest
 
 from helpers import git, head
-from memrepo import capture, claudeinstall, jobs
+from memrepo.passes import capture
+from memrepo.claude import install as claudeinstall
+from memrepo.worker import jobs
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUN = os.path.join(ROOT, "hooks", "run")
@@ -78,7 +80,7 @@ def test_capture_hooks_load_no_heavy_module(repo: str, name: str, tmp_path: str)
                           input=event(name, "s-heavy", path), capture_output=True, env=hook_env(repo), timeout=30)
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
     loaded = set(json.load(open(dump)))
-    assert "memrepo.jobs" in loaded
+    assert "memrepo.worker.jobs" in loaded
     assert sorted(m for m in loaded if m.split(".")[0] in HEAVY + ("subprocess", "json", "re")) == []
     wait_for(lambda: captured(repo, "s-heavy"))
 
@@ -217,13 +219,13 @@ def test_plugin_and_settings_register_the_capture_hooks(tmp_path: str, monkeypat
     path, _ = claudeinstall.install("/usr/bin/python3")
     settings = json.load(open(path))["hooks"]
     assert settings["PreCompact"] == [{"matcher": "manual|auto", "hooks": [
-        {"type": "command", "command": "/usr/bin/python3", "args": ["-I", "-m", "memrepo.hookio", "PreCompact"], "timeout": 10}]}]
+        {"type": "command", "command": "/usr/bin/python3", "args": ["-I", "-m", "memrepo.claude.hookio", "PreCompact"], "timeout": 10}]}]
     assert {"Stop", "SessionEnd"} <= set(settings)
 
 
 def test_install_claude_entry_queues_a_capture(repo: str, tmp_path: str) -> None:
     path = transcript(tmp_path, "s-entry")
-    proc = subprocess.run([sys.executable, "-I", "-m", "memrepo.hookio", "SessionEnd"], input=event("session_end", "s-entry", path),
+    proc = subprocess.run([sys.executable, "-I", "-m", "memrepo.claude.hookio", "SessionEnd"], input=event("session_end", "s-entry", path),
                           capture_output=True, env=dict(hook_env(repo), PYTHONPATH=os.path.join(ROOT, "tools")), timeout=30, cwd=os.path.join(ROOT, "tools"))
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
     wait_for(lambda: captured(repo, "s-entry"))

@@ -10,9 +10,11 @@ from typing import Any
 import pytest
 
 from helpers import ROOT
-from memrepo import claims, model, notes
-from memrepo.claims import Candidate, Refusal
-from memrepo.probes import Call
+from memrepo.passes.verify import claims
+from memrepo.passes import model
+from memrepo.format import notes
+from memrepo.passes.verify.claims import Candidate, Refusal
+from memrepo.passes.verify.probes import Call
 
 FAKE = os.path.join(ROOT, "tests", "fake", "fakemodel.py")
 PROVIDERS = {"env": {"secret_present": ["printenv", "{name}"]}}

@@ -8,7 +8,7 @@ import sys
 
 from click.testing import CliRunner
 
-from memrepo.cli import cli
+from memrepo.cli.main import cli
 
 THEIRS = {
     "model": "opus",
@@ -39,10 +39,10 @@ def test_install_is_idempotent_and_keeps_other_hooks(isolated_env: str) -> None:
     ups = after["hooks"]["UserPromptSubmit"]
     assert ups[0] == THEIRS["hooks"]["UserPromptSubmit"][0]
     assert ups[1]["hooks"][0] == {"type": "command", "command": sys.executable,
-                                  "args": ["-I", "-m", "memrepo.hookio", "UserPromptSubmit"], "timeout": 10}
+                                  "args": ["-I", "-m", "memrepo.claude.hookio", "UserPromptSubmit"], "timeout": 10}
     assert after["hooks"]["SessionStart"][0]["matcher"] == "startup|resume|clear|compact"
     assert after["hooks"]["Stop"][0] == THEIRS["hooks"]["Stop"][0] and after["model"] == "opus"
-    assert after["hooks"]["Stop"][1]["hooks"][0]["args"] == ["-I", "-m", "memrepo.hookio", "Stop"]
+    assert after["hooks"]["Stop"][1]["hooks"][0]["args"] == ["-I", "-m", "memrepo.claude.hookio", "Stop"]
     assert os.path.exists(os.path.join(isolated_env, ".claude", "settings.json.bak"))
 
 

@@ -12,8 +12,8 @@ import pytest
 from click.testing import CliRunner, Result
 from helpers import build_template, commit_all, git, head, write_file, write_memory
 
-from memrepo import paths
-from memrepo.cli import cli
+from memrepo.recall import paths
+from memrepo.cli.main import cli
 
 TODAY = datetime.date.today().isoformat()
 

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from memrepo import config
+from memrepo.store import config
 from memrepo.errors import MemrepoError
 
 

@@ -11,7 +11,10 @@ import pytest
 from click.testing import CliRunner
 
 from helpers import commit_all, git, head, write_file, write_memory
-from memrepo import curate, model, notes, recall, review, tidy
+from memrepo.passes.curate import curator as curate, review, tidy
+from memrepo.passes import model
+from memrepo.format import notes
+from memrepo.recall import decide as recall
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench"))
 import report_curate  # noqa: E402
@@ -287,7 +290,7 @@ def test_an_open_proposal_is_not_proposed_again(repo: str, fake) -> None:
 
 
 def test_curate_command(repo: str, fake) -> None:
-    from memrepo.cli import cli
+    from memrepo.cli.main import cli
 
     store(repo, "p01", "p13")
     fake("p01", "p13")

@@ -8,7 +8,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from memrepo.cli import cli
+from memrepo.cli.main import cli
 
 
 def _walk(group: click.Group, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], click.Command]]:

@@ -10,8 +10,9 @@ import pytest
 from click.testing import CliRunner, Result
 from helpers import build_template, commit_all, git, head, write_file, write_memory
 
-from memrepo import doctor, index, paths
-from memrepo.cli import cli
+from memrepo.store import doctor, index
+from memrepo.recall import paths
+from memrepo.cli.main import cli
 
 
 def run_doctor(repo: str, *extra: str) -> Result:

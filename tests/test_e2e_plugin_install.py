@@ -280,7 +280,7 @@ def test_installed_plugin_recalls_without_plugin_dir(
 
 
 def _bootstrap_pids(repo: Path) -> list[int]:
-    """PIDs of `python -m memrepo.bootstrap <repo> ...` processes (Linux /proc)."""
+    """PIDs of `python -m memrepo.worker.bootstrap <repo> ...` processes (Linux /proc)."""
     pids = []
     try:
         entries = os.listdir("/proc")
@@ -294,7 +294,7 @@ def _bootstrap_pids(repo: Path) -> list[int]:
                 argv = f.read().split(b"\0")
         except OSError:
             continue
-        if b"memrepo.bootstrap" in argv and os.fsencode(str(repo)) in argv:
+        if b"memrepo.worker.bootstrap" in argv and os.fsencode(str(repo)) in argv:
             pids.append(int(entry))
     return pids
 

@@ -12,8 +12,12 @@ import pytest
 from click.testing import CliRunner
 
 from helpers import commit_all, head, write_memory
-from memrepo import enrich, evaluate, notes, paths, runs
-from memrepo.cli import cli
+from memrepo.passes import enrich
+from memrepo.evaluation import evaluate
+from memrepo.format import notes
+from memrepo.recall import paths
+from memrepo.vcs import runs
+from memrepo.cli.main import cli
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "data", "capture", "enrich")

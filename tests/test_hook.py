@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from helpers import commit_all, write_memory
-from memrepo import index
+from memrepo.store import index
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUN = os.path.join(ROOT, "hooks", "run")
@@ -127,7 +127,7 @@ def test_session_start_hook_loads_no_heavy_module(store: str, tmp_path: str) -> 
                           input=payload, capture_output=True, env=env, timeout=30)
     assert proc.returncode == 0, proc.stderr
     loaded = set(json.load(open(dump)))
-    assert "memrepo.sessionstart" in loaded
+    assert "memrepo.claude.session_start" in loaded
     assert sorted(m for m in loaded if m.split(".")[0] in HEAVY) == []
 
 
@@ -154,14 +154,14 @@ def test_recall_hook_as_launched_loads_only_what_it_needs(store: str, tmp_path: 
                           input=payload.encode(), capture_output=True, env=env, timeout=30)
     assert proc.returncode == 0 and b"friday-freeze" in proc.stdout, proc.stderr
     loaded = {row.rsplit("|", 1)[-1].strip() for row in proc.stderr.decode().splitlines() if row.startswith("import time:")}
-    assert {"memrepo.search", "_sqlite3"} <= loaded  # the prompt reached the index
-    assert ("memrepo.transcript_tail" in loaded) == follow_up
+    assert {"memrepo.recall.search", "_sqlite3"} <= loaded  # the prompt reached the index
+    assert ("memrepo.recall.transcript_tail" in loaded) == follow_up
     assert sorted(m for m in loaded if m in SLOW or m.split(".")[0] in HEAVY) == []
 
 
 def test_install_claude_command_entry_behaves_like_the_plugin_hook(store: str) -> None:
     env = dict(os.environ, MEMREPO_DIR=store)
-    proc = subprocess.run([sys.executable, "-I", "-m", "memrepo.hookio", "UserPromptSubmit"],
+    proc = subprocess.run([sys.executable, "-I", "-m", "memrepo.claude.hookio", "UserPromptSubmit"],
                           input=event("can I ship this hotfix to production on friday?").encode(), capture_output=True, env=env, timeout=30)
     assert b"friday-freeze" in proc.stdout and proc.returncode == 0
 

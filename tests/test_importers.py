@@ -9,8 +9,11 @@ import pytest
 from click.testing import CliRunner
 from helpers import ROOT, commit_all, git, head, write_file
 
-from memrepo import notes, profile, recall, runs
-from memrepo.cli import cli
+from memrepo.format import notes
+from memrepo.passes import profile
+from memrepo.recall import decide as recall
+from memrepo.vcs import runs
+from memrepo.cli.main import cli
 from memrepo.errors import MemrepoError
 from memrepo.importers import claude_code, hermes, memsearch
 

@@ -11,8 +11,9 @@ import pytest
 from click.testing import CliRunner
 from helpers import build_template, commit_all, git, head, memory_text, write_file, write_memory
 
-from memrepo import index, paths, search
-from memrepo.cli import cli
+from memrepo.store import index
+from memrepo.recall import paths, search
+from memrepo.cli.main import cli
 
 
 def _db(repo: str) -> sqlite3.Connection:

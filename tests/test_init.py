@@ -8,7 +8,8 @@ import stat
 import pytest
 
 from helpers import ROOT, commit_all, git, head, memory_text, write_file, write_memory
-from memrepo import hookwire, repoinit
+from memrepo.vcs import hookwire
+from memrepo.store import repoinit
 from memrepo.errors import MemrepoError
 
 SHIMS = [f".githooks/{h}" for h in hookwire.HOOKS]

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from memrepo.lexicon import COMMON
+from memrepo.recall.lexicon import COMMON
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -57,7 +57,7 @@ def test_specific_words_are_not_common() -> None:
 
 
 def test_module_has_no_imports() -> None:
-    import memrepo.lexicon as lexicon
+    import memrepo.recall.lexicon as lexicon
 
     with open(lexicon.__file__, encoding="utf-8") as fh:
         source = fh.read()
@@ -71,18 +71,18 @@ def test_import_is_cheap() -> None:
     def self_time() -> int:
         proc = subprocess.run(
             [sys.executable, "-I", "-X", "importtime", "-c",
-             "import sys; sys.path.insert(0, 'tools'); import memrepo.lexicon"],
+             "import sys; sys.path.insert(0, 'tools'); import memrepo.recall.lexicon"],
             cwd=ROOT, capture_output=True, text=True, check=True,
         )
         for row in proc.stderr.splitlines():
             parts = [p.strip() for p in row.split(":", 1)[-1].split("|")]
-            if len(parts) == 3 and parts[2] == "memrepo.lexicon":
+            if len(parts) == 3 and parts[2] == "memrepo.recall.lexicon":
                 return int(parts[0])
         raise AssertionError(proc.stderr)
 
     self_time()
     best = min(self_time() for _ in range(3))
-    print(f"memrepo.lexicon self import time: {best} us")
+    print(f"memrepo.recall.lexicon self import time: {best} us")
     assert best < 2000, best
 
 

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from memrepo import lightos
+from memrepo.recall import _fast as lightos
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -51,7 +51,7 @@ def test_getenv_follows_os_environ_once_os_is_loaded(monkeypatch: pytest.MonkeyP
 
 def test_getenv_without_os_reads_the_start_environment() -> None:
     # As the hook runs it: -I -S, so nothing has imported os; non-UTF-8 bytes survive as surrogates.
-    code = ("import sys; sys.path.insert(0, 'tools'); from memrepo import lightos; "
+    code = ("import sys; sys.path.insert(0, 'tools'); from memrepo.recall import _fast as lightos; "
             "assert 'os' not in sys.modules; v = lightos.getenv('MEMREPO_LIGHTOS_PROBE'); "
             "print(repr(v), lightos.getenv('MEMREPO_LIGHTOS_ABSENT', 'dflt'), 'os' in sys.modules)")
     env = {**{k: v for k, v in os.environ.items() if k != "MEMREPO_LIGHTOS_ABSENT"}, "MEMREPO_LIGHTOS_PROBE": "caf\u00e9"}

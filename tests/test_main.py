@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 
-from memrepo import paths
+from memrepo.recall import paths
 
 
 def memrepo(*args: str) -> subprocess.CompletedProcess[str]:

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from memrepo import model
+from memrepo.passes import model
 
 FAKE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fake", "fakemodel.py")
 VERDICT = {"type": "object", "additionalProperties": False, "required": ["winner", "confidence"],

@@ -8,7 +8,8 @@ import os
 import pytest
 
 from helpers import ROOT, git
-from memrepo import notes, store
+from memrepo.format import notes
+from memrepo.store import memories as store
 from memrepo.errors import NoteInvalid
 
 HEAD = "---\nid: a\ntitle: t\ndescription: d\nclass: fact\nsource: user\ncreated: '2026-01-15'\n"

@@ -22,8 +22,9 @@ import pytest
 from click.testing import CliRunner
 from helpers import build_template, commit_all, git, head, write_memory
 
-from memrepo import index, paths, search
-from memrepo.cli import cli
+from memrepo.store import index
+from memrepo.recall import paths, search
+from memrepo.cli.main import cli
 
 WORDS = ("deploy", "friday", "postgres", "redis", "cache", "token", "billing", "lisbon", "kafka", "retry",
          "webhook", "staging")
@@ -449,7 +450,7 @@ def test_failed_post_commit_exits_0_and_marks_the_index_stale(mem: str, breaks, 
 
 @pytest.mark.parametrize("hook", ["post-commit", "post-merge", "post-checkout", "post-rewrite"])
 def test_post_hook_entry_points_exit_0_outside_a_repository(tmp_path: os.PathLike[str], hook: str) -> None:
-    proc = subprocess.run([sys.executable, "-m", "memrepo.githooks", hook], cwd=str(tmp_path),
+    proc = subprocess.run([sys.executable, "-m", "memrepo.store.githooks", hook], cwd=str(tmp_path),
                           capture_output=True, text=True, input="")
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
     assert os.listdir(str(tmp_path)) == []  # no cache made where there is no memory repository

@@ -11,7 +11,8 @@ from typing import Iterator
 import pytest
 
 from helpers import IDENTITY, commit_all, git, head, memory_text, write_file, write_memory
-from memrepo import hookwire, repoinit
+from memrepo.vcs import hookwire
+from memrepo.store import repoinit
 from test_validate import CASES
 
 SKIPPED = "memrepo: skipped {rel}: {problem} — run `memrepo doctor` for every problem\n"

@@ -16,8 +16,8 @@ from typing import Any, Iterator
 import pytest
 
 from helpers import git
-from memrepo import probes
-from memrepo.probes import Call, ClaimRejected, Context, Verdict
+from memrepo.passes.verify import probes
+from memrepo.passes.verify.probes import Call, ClaimRejected, Context, Verdict
 
 TRUE, FALSE, UNKNOWN = Verdict.TRUE, Verdict.FALSE, Verdict.UNKNOWN
 PROVIDERS: dict[str, Any] = {"env": {"secret_present": ["printenv", "{name}"]},

@@ -8,8 +8,9 @@ import pytest
 from click.testing import CliRunner
 
 from helpers import ROOT
-from memrepo import procedures, sessions
-from memrepo.cli import cli
+from memrepo.passes.skills import procedures
+from memrepo.store import sessions
+from memrepo.cli.main import cli
 
 DATA = os.path.join(ROOT, "tests", "data", "skills", "transcripts")
 MIGRATION = ["alembic revision", "Edit <path>", "alembic upgrade head", "pytest <path>"]

@@ -11,8 +11,12 @@ import pytest
 from click.testing import CliRunner
 from helpers import ROOT, commit_all, git, write_file
 
-from memrepo import doctor, notes, profile, query, recall, sessionstart
-from memrepo.cli import cli
+from memrepo.store import doctor
+from memrepo.format import notes
+from memrepo.passes import profile
+from memrepo.recall import query, decide as recall
+from memrepo.claude import session_start as sessionstart
+from memrepo.cli.main import cli
 
 # Ten lines already in the profile: (source, added, text). Dates are old; the adds are "today".
 EXISTING = [

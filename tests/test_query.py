@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from memrepo.query import MAX_TERMS, Query, build_query, clean_prompt, subject_terms, tokenize
+from memrepo.recall.query import MAX_TERMS, Query, build_query, clean_prompt, subject_terms, tokenize
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -414,13 +414,13 @@ def test_the_explain_verbs_are_filler() -> None:
 
 def test_import_loads_only_the_standard_library_it_needs() -> None:
     code = (
-        "import sys; sys.path.insert(0, 'tools'); import memrepo.query, json; "
+        "import sys; sys.path.insert(0, 'tools'); import memrepo.recall.query, json; "
         "print(json.dumps(sorted(m for m in sys.modules)))"
     )
     out = subprocess.run(
         [sys.executable, "-I", "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
     ).stdout
     loaded = set(json.loads(out))
-    assert "memrepo.query" in loaded
+    assert "memrepo.recall.query" in loaded
     forbidden = {"dataclasses", "typing", "pathlib", "git", "yaml", "click", "frontmatter"}
     assert loaded & forbidden == set()

@@ -8,7 +8,8 @@ import time
 import pytest
 
 from helpers import commit_all, write_memory
-from memrepo import index, paths, query, recall, search
+from memrepo.store import index
+from memrepo.recall import paths, query, decide as recall, search
 
 TODAY = time.mktime(time.strptime("2026-11-30", "%Y-%m-%d"))
 
@@ -190,7 +191,7 @@ def test_index_without_recorded_count_ranks_the_same(store: str) -> None:
     # An index whose meta lacks the count (an older build) answers by counting memories.
     import sqlite3
 
-    from memrepo import paths
+    from memrepo.recall import paths
 
     prompt = "how do we deploy the shop api to production these days, still heroku?"
     before = _scores(recall.decide(store, prompt, today=TODAY))
@@ -201,7 +202,7 @@ def test_index_without_recorded_count_ranks_the_same(store: str) -> None:
 
 
 def test_term_scores_are_the_same_whether_doclists_are_walked_or_filtered(store: str) -> None:
-    from memrepo import paths, search
+    from memrepo.recall import paths, search
 
     db = search.connect(paths.index_db(store))
     try:
@@ -223,7 +224,7 @@ def test_sqlite_loads_without_functools_on_the_prompt_path(tmp_path: pytest.Temp
     import sys
 
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    code = ("import sys; sys.path.insert(0, 'tools'); from memrepo import search\n"
+    code = ("import sys; sys.path.insert(0, 'tools'); from memrepo.recall import search\n"
             "db = search._sqlite.connect(':memory:')\n"
             "db.execute(\"CREATE VIRTUAL TABLE t USING fts5(x, tokenize='porter unicode61 remove_diacritics 2')\")\n"
             "db.executemany('INSERT INTO t(x) VALUES (?)', [('deploying the api',), ('coffee beans',)])\n"

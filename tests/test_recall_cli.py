@@ -8,7 +8,7 @@ import os
 from click.testing import CliRunner
 
 from helpers import commit_all, write_memory
-from memrepo.cli import cli
+from memrepo.cli.main import cli
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(ROOT, "tests", "data", "recall")
@@ -40,7 +40,7 @@ def test_recall_text_shows_exactly_the_injected_context(repo: str) -> None:
 
 
 def test_recall_log_lists_hook_decisions(repo: str) -> None:
-    from memrepo import recall
+    from memrepo.recall import decide as recall
 
     _store(repo)
     for prompt in ("can I deploy to production on friday?", "thanks!", "explain blue-green deploys with a small example"):

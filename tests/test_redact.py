@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from memrepo.redact import ALLOW_MARKER, find_secrets, looks_random, redact, shannon_entropy
+from memrepo.format.redact import ALLOW_MARKER, find_secrets, looks_random, redact, shannon_entropy
 
 
 def b64url(obj: object) -> str:

@@ -8,8 +8,11 @@ import pytest
 from click.testing import CliRunner
 
 from helpers import commit_all, git, head, write_memory
-from memrepo import curate, index, notes, recall, review
-from memrepo.cli import cli
+from memrepo.passes.curate import curator as curate, review
+from memrepo.store import index
+from memrepo.format import notes
+from memrepo.recall import decide as recall
+from memrepo.cli.main import cli
 from memrepo.errors import MemrepoError
 from test_curate import fake, ids, snapshot, store  # noqa: F401  (fixture)
 

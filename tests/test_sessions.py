@@ -9,8 +9,8 @@ import sys
 from click.testing import CliRunner
 
 from helpers import ROOT
-from memrepo import sessions
-from memrepo.cli import cli
+from memrepo.store import sessions
+from memrepo.cli.main import cli
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "data", "capture"))
 from ccbuild import Session  # noqa: E402

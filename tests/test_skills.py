@@ -10,8 +10,11 @@ import pytest
 from click.testing import CliRunner
 
 from helpers import ROOT, git
-from memrepo import model, runs, sessions, skills
-from memrepo.cli import cli
+from memrepo.passes import model
+from memrepo.vcs import runs
+from memrepo.store import sessions
+from memrepo.passes.skills import drafts as skills
+from memrepo.cli.main import cli
 
 DATA = os.path.join(ROOT, "tests", "data", "skills")
 TRANSCRIPTS = os.path.join(DATA, "transcripts")

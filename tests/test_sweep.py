@@ -13,8 +13,9 @@ import pytest
 from click.testing import CliRunner
 
 from helpers import commit_all, git, head, write_memory
-from memrepo import jobs, runs, sweep
-from memrepo.cli import cli
+from memrepo.worker import jobs, sweep
+from memrepo.vcs import runs
+from memrepo.cli.main import cli
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(ROOT, "tests", "data", "capture")

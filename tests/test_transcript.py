@@ -9,7 +9,7 @@ import tracemalloc
 
 import pytest
 
-from memrepo import transcript
+from memrepo.format import transcript
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "fixtures", "claude-code")

@@ -10,8 +10,8 @@ import time
 
 import pytest
 
-from memrepo import transcript_tail
-from memrepo.transcript_tail import previous_turn
+from memrepo.recall import transcript_tail
+from memrepo.recall.transcript_tail import previous_turn
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "claude-code")
 SPOTTER_SHORT = os.path.join(FIXTURES, "spotter-short-2.1.38.jsonl")

@@ -10,8 +10,10 @@ import pytest
 from click.testing import CliRunner
 
 from helpers import git, head, write_file
-from memrepo import curate, recall, runs
-from memrepo.cli import cli
+from memrepo.passes.curate import curator as curate
+from memrepo.recall import decide as recall
+from memrepo.vcs import runs
+from memrepo.cli.main import cli
 from test_curate import TODAY, fake, snapshot, store  # noqa: F401  (fixture)
 
 QUERY = "git push heroku main to deploy the shop api"

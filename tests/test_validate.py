@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from helpers import memory_text
-from memrepo import validate
+from memrepo.format import validate
 
 P = "memory/a.md"
 FMT = f"run `memrepo fmt {P}`"

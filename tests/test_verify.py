@@ -12,8 +12,11 @@ import pytest
 from click.testing import CliRunner
 
 from helpers import ROOT, commit_all, git, head, write_file, write_memory
-from memrepo import gitops, notes, probes, recall, verify
-from memrepo.cli import cli
+from memrepo.vcs import gitops
+from memrepo.format import notes
+from memrepo.passes.verify import probes, verifier as verify
+from memrepo.recall import decide as recall
+from memrepo.cli.main import cli
 from memrepo.errors import NoteNotFound
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "bench"))
@@ -232,7 +235,7 @@ def test_fixture_set_with_the_fake_model(fixture_world: Any, monkeypatch: pytest
 
 
 def test_undo_of_a_verify_run_restores_the_files(repo: str, world: dict[str, str]) -> None:
-    from memrepo import runs
+    from memrepo.vcs import runs
 
     before = {note_id: _text(repo, note_id) for note_id in ("celery-beat", "runbook", "tabs")}
     report = verify.run(repo, use_model=False, run_id=RUN, today="2026-11-29")

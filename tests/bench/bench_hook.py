@@ -51,7 +51,7 @@ def answerable_prompt(repo: str, workdir: str) -> tuple[str, str, list[str]]:
     """A prompt (and cwd) about a memory in the corpus that recall answers; returns (prompt, cwd, ids)."""
     import sqlite3
 
-    from memrepo import paths, recall
+    from memrepo.recall import paths, decide as recall
 
     with sqlite3.connect(f"file:{paths.index_db(repo)}?mode=ro", uri=True) as db:
         rows = db.execute("SELECT m.id, m.title, m.project, f.entities FROM memories m JOIN fts f ON f.rowid = m.rowid"
@@ -116,7 +116,7 @@ def ratios(samples: dict[str, list[float]]) -> dict[str, Any]:
 
 def decide_ms(repo: str, since_lines: int) -> dict[str, Any] | None:
     """The hook's own recall time (query + ranking) as it logged it, for runs after `since_lines`."""
-    from memrepo import paths
+    from memrepo.recall import paths
 
     try:
         with open(paths.recall_log(repo), encoding="utf-8") as fh:
@@ -128,7 +128,7 @@ def decide_ms(repo: str, since_lines: int) -> dict[str, Any] | None:
 
 
 def log_lines(repo: str) -> int:
-    from memrepo import paths
+    from memrepo.recall import paths
 
     try:
         with open(paths.recall_log(repo), encoding="utf-8") as fh:
@@ -187,7 +187,7 @@ def floors(python: str, rounds: int) -> dict[str, Any]:
 
 
 def bench_size(n: int, args: argparse.Namespace, workdir: str) -> dict[str, Any]:
-    from memrepo import index
+    from memrepo.store import index
 
     repo = os.path.join(workdir, f"repo-{n}")
     if args.reuse and index.status(repo).get("count") == n:

@@ -1,13 +1,13 @@
 """Benchmark the memory repository: rebuild, incremental update, index size, search latency.
 
-For each corpus size, makes a fresh memory repository with `memrepo.repoinit.init`, writes
+For each corpus size, makes a fresh memory repository with `memrepo.store.repoinit.init`, writes
 generated memories (tests/bench/genmem.py) and commits them in one commit with `--no-verify`
 (the post-commit hook still indexes them), then measures:
 
 - full rebuild: `memrepo index --rebuild` as a subprocess (wall time and, through
   /usr/bin/time -v, peak RSS) and `index.rebuild` in-process;
 - incremental update after a one-file commit: the post-commit hook's own work
-  (`python -m memrepo.githooks post-commit` after a commit made with hooks off), the
+  (`python -m memrepo.store.githooks post-commit` after a commit made with hooks off), the
   `.githooks/post-commit` shim as git runs it, and a whole `git commit` of one file with hooks;
 - index size on disk;
 - `memrepo search QUERY --json` as a subprocess, and `search.rank` in-process over 20 queries.
@@ -57,7 +57,7 @@ def time_v(cmd: list[str], env: dict[str, str], cwd: str) -> tuple[float, int | 
 
 
 def bench_rebuild(repo: str, runs: int, memrepo_bin: str, env: dict[str, str]) -> dict[str, Any]:
-    from memrepo import index
+    from memrepo.store import index
 
     walls, rss = [], []
     for _ in range(runs):
@@ -83,7 +83,7 @@ def bench_rebuild(repo: str, runs: int, memrepo_bin: str, env: dict[str, str]) -
 
 def _touch_one(repo: str, k: int) -> str:
     """Change one memory (its description) the way an edit would; returns its repo-relative path."""
-    from memrepo import notes
+    from memrepo.format import notes
 
     names = sorted(f for f in os.listdir(os.path.join(repo, "memory")) if f.endswith(".md"))
     rel = "memory/" + names[(k * 7919) % len(names)]
@@ -94,13 +94,13 @@ def _touch_one(repo: str, k: int) -> str:
 
 
 def bench_incremental(repo: str, runs: int, python: str, env: dict[str, str]) -> dict[str, Any]:
-    from memrepo import index
+    from memrepo.store import index
 
     hook_py, shim, whole, precommit, noop_update = [], [], [], [], []
     for k in range(runs):
         rel = _touch_one(repo, 2 * k)
         bl.git(repo, *bl.NO_HOOKS, "commit", "-q", "-m", f"bench edit {k}", "--", rel, env=env)
-        elapsed, _ = bl.run([python, "-m", "memrepo.githooks", "post-commit"], cwd=repo, env=env)
+        elapsed, _ = bl.run([python, "-m", "memrepo.store.githooks", "post-commit"], cwd=repo, env=env)
         hook_py.append(elapsed)
         _check_fresh(repo, rel)
 
@@ -112,7 +112,7 @@ def bench_incremental(repo: str, runs: int, python: str, env: dict[str, str]) ->
 
         rel = _touch_one(repo, 10_000 + k)
         bl.git(repo, "add", "--", rel, env=env)
-        elapsed, _ = bl.run([python, "-m", "memrepo.githooks", "pre-commit"], cwd=repo, env=env)
+        elapsed, _ = bl.run([python, "-m", "memrepo.store.githooks", "pre-commit"], cwd=repo, env=env)
         precommit.append(elapsed)
         elapsed = bl.git(repo, "commit", "-q", "-m", f"bench edit {k}c", "--", rel, env=env)
         whole.append(elapsed)
@@ -131,7 +131,7 @@ def bench_incremental(repo: str, runs: int, python: str, env: dict[str, str]) ->
 
 
 def _check_fresh(repo: str, rel: str) -> None:
-    from memrepo import index
+    from memrepo.store import index
 
     st = index.status(repo)
     if st["commit"] != bl.head(repo) or st["changed_files"]:
@@ -142,7 +142,7 @@ def queries(repo: str) -> list[str]:
     """20 queries: 14 phrased after memories in the corpus, 6 generic ops questions."""
     import sqlite3
 
-    from memrepo import paths
+    from memrepo.recall import paths
 
     with sqlite3.connect(f"file:{paths.index_db(repo)}?mode=ro", uri=True) as db:
         rows = db.execute("SELECT title FROM memories ORDER BY id").fetchall()
@@ -153,7 +153,7 @@ def queries(repo: str) -> list[str]:
 
 
 def bench_search(repo: str, memrepo_bin: str, env: dict[str, str], cli_runs: int, inproc_runs: int) -> dict[str, Any]:
-    from memrepo import paths, query, search
+    from memrepo.recall import paths, query, search
 
     qs = queries(repo)
     cli = []
@@ -221,10 +221,10 @@ def report(results: dict[str, Any]) -> None:
         if rb["peak_rss_mib"]:
             print(f"  rebuild peak RSS (subprocess)            {bl.fmt(rb['peak_rss_mib'], 'MiB')}")
         print(f"  rebuild python heap peak (tracemalloc)   {rb['inprocess_python_heap_peak_mib']:9.1f} MiB")
-        print(f"  post-commit, python -m memrepo.githooks  {bl.fmt(inc['post_commit_python_s'], 's')}"
+        print(f"  post-commit, python -m memrepo.store.githooks  {bl.fmt(inc['post_commit_python_s'], 's')}"
               f"  target <= {INCREMENTAL_TARGET_S} s {'met' if ok_inc else 'MISSED'}")
         print(f"  post-commit, .githooks shim              {bl.fmt(inc['post_commit_shim_s'], 's')}")
-        print(f"  pre-commit, python -m memrepo.githooks   {bl.fmt(inc['pre_commit_python_s'], 's')}")
+        print(f"  pre-commit, python -m memrepo.store.githooks   {bl.fmt(inc['pre_commit_python_s'], 's')}")
         print(f"  git commit of one file, with hooks       {bl.fmt(inc['git_commit_one_file_with_hooks_s'], 's')}")
         print(f"  index.update, nothing changed            {bl.fmt(inc['inprocess_update_nothing_changed_s'], 's')}")
         print(f"  index on disk after rebuild              {r['index_bytes_after_rebuild']['total'] / 2**20:9.1f} MiB"

@@ -65,7 +65,7 @@ def make_repo(root: str, n: int, seed: int, python: str, log: Callable[[str], No
     measured here (genmem validates what it writes). The post-commit hook still runs and indexes.
     """
     import genmem
-    from memrepo import index, repoinit
+    from memrepo.store import index, repoinit
 
     info: dict[str, Any] = {"n": n, "seed": seed}
     env = bench_env(root, python)
@@ -92,7 +92,7 @@ def head(repo: str) -> str:
 
 
 def index_bytes(repo: str) -> dict[str, int]:
-    from memrepo import paths
+    from memrepo.recall import paths
 
     db = paths.index_db(repo)
     sizes = {}

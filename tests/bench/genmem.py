@@ -3,8 +3,8 @@
 Memories are spread over 20 projects plus global ones; each project has its own services,
 hosts, people and technologies, so memories of a project share subjects the way real ones do.
 About 3% are superseded, each by a later memory on the same subject. Every file is written
-through `memrepo.notes.serialize`; a sample (or, with --check-all, every file) is validated
-with `memrepo.validate.check_text`.
+through `memrepo.format.notes.serialize`; a sample (or, with --check-all, every file) is validated
+with `memrepo.format.validate.check_text`.
 
     python tests/bench/genmem.py DIR [-n 10000] [--seed 7]
 """
@@ -295,8 +295,8 @@ class Generator:
 
 
 def build_notes(n: int, seed: int) -> list[Any]:
-    """The N notes (memrepo.notes.Note) for a seed, in a deterministic order."""
-    from memrepo import notes
+    """The N notes (memrepo.format.notes.Note) for a seed, in a deterministic order."""
+    from memrepo.format import notes
 
     result = []
     for fields in Generator(seed).generate(n):
@@ -312,7 +312,7 @@ def build_notes(n: int, seed: int) -> list[Any]:
 
 def write_corpus(directory: str, n: int = 10_000, seed: int = 7, check: str = "sample") -> dict[str, Any]:
     """Write N memory files into `directory`; returns counts and timing. `check`: none, sample or all."""
-    from memrepo import notes, validate
+    from memrepo.format import notes, validate
 
     start = time.perf_counter()
     os.makedirs(directory, exist_ok=True)
@@ -352,7 +352,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-n", type=int, default=10_000, help="number of memories (default 10000)")
     ap.add_argument("--seed", type=int, default=7, help="random seed (default 7)")
     ap.add_argument("--check", choices=("none", "sample", "all"), default="sample",
-                    help="validate none, a 200-file sample (default) or all files with memrepo.validate")
+                    help="validate none, a 200-file sample (default) or all files with memrepo.format.validate")
     ap.add_argument("--quick", action="store_true", help="generate 500 memories and validate all of them")
     args = ap.parse_args(argv)
     n, check = (500, "all") if args.quick else (args.n, args.check)

@@ -49,7 +49,7 @@ def rules(pairs: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def build(repo: str, pairs: list[dict[str, Any]]) -> None:
     from helpers import commit_all, write_memory
-    from memrepo import repoinit
+    from memrepo.store import repoinit
 
     repoinit.init(repo)
     for p in pairs:
@@ -73,7 +73,7 @@ def _outcome(report: dict[str, Any], ids: frozenset[str]) -> str:
 
 def evaluate(workdir: str) -> dict[str, Any]:
     """Run the guarded curator on the labeled set inside `workdir`; returns the per-pair rows and totals."""
-    from memrepo import curate
+    from memrepo.passes.curate import curator as curate
 
     pairs = load_pairs()
     repo = os.path.join(workdir, "labeled")

@@ -32,7 +32,8 @@ FIXTURES = os.path.join(ROOT, "tests", "data", "verify")
 FAKE_MODEL = os.path.join(ROOT, "tests", "fake", "fakemodel.py")
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 
-from memrepo import repoinit, verify  # noqa: E402
+from memrepo.store import repoinit
+from memrepo.passes.verify import verifier as verify  # noqa: E402
 
 
 def _git(cwd: str, *args: str) -> None:

@@ -1,3 +1,3 @@
-from memrepo.cli import main
+from memrepo.cli.main import main
 
 raise SystemExit(main())

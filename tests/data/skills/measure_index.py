@@ -17,7 +17,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.join(HERE, "..", "capture"), os.path.join(HERE, "..", "..", "..", "tools")]
 
 from ccbuild import Session  # noqa: E402
-from memrepo import repoinit, sessions  # noqa: E402
+from memrepo.store import repoinit, sessions  # noqa: E402
 
 
 def main() -> None:

@@ -24,7 +24,7 @@ from typing import Any
 
 import yaml
 
-from memrepo import notes
+from memrepo.format import notes
 from memrepo.importers import common
 
 CLASS_OF = {"user": "preference", "feedback": "rule", "project": "project", "reference": "reference"}
@@ -33,7 +33,7 @@ INDEX_LINE = re.compile(r"^\s*[-*]\s+\[(?P<title>[^\]]+)\]\((?P<file>[^)\s]+)\)\
 
 def default_dirs() -> list[str]:
     """Every auto-memory directory of this machine."""
-    from memrepo import audit
+    from memrepo.claude import audit
 
     return sorted(d for d in glob.glob(os.path.join(audit.claude_home(), "projects", "*", "memory")) if os.path.isdir(d))
 
@@ -143,7 +143,7 @@ def collect(repo: str, memory_dir: str, report: common.Report) -> list[notes.Not
 
 def run(repo: str, dirs: list[str] | None = None) -> common.Report:
     """Import the given auto-memory directories (default: all of this machine's) in one commit."""
-    from memrepo import store
+    from memrepo.store import memories as store
     from memrepo.errors import MemrepoError
 
     store.require_repo(repo)

@@ -12,7 +12,10 @@ import hashlib
 import os
 from typing import Any
 
-from memrepo import gitcmd, gitops, notes, paths, spec, store, validate
+from memrepo.vcs import gitcmd, gitops
+from memrepo.format import notes, spec, validate
+from memrepo.recall import paths
+from memrepo.store import memories as store
 
 ELLIPSIS = "…"
 
@@ -69,7 +72,7 @@ def exists(repo: str, note_id: str) -> bool:
 def build(where: str, report: Report, **fields: Any) -> notes.Note | None:
     """A canonical memory from fields, or None (reported against `where`) when it does not validate."""
     note = notes.new_note(**fields)
-    rel = f"{spec.MEMORY_DIR}/{note.id}.md"
+    rel = f"{paths.MEMORY_DIR}/{note.id}.md"
     problems, _ = validate.check_text(notes.serialize(note), rel)
     if problems:
         report.skip(where, "; ".join(dict.fromkeys(p.problem for p in problems)))
@@ -116,7 +119,7 @@ def _write(path: str, text: str) -> None:
 
 
 def note_texts(new: list[notes.Note]) -> dict[str, str]:
-    return {f"{spec.MEMORY_DIR}/{n.id}.md": notes.serialize(n) for n in new}
+    return {f"{paths.MEMORY_DIR}/{n.id}.md": notes.serialize(n) for n in new}
 
 
 def commit_run(repo: str, report: Report, new: list[notes.Note], extra: dict[str, str] | None = None,
@@ -125,11 +128,11 @@ def commit_run(repo: str, report: Report, new: list[notes.Note], extra: dict[str
 
     Nothing new means no commit: a second run of the same import adds nothing.
     """
-    from memrepo import runs
+    from memrepo.vcs import runs
 
     texts: dict[str, str] = {}
     for note in new:
-        rel = f"{spec.MEMORY_DIR}/{note.id}.md"
+        rel = f"{paths.MEMORY_DIR}/{note.id}.md"
         if rel in texts:
             report.already += 1
             continue

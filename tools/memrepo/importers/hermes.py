@@ -14,7 +14,9 @@ from __future__ import annotations
 import os
 import re
 
-from memrepo import notes, profile, redact, store
+from memrepo.format import notes, redact
+from memrepo.passes import profile
+from memrepo.store import memories as store
 from memrepo.importers import common
 
 SEPARATOR = re.compile(r"\n[ \t]*§[ \t]*(?:\n|$)")

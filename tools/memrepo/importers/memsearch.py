@@ -14,7 +14,8 @@ from __future__ import annotations
 import os
 import re
 
-from memrepo import notes, store
+from memrepo.format import notes
+from memrepo.store import memories as store
 from memrepo.importers import common
 
 DAY_FILE = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md$")

@@ -1,0 +1,108 @@
+"""`memrepo install claude` / `uninstall claude`: memrepo's hooks in the user's own settings.json.
+
+For people who prefer settings to the plugin. Idempotent; entries that are not memrepo's are
+never touched; the previous file is kept as settings.json.bak.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any
+
+from memrepo.errors import MemrepoError
+
+EVENTS = {"UserPromptSubmit": None, "SessionStart": "startup|resume|clear|compact", "Stop": None,
+          "PreCompact": "manual|auto", "SessionEnd": None}
+MARK = "memrepo.claude.hookio"
+# The entry module of installs made before the layered package (0.1); still recognized and replaced.
+OLD_MARKS = ("memrepo.hookio",)
+
+
+def settings_path() -> str:
+    base = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
+    return os.path.join(base, "settings.json")
+
+
+def _load(path: str) -> dict[str, Any]:
+    if not os.path.exists(path):
+        return {}
+    with open(path, encoding="utf-8") as fh:
+        try:
+            data = json.load(fh)
+        except ValueError as exc:
+            raise MemrepoError(f"{path} is not valid JSON ({exc}); memrepo will not rewrite it",
+                               hint="fix the file by hand, then run the command again") from None
+    if not isinstance(data, dict):
+        raise MemrepoError(f"{path} is not a JSON object", hint="fix the file by hand, then run the command again")
+    return data
+
+
+def _save(path: str, data: dict[str, Any]) -> None:
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    if os.path.exists(path):
+        with open(path, "rb") as src, open(path + ".bak", "wb") as dst:
+            dst.write(src.read())
+    tmp = f"{path}.tmp-{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(data, fh, indent=2, ensure_ascii=False)
+        fh.write("\n")
+    os.replace(tmp, path)
+
+
+def _is_ours(handler: Any) -> bool:
+    words = " ".join([str(handler.get("command", ""))] + [str(a) for a in handler.get("args", [])]) if isinstance(handler, dict) else ""
+    return any(mark in words.split() for mark in (MARK, *OLD_MARKS))
+
+
+def _strip(hooks: dict[str, Any]) -> bool:
+    changed = False
+    for event in list(hooks):
+        groups = hooks[event] if isinstance(hooks[event], list) else []
+        kept_groups = []
+        for group in groups:
+            handlers = group.get("hooks", []) if isinstance(group, dict) else []
+            kept = [h for h in handlers if not _is_ours(h)]
+            changed |= len(kept) != len(handlers)
+            if kept or not handlers:
+                kept_groups.append(dict(group, hooks=kept) if isinstance(group, dict) else group)
+        if kept_groups != groups:
+            hooks[event] = kept_groups
+        if not hooks[event]:
+            del hooks[event]
+    return changed
+
+
+def install(python: str | None = None) -> tuple[str, bool]:
+    """Add memrepo's hooks (exec form, this interpreter); returns (settings path, changed)."""
+    path = settings_path()
+    data = _load(path)
+    before = json.dumps(data, sort_keys=True)
+    hooks = data.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise MemrepoError(f"`hooks` in {path} is not an object", hint="fix the file by hand, then run the command again")
+    _strip(hooks)
+    py = python or sys.executable
+    for event, matcher in EVENTS.items():
+        group: dict[str, Any] = {"hooks": [{"type": "command", "command": py, "args": ["-I", "-m", MARK, event], "timeout": 10}]}
+        if matcher:
+            group = {"matcher": matcher, **group}
+        hooks.setdefault(event, []).append(group)
+    changed = json.dumps(data, sort_keys=True) != before
+    if changed:
+        _save(path, data)
+    return path, changed
+
+
+def uninstall() -> tuple[str, bool]:
+    """Remove memrepo's hooks and nothing else; returns (settings path, changed)."""
+    path = settings_path()
+    data = _load(path)
+    hooks = data.get("hooks")
+    if not isinstance(hooks, dict) or not _strip(hooks):
+        return path, False
+    if not hooks:
+        del data["hooks"]
+    _save(path, data)
+    return path, True

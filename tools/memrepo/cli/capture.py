@@ -1,0 +1,128 @@
+"""Commands of the capture area: capture, enrich, sweep, stats (the detached worker is `python -m memrepo.worker.jobs`)."""
+
+from __future__ import annotations
+
+import time
+
+import click
+
+from memrepo.cli.main import _fail_friendly, _json, _repo
+
+
+@click.command()
+@click.argument("transcript_path", metavar="TRANSCRIPT", type=click.Path(exists=True, dir_okay=False))
+@click.option("--session", help="Session id (default: the transcript's file name).")
+@click.option("--json", "as_json", is_flag=True, help="Print the capture report as JSON.")
+@click.pass_context
+@_fail_friendly
+def capture(ctx: click.Context, transcript_path: str, session: str | None, as_json: bool) -> None:
+    """Capture memories from the new part of a Claude Code TRANSCRIPT (.jsonl), as the hooks do.
+
+    \b
+    Example:
+      memrepo capture ~/.claude/projects/-home-me-app/9f9ec6e8.jsonl
+    """
+    from memrepo.passes import capture as cap
+    from memrepo.store import memories as store
+
+    report = cap.capture_locked(store.require_repo(_repo(ctx)), transcript_path, session)
+    if as_json:
+        return _json(report.as_dict())
+    click.echo(f"run {report.run_id}: {report.turns} new turns, {report.model_calls} model calls")
+    for note_id in report.added:
+        click.echo(f"  added {note_id}")
+    for r in report.refuted:
+        click.echo(f"  {r['action']} {r['id']}" + (f" by {r['by']}" if r.get("by") else "") + f": {r['reason']}")
+    for s in report.superseded:
+        click.echo(f"  superseded {s['id']} by {s['by']}")
+    for d in report.dropped:
+        click.echo(f"  dropped {d.get('title') or d.get('refuted') or ''}: {d['reason']}".replace("  dropped :", "  dropped:"))
+    if report.review_branch:
+        click.echo(f"proposed on {report.review_branch} (capture_review is on)")
+
+
+@click.command()
+@click.argument("ids", nargs=-1, metavar="[ID]...")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.pass_context
+@_fail_friendly
+def enrich(ctx: click.Context, ids: tuple[str, ...], as_json: bool) -> None:
+    """Ask the model for aliases (words people would type) for memories; default: every un-enriched one.
+
+    Aliases that only repeat a memory's own words are dropped. One commit per run.
+
+    \b
+    Example:
+      memrepo enrich deploy-freeze
+    """
+    from memrepo.passes import enrich as en
+
+    report = en.run(_repo(ctx), list(ids) or None)
+    if as_json:
+        return _json(report)
+    for note_id, aliases in report["enriched"].items():
+        click.echo(f"{note_id}: {', '.join(aliases)}")
+    unchanged = [i for i in report["asked"] if i not in report["enriched"]]
+    if unchanged:
+        click.echo(f"no new aliases for: {', '.join(unchanged)}")
+    if not report["asked"]:
+        click.echo("nothing to enrich")
+
+
+@click.command()
+@click.option("--no-model", is_flag=True, help="Skip every model call (captures and enrichment wait for the next sweep).")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.pass_context
+@_fail_friendly
+def sweep(ctx: click.Context, no_model: bool, as_json: bool) -> None:
+    """Run pending captures, enrichment, the curator and the verifier as one run (idempotent).
+
+    \b
+    Example (cron, daily at 04:00):
+      0 4 * * * memrepo sweep >> ~/.memrepo/index/sweep.log 2>&1
+    """
+    from memrepo.worker import sweep as sw
+
+    report = sw.run(_repo(ctx), use_model=not no_model)
+    if as_json:
+        return _json(report)
+    click.echo(f"run {report['run_id']}: {len(report['captures'])} capture job(s), "
+               f"{len((report.get('enrich') or {}).get('enriched', {}))} memories enriched"
+               + (f", curator applied {len(report['curate']['applied'])}" if report.get("curate") else "")
+               + (f", verifier changed {len(report['verify']['changed'])}" if report.get("verify") else ""))
+    for err in report["errors"]:
+        click.echo(f"  error: {err}", err=True)
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+@_fail_friendly
+def stats(ctx: click.Context, as_json: bool) -> None:
+    """Counts per class and status, the last sweep, queued jobs, and model calls and tokens per pass.
+
+    \b
+    Example:
+      memrepo stats
+    """
+    from memrepo.worker import sweep as sw
+
+    data = sw.stats(_repo(ctx))
+    if as_json:
+        return _json(data)
+    click.echo(f"memories: {data['memories']}  " + "  ".join(f"{k}={v}" for k, v in data["by_status"].items()))
+    click.echo("by class: " + ("  ".join(f"{k}={v}" for k, v in data["by_class"].items()) or "-"))
+    last = data["last_sweep"]
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(last["finished"])) if last else "never"
+    click.echo(f"last sweep: {when}" + (f" ({last['run_id']})" if last else ""))
+    click.echo(f"jobs: {data['jobs']['queued']} queued, {data['jobs']['running']} running, {data['jobs']['failed']} failed;"
+               f" sessions captured: {data['captured_sessions']}")
+    for name, row in data["model"].items():
+        click.echo(f"model {name}: {row['calls']} calls ({row['failed']} failed), "
+                   f"{row['input_tokens']} in / {row['output_tokens']} out tokens")
+
+
+def register(group: click.Group) -> None:
+    """Add this module's commands to the `memrepo` group."""
+    for command in (capture, enrich, sweep, stats):
+        group.add_command(command)

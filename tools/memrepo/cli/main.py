@@ -1,0 +1,323 @@
+"""memrepo's command line: thin commands over the library."""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import sys
+import time
+from typing import Any, Callable
+
+import click
+
+from memrepo import __version__
+from memrepo.recall import paths
+from memrepo.errors import MemrepoError, NoteInvalid
+
+F = Callable[..., Any]
+
+
+def _fail_friendly(fn: F) -> F:
+    """Library errors become one message plus the fix; exit 1."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except NoteInvalid as exc:
+            for problem in exc.problems:
+                click.echo(problem, err=True)
+            raise click.ClickException(str(exc) + (f"\nhint: {exc.hint}" if exc.hint else "")) from None
+        except MemrepoError as exc:
+            raise click.ClickException(str(exc) + (f"\nhint: {exc.hint}" if exc.hint else "")) from None
+
+    return wrapper
+
+
+def _repo(ctx: click.Context) -> str:
+    return str(ctx.obj["repo"])
+
+
+def _json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+def _date(value: str | None) -> float | None:
+    if not value:
+        return None
+    try:
+        return time.mktime(time.strptime(value, "%Y-%m-%d"))
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not a date like 2026-11-30") from None
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--repo", type=click.Path(file_okay=False), envvar=None,
+              help="Memory repository (default: $MEMREPO_DIR, else ~/.memrepo).")
+@click.version_option(__version__, prog_name="memrepo")
+@click.pass_context
+def cli(ctx: click.Context, repo: str | None) -> None:
+    """memrepo: git-native memory for coding agents.
+
+    Memories are markdown files in a git repository; a SQLite FTS5 cache under index/
+    answers recall before every Claude Code prompt.
+    """
+    ctx.ensure_object(dict)
+    ctx.obj["repo"] = paths.memory_repo(repo)
+
+
+@cli.command()
+@click.argument("directory", required=False, type=click.Path(file_okay=False))
+@click.pass_context
+@_fail_friendly
+def init(ctx: click.Context, directory: str | None) -> None:
+    """Make DIRECTORY (default: the memory repository) a memory repository.
+
+    Runs `git init` if needed, creates memory/, index/, .githooks/, wires the git
+    hooks and makes the first commit. Running it twice changes nothing.
+
+    \b
+    Example:
+      memrepo init ~/.memrepo
+    """
+    from memrepo.store import repoinit
+
+    report = repoinit.init(directory or _repo(ctx))
+    verb = "Created" if report["git_init"] else "Initialized"
+    click.echo(f"{verb} memory repository at {report['path']}")
+    click.echo(f"  git hooks: {report['wiring']}")
+    click.echo(f"  committed: {', '.join(report['written'])}" if report["commit"] else "  nothing to commit: already set up")
+    click.echo(f"  indexed: {report['indexed']} memories")
+
+
+def _read_body(body: str | None, use_stdin: bool, edit: bool) -> str:
+    if use_stdin:
+        return sys.stdin.read()
+    if edit:
+        text = click.edit("\n# Write the memory's body above. Lines starting with # are removed.\n", extension=".md")
+        if text is None:
+            raise click.ClickException("editor closed without saving; nothing added")
+        return "\n".join(line for line in text.splitlines() if not line.startswith("# ")).strip() + "\n"
+    return body or ""
+
+
+@cli.command()
+@click.option("--title", required=True, help="One line, at most 120 characters.")
+@click.option("--description", "-d", required=True, help="One line recall shows, at most 200 characters.")
+@click.option("--class", "cls", required=True, type=click.Choice(["rule", "preference", "fact", "project", "event", "reference"]),
+              help="What kind of memory; sets how fast it decays.")
+@click.option("--source", default="user", show_default=True, type=click.Choice(["user", "agent", "capture", "import"]),
+              help="Who said it.")
+@click.option("--id", "note_id", help="kebab-case id (default: from the title).")
+@click.option("--topic", "topics", multiple=True, help="Subject word; repeatable.")
+@click.option("--entity", "entities", multiple=True, help="Named thing (service, repo, person); repeatable.")
+@click.option("--tech", multiple=True, help="Technology named; repeatable.")
+@click.option("--alias", "aliases", multiple=True, help="Words a person would type to need this; repeatable.")
+@click.option("--project", help="Scope to a project (its git top-level name).")
+@click.option("--body", help="The memory's markdown body.")
+@click.option("--stdin", "use_stdin", is_flag=True, help="Read the body from standard input.")
+@click.option("--edit", is_flag=True, help="Write the body in $EDITOR.")
+@click.pass_context
+@_fail_friendly
+def add(ctx: click.Context, title: str, description: str, cls: str, source: str, note_id: str | None,
+        topics: tuple[str, ...], entities: tuple[str, ...], tech: tuple[str, ...], aliases: tuple[str, ...],
+        project: str | None, body: str | None, use_stdin: bool, edit: bool) -> None:
+    """Add a memory: write memory/<id>.md and commit it (trailer Memrepo-Action: add).
+
+    \b
+    Example:
+      memrepo add --class rule --title "No deploys on Friday afternoon" \\
+        -d "Production deploys are frozen on Fridays after 16:00 Lisbon time" \\
+        --topic deploy --entity api --body "Ask in #ops for an exception."
+    """
+    from memrepo.format import notes
+    from memrepo.store import memories as store
+
+    note = notes.new_note(id=note_id, title=title, description=description, class_=cls, source=source,
+                          topics=[t.lower() for t in topics], entities=list(entities), tech=list(tech),
+                          aliases=list(aliases), project=project, body=_read_body(body, use_stdin, edit))
+    new_id, sha = store.add(_repo(ctx), note)
+    click.echo(f"Added {new_id} ({sha[:12]})")
+
+
+@cli.command()
+@click.argument("note_id", metavar="ID")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+@_fail_friendly
+def show(ctx: click.Context, note_id: str, as_json: bool) -> None:
+    """Print memory ID in full, then the commits that touched it."""
+    from memrepo.store import memories as store
+
+    data = store.show(_repo(ctx), note_id)
+    if as_json:
+        return _json(data)
+    click.echo(data["text"], nl=False)
+    click.echo("\nHistory:")
+    for h in data["history"]:
+        click.echo(f"  {h['commit'][:12]}  {h['date'][:10]}  {h['subject']}")
+
+
+@cli.command("list")
+@click.option("--class", "cls", help="Only this class.")
+@click.option("--project", help="Only this project.")
+@click.option("--status", type=click.Choice(["active", "superseded", "retired"]), help="Only this status.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+@_fail_friendly
+def list_(ctx: click.Context, cls: str | None, project: str | None, status: str | None, as_json: bool) -> None:
+    """List memories, most recently updated first."""
+    from memrepo.store import memories as store
+
+    rows = store.list_memories(_repo(ctx), cls, project, status)
+    if as_json:
+        return _json(rows)
+    for r in rows:
+        label = f"  [superseded by {r['superseded_by']}]" if r["superseded_by"] else ""
+        click.echo(f"{r['id']:<40} {r['class']:<10} {r['updated'] or '':<10} {r['title']}{label}")
+    click.echo(f"{len(rows)} memories", err=True)
+
+
+@cli.command()
+@click.argument("query")
+@click.option("--limit", "-n", default=10, show_default=True, help="Most results to show.")
+@click.option("--project", help="Favour this project's memories.")
+@click.option("--json", "as_json", is_flag=True, help="Print a list of {id, score, title, class, status, ...}.")
+@click.pass_context
+@_fail_friendly
+def search(ctx: click.Context, query: str, limit: int, project: str | None, as_json: bool) -> None:
+    """Ranked full-text search over the cache (no silence floors).
+
+    \b
+    Example:
+      memrepo search "friday deploy" --json
+    """
+    from memrepo.store import finder
+
+    hits = finder.search_memories(_repo(ctx), query, limit=limit, project=project)
+    if as_json:
+        return _json([h.as_dict() for h in hits])
+    for h in hits:
+        labels = "".join(f"  [{label}]" for label in h.labels())
+        click.echo(f"{h.score:8.3f}  {h.id:<40} ({h.cls}) {h.title}{labels}")
+    if not hits:
+        click.echo("no matches", err=True)
+
+
+@cli.command("index")
+@click.option("--rebuild", is_flag=True, help="Drop the cache and rebuild it from memory/.")
+@click.pass_context
+@_fail_friendly
+def index_(ctx: click.Context, rebuild: bool) -> None:
+    """Bring the cache up to date with memory/ (only changed files), or --rebuild it."""
+    from memrepo.store import index, memories as store
+
+    repo = store.require_repo(_repo(ctx))
+    if rebuild:
+        with click.progressbar(length=1, label="indexing", file=sys.stderr, show_pos=True) as bar:
+            def progress(done: int, total: int) -> None:
+                bar.length = total
+                bar.update(1)
+            report = index.rebuild(repo, progress=progress)
+    else:
+        report = index.update(repo)
+    r = report.as_dict()
+    click.echo(f"{'rebuilt' if r['rebuilt'] else 'updated'}: {r['added']} added, {r['updated']} updated, "
+               f"{r['removed']} removed, {r['unchanged']} unchanged, {len(r['skipped'])} skipped in {r['seconds']:.2f}s")
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def doctor(ctx: click.Context, as_json: bool) -> None:
+    """Check hooks, cache and every memory file; exit 1 with the fixing command when something is wrong."""
+    from memrepo.store import doctor as doc
+
+    checks = doc.run(_repo(ctx))
+    if as_json:
+        _json([c.as_dict() for c in checks])
+    else:
+        for c in checks:
+            detail = c.detail.replace("\n", "\n     ")  # one problem a line, under its check
+            click.echo(f"{'ok ' if c.ok else 'FAIL'} {c.name}: {detail}")
+            if c.fix:
+                click.echo(f"     fix: {c.fix}")
+    ctx.exit(0 if all(c.ok for c in checks) else 1)
+
+
+@cli.command()
+@click.option("--limit", "-n", default=30, show_default=True, help="Most entries to show.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--runs", is_flag=True, help="Group by run (curate, review, undo…): each run's decisions and what undid it.")
+@click.pass_context
+@_fail_friendly
+def log(ctx: click.Context, limit: int, as_json: bool, runs: bool) -> None:
+    """The Memrepo-* trailers of history, newest first."""
+    from memrepo.vcs import gitops
+    from memrepo.store import memories as store
+
+    if runs:
+        from memrepo.cli.curate import show_runs
+
+        return show_runs(_repo(ctx), limit, as_json)
+    entries = gitops.trailer_log(store.require_repo(_repo(ctx)), limit)
+    if as_json:
+        return _json(entries)
+    for e in entries:
+        t = e["trailers"]
+        extra = " ".join(f"{k}={v}" for k, v in t.items() if k != "Action")
+        click.echo(f"{e['commit'][:12]}  {e['date'][:19]}  {t.get('Action', '?'):<10} {e['subject']}  {extra}".rstrip())
+
+
+@cli.command()
+@click.argument("files", nargs=-1, type=click.Path(exists=True, dir_okay=False))
+@click.option("--check", is_flag=True, help="Only report files that are not canonical; exit 1 if any.")
+@click.pass_context
+@_fail_friendly
+def fmt(ctx: click.Context, files: tuple[str, ...], check: bool) -> None:
+    """Rewrite memory files in canonical form (key order, quoting, one final newline)."""
+    from memrepo.store import memories as store
+
+    changed = store.fmt(_repo(ctx), list(files) or None, check=check)
+    for path in changed:
+        click.echo(f"{'would reformat' if check else 'reformatted'} {path}")
+    if check and changed:
+        ctx.exit(1)
+
+
+# Each area registers its own commands; keep this list in step with the README's command table.
+from memrepo.cli import capture as cli_capture, curate as cli_curate, profile as cli_profile, recall as cli_recall, skills as cli_skills, verify as cli_verify  # noqa: E402
+
+for _area in (cli_recall, cli_curate, cli_verify, cli_capture, cli_profile, cli_skills):
+    _area.register(cli)
+
+
+def main() -> int:
+    """The console script: library errors exit 1 (via click), ^C 130, anything unexpected 3 with a log."""
+    try:
+        code = cli.main(prog_name="memrepo", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        return int(exc.exit_code)
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except (KeyboardInterrupt, click.exceptions.Abort):
+        click.echo("interrupted", err=True)
+        return 130
+    except Exception as exc:  # noqa: BLE001 — a bug: keep the traceback, show one line
+        return _crash(exc)
+    # Without standalone mode click returns ctx.exit()'s code, or the command's return value.
+    return code if isinstance(code, int) else 0
+
+
+def _crash(exc: Exception) -> int:
+    import tempfile
+    import traceback
+
+    fd, path = tempfile.mkstemp(prefix="memrepo-crash-", suffix=".log")
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(f"memrepo {__version__} {' '.join(sys.argv[1:])}\n")
+        traceback.print_exc(file=fh)
+    click.echo(f"memrepo: unexpected {type(exc).__name__}: {exc}\nThe traceback is in {path}; please report it.", err=True)
+    return 3

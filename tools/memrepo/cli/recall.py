@@ -1,0 +1,169 @@
+"""Commands around recall: recall, recall-log, eval, install/uninstall claude."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import click
+
+from memrepo.cli.main import _date, _fail_friendly, _json, _repo
+
+
+@click.command()
+@click.argument("prompt")
+@click.option("--cwd", type=click.Path(file_okay=False), help="Working directory the prompt comes from (sets the project).")
+@click.option("--previous", help="Text of the previous turn (sharpens a query that has a subject).")
+@click.option("--today", help="Reference date for decay, YYYY-MM-DD (default: today).")
+@click.option("--json", "as_json", is_flag=True, help="Print [{id, score, title, class, labels}], [] when silent.")
+@click.pass_context
+@_fail_friendly
+def recall(ctx: click.Context, prompt: str, cwd: str | None, previous: str | None, today: str | None, as_json: bool) -> None:
+    """Run the UserPromptSubmit hook's exact code path on PROMPT and show what it would inject.
+
+    \b
+    Example:
+      memrepo recall "how do I ship tallybird?" --cwd ~/work/tallybird
+    """
+    from memrepo.recall import decide as rc
+    from memrepo.store import memories as store
+
+    repo = store.require_repo(_repo(ctx))
+    d = rc.decide(repo, prompt, cwd=cwd or os.getcwd(), previous=previous or "", today=_date(today))
+    if as_json:
+        return _json([{"id": h.id, "score": round(h.score, 4), "title": h.title, "class": h.cls, "labels": h.labels()} for h in d.hits])
+    general = "; a general question: breadth floor doubled" if d.general else ""
+    if not d.hits:
+        click.echo(f"(silent: {d.silent}; terms: {' '.join(d.terms) or '-'}{general}; {d.ms:.1f} ms)")
+        return None
+    click.echo(rc.format_context(d.hits))
+    click.echo(f"({len(d.hits)} injected; terms: {' '.join(d.terms)}{general}; {d.ms:.1f} ms)", err=True)
+
+
+@click.command("recall-log")
+@click.option("--limit", "-n", default=20, show_default=True, help="Most entries to show.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+@_fail_friendly
+def recall_log(ctx: click.Context, limit: int, as_json: bool) -> None:
+    """Recent recall decisions on this machine: injected ids and scores, or silent, and latency."""
+    from memrepo.recall import decide as rc
+
+    entries = rc.read_log(_repo(ctx), limit)
+    if as_json:
+        return _json(entries)
+    for e in entries:
+        what = ", ".join(f"{i['id']} ({i['score']})" for i in e.get("injected", [])) or f"silent ({e.get('silent')})"
+        general = "  [general question]" if e.get("general") else ""
+        click.echo(f"{e.get('t', '?')}  {e.get('ms', 0):6.1f} ms  {what}{general}")
+    if not entries:
+        click.echo("no recall decisions logged yet", err=True)
+
+
+@click.command("eval")
+@click.argument("prompts", type=click.Path(exists=True, dir_okay=False))
+@click.option("--memory", "memory_dir", type=click.Path(exists=True, file_okay=False),
+              help="Evaluate against this memory/ folder (indexed into a temp dir) instead of the repository.")
+@click.option("--today", help="Reference date for decay, YYYY-MM-DD (default: today).")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary and every prompt's result as JSON.")
+@click.option("--failures", is_flag=True, help="Also list the prompts that missed.")
+@click.pass_context
+@_fail_friendly
+def eval_(ctx: click.Context, prompts: str, memory_dir: str | None, today: str | None, as_json: bool, failures: bool) -> None:
+    """Score recall on a labeled PROMPTS.jsonl: hit@1/hit@2, silence rate per kind, latency.
+
+    \b
+    Example:
+      memrepo eval tests/data/recall/prompts.jsonl --memory tests/data/recall/memory
+    """
+    from memrepo.evaluation import evaluate
+
+    repo = None if memory_dir else _repo(ctx)
+    report = evaluate.run(prompts, repo=repo, memory_dir=memory_dir, today=_date(today))
+    if as_json:
+        return _json(report)
+    s = report["summary"]
+    click.echo(f"{s['prompts']} prompts: hit@1 {s['hit@1']}, hit@2 {s['hit@2']}, silence {s['silence']}")
+    for kind, k in s["per_kind"].items():
+        click.echo(f"  {kind:<15} n={k['n']:<3} " + "  ".join(f"{m} {v:.2f}" for m, v in k.items() if m != "n"))
+    lat = s["latency_ms"]
+    click.echo(f"latency ms: p50 {lat['p50']}  p90 {lat['p90']}  p99 {lat['p99']}  max {lat['max']}")
+    if failures:
+        for r in report["results"]:
+            if not r["ok"]:
+                click.echo(f"  MISS {r['id']} [{r['kind']}] expect {r['expect']} got {list(zip(r['got'], r['scores']))} terms {r['terms']}")
+
+
+@click.group()
+def install() -> None:
+    """Install memrepo's hooks into a client's settings."""
+
+
+@install.command("claude")
+@_fail_friendly
+def install_claude() -> None:
+    """Add the recall and session hooks to ~/.claude/settings.json (instead of the plugin).
+
+    Idempotent; other hooks are kept; the old file is saved as settings.json.bak.
+    """
+    from memrepo.claude import install as claudeinstall
+
+    path, changed = claudeinstall.install()
+    click.echo(f"{'installed memrepo hooks in' if changed else 'already installed in'} {path}")
+    click.echo(f"hooks run {sys.executable} -I -m memrepo.claude.hookio; if the memrepo plugin is enabled too, disable one of them", err=True)
+
+
+@click.group()
+def uninstall() -> None:
+    """Remove memrepo's hooks from a client's settings."""
+
+
+@uninstall.command("claude")
+@_fail_friendly
+def uninstall_claude() -> None:
+    """Remove memrepo's hooks from ~/.claude/settings.json, leaving every other hook."""
+    from memrepo.claude import install as claudeinstall
+
+    path, changed = claudeinstall.uninstall()
+    click.echo(f"{'removed memrepo hooks from' if changed else 'no memrepo hooks in'} {path}")
+
+
+
+
+@click.command()
+@click.option("--memory", "memory_dir", type=click.Path(file_okay=False), default="memory", show_default=True,
+              help="Folder of memory files to demonstrate on.")
+@click.option("--prompt", "prompts", multiple=True, help="Prompt to try instead of the built-in ones; repeatable.")
+@click.option("--full", is_flag=True, help="Print the exact text the hook would inject.")
+@_fail_friendly
+def demo(memory_dir: str, prompts: tuple[str, ...], full: bool) -> None:
+    """Show recall on the bundled example memories: what each prompt injects, or silence, and how fast.
+
+    Indexes the memories into a temporary cache; no repository is created or changed.
+
+    \b
+    Example (from a memrepo checkout):
+      memrepo demo
+      memrepo demo --prompt "who reviews database migrations?"
+    """
+    from memrepo.evaluation import demo as demo_mod
+
+    info, *results = demo_mod.run(memory_dir, [(p, None) for p in prompts] or None)
+    click.echo(f"Indexed {info['indexed']} memories from {memory_dir}/ in {info['index_seconds'] * 1000:.0f} ms.\n")
+    for r in results:
+        where = f"  (in project {r['project']})" if r["project"] else ""
+        click.echo(f"> {r['prompt']}{where}")
+        if full and r["hits"]:
+            click.echo("  " + r["context"].replace("\n", "\n  "))
+        for h in r["hits"]:
+            labels = "".join(f" [{label}]" for label in h.labels())
+            click.echo(f"  recalls {h.id} ({h.cls}, score {h.score:.2f}){labels}")
+        if not r["hits"]:
+            click.echo(f"  silent ({r['silent']})")
+        click.echo(f"  {r['ms']:.1f} ms\n")
+
+
+def register(group: click.Group) -> None:
+    for command in (recall, recall_log, eval_, demo, install, uninstall):
+        group.add_command(command)

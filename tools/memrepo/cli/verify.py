@@ -1,0 +1,48 @@
+"""Commands of the verify area: `memrepo verify`."""
+
+from __future__ import annotations
+
+import click
+
+from memrepo.cli.main import _fail_friendly, _json, _repo
+
+
+@click.command("verify")
+@click.argument("ids", nargs=-1, metavar="[ID]...")
+@click.option("--no-model", is_flag=True, help="Only the rule-based extractor (backticked paths, URLs, branches, owner/repo#N).")
+@click.option("--json", "as_json", is_flag=True, help="Print the whole report as JSON.")
+@click.pass_context
+@_fail_friendly
+def verify(ctx: click.Context, ids: tuple[str, ...], no_model: bool, as_json: bool) -> None:
+    """Check the claims memories make and stamp them verified, unverified or unchecked.
+
+    Claims run through a fixed set of probes with validated arguments; changed stamps are
+    one commit (Memrepo-Action: verify), undone with `memrepo undo RUN`.
+
+    \b
+    Example:
+      memrepo verify --no-model
+      memrepo verify deploy-freeze api-base-url --json
+    """
+    from memrepo.passes.verify import verifier
+
+    report = verifier.run(_repo(ctx), list(ids) or None, use_model=not no_model)
+    if as_json:
+        return _json(report.as_dict())
+    for r in report.results:
+        if r.skipped:
+            click.echo(f"skip {r.id}: {r.skipped}")
+        elif r.changed or r.status == "unverified":
+            failed = r.failed()
+            click.echo(f"{r.status or 'none':<10} {r.id}" + (f"  ({'; '.join(failed)})" if failed else ""))
+    for note in report.model_notes:
+        click.echo(note, err=True)
+    c = report.counts()
+    click.echo(f"{c['memories']} memories, {c['extracted']} claims: {c['verified']} verified, {c['unverified']} unverified, "
+               f"{c['unknown']} unknown, {c['refused']} refused")
+    click.echo(f"committed {report.commit[:12]} (run {report.run_id})" if report.commit else "no stamp changed; nothing committed")
+
+
+def register(group: click.Group) -> None:
+    """Add this module's commands to the `memrepo` group."""
+    group.add_command(verify)

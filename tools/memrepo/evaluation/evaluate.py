@@ -1,0 +1,119 @@
+"""`memrepo eval`: run a labeled prompt set through recall's own code path and score it."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import statistics
+import tempfile
+import time
+from typing import Any
+
+from memrepo.store import index
+from memrepo.recall import paths, decide as recall
+
+KINDS = ("answerable", "context", "update", "conversational", "offtopic")
+SILENT_KINDS = ("conversational", "offtopic")
+
+
+def load_prompts(path: str) -> list[dict[str, Any]]:
+    rows = []
+    with open(path, encoding="utf-8") as fh:
+        for n, line in enumerate(fh, start=1):
+            if line.strip():
+                try:
+                    rows.append(json.loads(line))
+                except ValueError as exc:
+                    raise ValueError(f"{path}:{n}: not JSON ({exc})") from None
+    return rows
+
+
+def _previous_text(row: dict[str, Any]) -> str:
+    return "\n".join(str(t.get("text", "")) for t in row.get("previous") or [])
+
+
+def _project(cwd: str | None) -> str | None:
+    # A labeled set's cwd usually does not exist here; it then stands for a git top-level.
+    if cwd and not os.path.exists(cwd):
+        return os.path.basename(cwd.rstrip("/")) or None
+    return paths.project_of(cwd)
+
+
+def _score(row: dict[str, Any], ids: list[str], superseded: dict[str, str]) -> bool:
+    expect = row.get("expect") or []
+    if row.get("kind") in SILENT_KINDS or not expect:
+        return not ids
+    top2 = ids[:2]
+    if not any(e in top2 for e in expect):
+        return False
+    if row.get("kind") == "update":
+        for loser, winner in superseded.items():
+            if winner in expect and loser in ids and winner in ids and ids.index(loser) < ids.index(winner):
+                return False
+    return True
+
+
+def run(prompts_path: str, repo: str | None = None, memory_dir: str | None = None, today: float | None = None) -> dict[str, Any]:
+    """Score every prompt: hit@1/hit@2 for prompts expecting a memory, silence rate for the rest."""
+    rows = load_prompts(prompts_path)
+    tmp = None
+    if memory_dir:
+        tmp = tempfile.mkdtemp(prefix="memrepo-eval-")
+        shutil.copytree(memory_dir, os.path.join(tmp, "memory"))
+        index.rebuild(tmp)
+        repo = tmp
+    assert repo is not None
+    try:
+        return _evaluate(repo, rows, today)
+    finally:
+        if tmp:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _evaluate(repo: str, rows: list[dict[str, Any]], today: float | None) -> dict[str, Any]:
+    import sqlite3
+
+    with sqlite3.connect(paths.index_db(repo)) as db:
+        superseded = dict(db.execute("SELECT id, superseded_by FROM memories WHERE superseded_by IS NOT NULL"))
+    results, latencies = [], []
+    for row in rows:
+        start = time.perf_counter()
+        d = recall.decide(repo, row["prompt"], previous=_previous_text(row), today=today,
+                          project=_project(row.get("cwd")))
+        latencies.append((time.perf_counter() - start) * 1000.0)
+        ids = [h.id for h in d.hits]
+        expect = row.get("expect") or []
+        results.append({"id": row.get("id"), "kind": row.get("kind"), "expect": expect, "got": ids,
+                        "scores": [round(h.score, 3) for h in d.hits], "terms": list(d.terms),
+                        "hit1": bool(expect) and bool(ids) and ids[0] in expect,
+                        "ok": _score(row, ids, superseded)})
+    return {"summary": summarize(results, latencies), "results": results}
+
+
+def summarize(results: list[dict[str, Any]], latencies: list[float]) -> dict[str, Any]:
+    per_kind: dict[str, Any] = {}
+    for kind in KINDS:
+        rs = [r for r in results if r["kind"] == kind]
+        if not rs:
+            continue
+        if kind in SILENT_KINDS:
+            per_kind[kind] = {"n": len(rs), "silence": sum(r["ok"] for r in rs) / len(rs)}
+        else:
+            per_kind[kind] = {"n": len(rs), "hit@1": sum(r["hit1"] for r in rs) / len(rs),
+                              "hit@2": sum(r["ok"] for r in rs) / len(rs)}
+    expecting = [r for r in results if r["kind"] not in SILENT_KINDS and r["expect"]]
+    silent = [r for r in results if r["kind"] in SILENT_KINDS]
+    lat = sorted(latencies)
+
+    def pct(p: float) -> float:
+        return round(lat[min(len(lat) - 1, int(p * len(lat)))], 2) if lat else 0.0
+
+    return {
+        "prompts": len(results),
+        "hit@1": round(sum(r["hit1"] for r in expecting) / len(expecting), 4) if expecting else None,
+        "hit@2": round(sum(r["ok"] for r in expecting) / len(expecting), 4) if expecting else None,
+        "silence": round(sum(r["ok"] for r in silent) / len(silent), 4) if silent else None,
+        "per_kind": per_kind,
+        "latency_ms": {"p50": round(statistics.median(lat), 2) if lat else 0.0, "p90": pct(0.9), "p99": pct(0.99), "max": round(lat[-1], 2) if lat else 0.0},
+    }

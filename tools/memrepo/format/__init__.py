@@ -1,0 +1,6 @@
+"""The file formats memrepo reads and writes: the memory file (spec, parse/serialize, validate),
+secret redaction, and agents' transcripts.
+
+May import: the standard library, PyYAML (this is the only layer that may), python-frontmatter
+(only for foreign files, see `foreign`), `memrepo.errors` and `memrepo.recall`.
+"""

@@ -1,0 +1,191 @@
+"""Parse, validate and serialize memory files (`memory/<id>.md`).
+
+One serializer writes every file, so `serialize(parse(text)) == text` for every file
+already in canonical form. python-frontmatter's `loads()` strips the body and its
+`dumps()` sorts keys, so memrepo splits the fences itself and uses PyYAML directly.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import re
+from typing import Any
+
+import yaml
+
+from memrepo.format import spec
+
+FENCE = "---"
+ID_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+DATETIME_RE = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$")
+FIX_FMT = "run `memrepo fmt {path}`"
+
+
+class _Loader(yaml.CSafeLoader if hasattr(yaml, "CSafeLoader") else yaml.SafeLoader):  # type: ignore[misc]
+    """SafeLoader that keeps dates as the strings the user wrote."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+class Note:
+    """A memory: its front matter (in canonical key order) and its markdown body."""
+
+    __slots__ = ("meta", "body", "path")
+
+    def __init__(self, meta: dict[str, Any], body: str, path: str = "") -> None:
+        self.meta = meta
+        self.body = body
+        self.path = path
+
+    @property
+    def id(self) -> str:
+        return str(self.meta.get("id", ""))
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.meta.get(key, default)
+
+    def __repr__(self) -> str:
+        return f"Note({self.id!r})"
+
+
+class ParseError(ValueError):
+    """Front matter could not be read; `line` is 1-based."""
+
+    def __init__(self, message: str, line: int = 1, fix: str = "") -> None:
+        super().__init__(message)
+        self.line = line
+        self.fix = fix
+
+
+def split(text: str) -> tuple[str, str, int]:
+    """Split a file into (front matter text, body, line number of the closing fence)."""
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    lines = text.split("\n")
+    if not lines or lines[0].rstrip("\r") != FENCE:
+        raise ParseError("no front matter", 1, "start the file with a `---` line, the YAML keys, then `---`")
+    for i in range(1, len(lines)):
+        if lines[i].rstrip("\r") == FENCE:
+            return "\n".join(lines[1:i]) + "\n", "\n".join(lines[i + 1 :]), i + 1
+    raise ParseError("front matter is never closed", 1, "add a `---` line after the last key")
+
+
+def parse(text: str, path: str = "") -> Note:
+    """Parse a memory file's text. Raises ParseError when the front matter is unreadable."""
+    head, body, _ = split(text)
+    try:
+        meta = yaml.load(head, Loader=_Loader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        # An unclosed quote or bracket is noticed lines later (or at the end); point at where it opens.
+        if str(getattr(exc, "context", "")).startswith(("while scanning a quoted", "while parsing a flow")):
+            mark = getattr(exc, "context_mark", None) or mark
+        line = mark.line + 2 if mark is not None else 1
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ParseError(f"front matter is not valid YAML ({problem})", line, "quote the value with single quotes")
+    if meta is None:
+        meta = {}
+    if not isinstance(meta, dict):
+        raise ParseError("front matter is not a mapping of keys", 2, "write one `key: value` per line")
+    return Note({str(k): _plain(v) for k, v in meta.items()}, body, path)
+
+
+def _plain(value: Any) -> Any:
+    """Dates YAML may still build (e.g. inside flow collections) become ISO strings."""
+    if isinstance(value, (_dt.date, _dt.datetime)):
+        return value.isoformat()
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    return value
+
+
+def read(path: str) -> Note:
+    """Read and parse a memory file from disk."""
+    with open(path, "rb") as fh:
+        data = fh.read()
+    return parse(data.decode("utf-8"), path)
+
+
+# -- serializer ---------------------------------------------------------------
+
+_DUMP = {"allow_unicode": True, "width": float("inf"), "sort_keys": False, "Dumper": yaml.SafeDumper}
+
+
+def _scalar(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    text = yaml.dump(value, **_DUMP)  # type: ignore[call-overload]
+    if text.endswith("\n...\n"):
+        text = text[: -len("\n...\n")]
+    return str(text).rstrip("\n")
+
+
+def _flow(value: Any) -> str:
+    return str(yaml.dump(value, default_flow_style=True, **_DUMP)).rstrip("\n")  # type: ignore[call-overload]
+
+
+def _emit(key: str, value: Any) -> list[str]:
+    if isinstance(value, dict) and value:
+        out = [f"{key}:"]
+        for sub, subvalue in value.items():
+            rendered = _flow(subvalue) if isinstance(subvalue, (list, dict)) else _scalar(subvalue)
+            out.append(f"  {sub}: {rendered}")
+        return out
+    if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        return [f"{key}:"] + [f"  - {_flow(item)}" for item in value]
+    if isinstance(value, list):
+        return [f"{key}: {_flow(value)}"]
+    return [f"{key}: {_scalar(value)}"]
+
+
+def ordered_keys(meta: dict[str, Any]) -> list[str]:
+    """Known keys in the format's order, then unknown keys in their own order."""
+    known = [k for k in spec.KEY_ORDER if k in meta]
+    return known + [k for k in meta if k not in spec.KEY_ORDER]
+
+
+def serialize(note: Note) -> str:
+    """The canonical text of a memory: fixed key order, quoted ambiguous scalars, one final newline."""
+    lines = [FENCE]
+    for key in ordered_keys(note.meta):
+        lines.extend(_emit(key, note.meta[key]))
+    lines.append(FENCE)
+    body = note.body.replace("\r\n", "\n").rstrip("\n")
+    text = "\n".join(lines) + "\n"
+    return text + body + "\n" if body else text
+
+
+def write(note: Note, path: str) -> None:
+    """Write a memory atomically (temp file + rename) so a reader never sees half a file."""
+    text = serialize(note)
+    tmp = f"{path}.tmp-{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
+        fh.write(text)
+    os.replace(tmp, path)
+
+
+def today() -> str:
+    return _dt.date.today().isoformat()
+
+
+def new_note(**fields: Any) -> Note:
+    """A note from keyword fields (`class_` for `class`); drops None and empty lists."""
+    body = str(fields.pop("body", "") or "")
+    meta: dict[str, Any] = {}
+    for key, value in fields.items():
+        key = "class" if key == "class_" else key
+        if value is None or value == [] or value == "":
+            continue
+        meta[key] = value
+    meta.setdefault("created", today())
+    return Note({k: meta[k] for k in ordered_keys(meta)}, body)

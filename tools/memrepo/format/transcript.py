@@ -1,0 +1,292 @@
+"""Claude Code transcript reader (stdlib only): a JSONL session file → conversation turns.
+
+Streams the file line by line with a per-line cap, so a 100 MB transcript is read in bounded
+memory. What it yields has already been cleaned for every consumer (capture, a transcript
+search index): images and base64 runs dropped; memrepo's own injected context dropped
+(`attachment` lines such as hook_additional_context / hook_success, `<memrepo-memories>`
+blocks and `<system-reminder>` blocks inside user text — see anthropics/claude-code#11906);
+`<private>…</private>` spans removed (an unclosed one runs to the end of its block); secret-
+looking strings replaced by `[REDACTED:<kind>]`. Nothing private or secret leaves this module.
+
+A `Turn` is one of:
+- role "user", kind "prompt": text a person typed (string content or text blocks);
+- role "user", kind "command": a slash command or its local output, an interrupt notice;
+- role "user", kind "compact_summary": the summary Claude Code writes after compaction;
+- role "tool", kind "tool_result": tool output sent back to the model (`tool_use_ids`, `is_error`);
+- role "assistant", kind "reply": one API message, its lines merged on `message.id`:
+  text blocks joined, `thinking` dropped, `tool_use` blocks as `tools`;
+- role "system", kind "compact_boundary": where history was compacted (`text` is the trigger);
+- role "system", kind "title": an older build's `summary` line, kept only when its `leafUuid`
+  is a line of the same file.
+Lines of unknown type, `progress`, bookkeeping and `attachment` lines never become turns;
+`isMeta` lines and sidechain (subagent) lines are skipped unless asked for.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import IO, Any, Iterator
+
+from memrepo.format import redact
+from memrepo.recall.transcript_tail import strip_tag
+
+MAX_LINE_BYTES = 8 * 1024 * 1024  # a longer line (a pasted image) is skipped without being held
+MAX_TEXT_CHARS = 20000  # per turn; the rest is cut with a marker
+MAX_TOOL_FIELD = 500
+MAX_TITLES = 200
+PATH_KEYS = ("file_path", "path", "notebook_path")
+_BASE64 = re.compile(r"(?:data:[\w/+.-]+;base64,)?[A-Za-z0-9+/]{200,}={0,2}")
+_MEMREPO_PREAMBLE = re.compile(r"memrepo recalled \d+ notes? from the user's memory repository[^\n]*\n?")
+_NOT_A_PROMPT = ("<command-name>", "<command-message>", "<command-args>", "<local-command-", "<bash-stdout>",
+                 "<bash-stderr>", "[Request interrupted by user")
+_DROPPED_TAGS = ("memrepo-memories", "system-reminder", "user-prompt-submit-hook", "private")
+
+
+class ToolCall:
+    """A tool call of an assistant reply: its name and the command or paths it names (redacted)."""
+
+    __slots__ = ("id", "name", "command", "paths", "description")
+
+    def __init__(self, id: str, name: str, command: str = "", paths: list[str] | None = None, description: str = "") -> None:
+        self.id = id
+        self.name = name
+        self.command = command
+        self.paths = paths or []
+        self.description = description
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "command": self.command, "paths": self.paths,
+                "description": self.description}
+
+
+class Turn:
+    """One conversation turn. Fields:
+
+    uuid (of the turn's first line), parent_uuid, session_id, role, kind (see the module
+    docstring), text (clean), tools ([ToolCall]), tool_use_ids (tool results: the calls they
+    answer), is_error (a failed or rejected tool call), timestamp (ISO-8601 of the first line),
+    line / last_line (1-based line numbers in the file), message_id (assistant), is_sidechain,
+    agent_id, cwd, git_branch, prompt_id.
+    """
+
+    __slots__ = ("uuid", "parent_uuid", "session_id", "role", "kind", "text", "tools", "tool_use_ids", "is_error",
+                 "timestamp", "line", "last_line", "message_id", "is_sidechain", "agent_id", "cwd", "git_branch",
+                 "prompt_id")
+
+    def __init__(self, raw: dict[str, Any], role: str, kind: str, text: str, line: int) -> None:
+        self.uuid = str(raw.get("uuid") or "")
+        self.parent_uuid = raw.get("parentUuid")
+        self.session_id = str(raw.get("sessionId") or "")
+        self.role = role
+        self.kind = kind
+        self.text = text
+        self.tools: list[ToolCall] = []
+        self.tool_use_ids: list[str] = []
+        self.is_error = False
+        self.timestamp = str(raw.get("timestamp") or "")
+        self.line = self.last_line = line
+        message = raw.get("message")
+        self.message_id = str(message.get("id") or "") if isinstance(message, dict) else ""
+        self.is_sidechain = bool(raw.get("isSidechain"))
+        self.agent_id = str(raw.get("agentId") or "")
+        self.cwd = str(raw.get("cwd") or "")
+        self.git_branch = str(raw.get("gitBranch") or "")
+        self.prompt_id = str(raw.get("promptId") or "")
+
+    def as_dict(self) -> dict[str, Any]:
+        out = {k: getattr(self, k) for k in self.__slots__ if k != "tools"}
+        out["tools"] = [t.as_dict() for t in self.tools]
+        return out
+
+    def __repr__(self) -> str:
+        return f"Turn({self.line}, {self.role}/{self.kind}, {self.text[:40]!r})"
+
+
+def clean(text: str) -> str:
+    """Text as the reader passes it on: injected context, private spans, base64 and secrets removed."""
+    for tag in _DROPPED_TAGS:
+        text = strip_tag(text, tag)
+    if "memrepo recalled" in text:
+        text = _MEMREPO_PREAMBLE.sub("", text)
+    if len(text) >= 200:
+        text = _BASE64.sub("[base64]", text)
+    text = redact.redact(text.strip())
+    if len(text) > MAX_TEXT_CHARS:
+        text = text[:MAX_TEXT_CHARS] + " […cut]"
+    return text
+
+
+def _block_texts(content: Any) -> list[str]:
+    """Texts of string content or of text blocks (images, documents, thinking dropped)."""
+    if isinstance(content, str):
+        return [content]
+    if not isinstance(content, list):
+        return []
+    out = []
+    for block in content:
+        if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
+            out.append(block["text"])
+        elif isinstance(block, str):
+            out.append(block)
+    return out
+
+
+def _tool_call(block: dict[str, Any]) -> ToolCall:
+    _args = block.get("input")
+    args: dict[str, Any] = _args if isinstance(_args, dict) else {}
+    raw_command = args.get("command")
+    command = raw_command if isinstance(raw_command, str) else ""
+    paths = [clean(args[k])[:MAX_TOOL_FIELD] for k in PATH_KEYS if isinstance(args.get(k), str) and args[k]]
+    desc = args.get("description") or args.get("prompt") or args.get("pattern") or ""
+    return ToolCall(str(block.get("id") or ""), str(block.get("name") or "?"), clean(command)[:MAX_TOOL_FIELD], paths,
+                    clean(str(desc))[:MAX_TOOL_FIELD] if isinstance(desc, str) else "")
+
+
+def _user_turn(raw: dict[str, Any], content: Any, line: int) -> Turn | None:
+    if raw.get("isCompactSummary"):
+        return Turn(raw, "user", "compact_summary", clean("\n".join(_block_texts(content))), line)
+    blocks = content if isinstance(content, list) else []
+    results = [b for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"]
+    if results:
+        texts = [t for b in results for t in _block_texts(b.get("content"))]
+        turn = Turn(raw, "tool", "tool_result", clean("\n".join(texts)), line)
+        turn.tool_use_ids = [str(b.get("tool_use_id") or "") for b in results]
+        turn.is_error = any(bool(b.get("is_error")) for b in results)
+        return turn
+    text = "\n".join(_block_texts(content))
+    kind = "command" if text.lstrip().startswith(_NOT_A_PROMPT) else "prompt"
+    text = clean(text)
+    return Turn(raw, "user", kind, text, line) if text else None
+
+
+def _assistant_part(raw: dict[str, Any], content: Any, line: int) -> Turn:
+    turn = Turn(raw, "assistant", "reply", "", line)
+    _extend(turn, raw, content, line)
+    return turn
+
+
+def _extend(turn: Turn, raw: dict[str, Any], content: Any, line: int) -> None:
+    """Add one line's blocks to an assistant turn (Claude Code splits one reply over lines)."""
+    texts = [turn.text] if turn.text else []
+    for block in content if isinstance(content, list) else [content]:
+        if isinstance(block, dict) and block.get("type") == "tool_use":
+            turn.tools.append(_tool_call(block))
+    piece = clean("\n".join(_block_texts(content)))
+    if piece:
+        texts.append(piece)
+    turn.text = "\n".join(texts)[: MAX_TEXT_CHARS + 10]
+    turn.last_line = line
+
+
+def _lines(fh: IO[bytes], start_line: int) -> Iterator[tuple[int, bytes | None]]:
+    """(1-based line number, bytes or None when over MAX_LINE_BYTES), holding at most one capped line."""
+    n = 0
+    while True:
+        data = fh.readline(MAX_LINE_BYTES + 1)
+        if not data:
+            return
+        too_long = len(data) > MAX_LINE_BYTES and not data.endswith(b"\n")
+        if not too_long and not data.endswith(b"\n") and _parse(data) is None:
+            return  # a line Claude Code is still writing: read it next time, whole
+        n += 1
+        while too_long and data and not data.endswith(b"\n"):
+            data = fh.readline(MAX_LINE_BYTES)
+        if n > start_line:
+            yield n, None if too_long else data
+
+
+def _parse(data: bytes | None) -> dict[str, Any] | None:
+    if not data or not data.strip():
+        return None
+    try:
+        raw = json.loads(data)
+    except ValueError:
+        return None
+    return raw if isinstance(raw, dict) else None
+
+
+def read(path: str, start_line: int = 0, sidechains: bool = False, meta: bool = False) -> Iterator[Turn]:
+    """Turns of the transcript at `path` after line `start_line`, in file order.
+
+    `sidechains` also yields subagent lines (`is_sidechain` set); `meta` also yields `isMeta`
+    harness lines (as kind "command"). Malformed lines and unknown line types are skipped.
+    """
+    with open(path, "rb") as fh:
+        yield from read_stream(fh, start_line, sidechains, meta)
+
+
+def read_stream(fh: IO[bytes], start_line: int = 0, sidechains: bool = False, meta: bool = False) -> Iterator[Turn]:
+    pending: Turn | None = None
+    seen: set[str] = set()
+    titles: list[tuple[int, dict[str, Any]]] = []
+    for n, data in _lines(fh, start_line):
+        raw = _parse(data)
+        if raw is None:
+            continue
+        kind = raw.get("type")
+        if raw.get("uuid"):
+            seen.add(str(raw["uuid"]))
+        if kind == "summary" and len(titles) < MAX_TITLES:
+            titles.append((n, raw))
+            continue
+        if kind not in ("user", "assistant", "system") or (raw.get("isSidechain") and not sidechains):
+            continue
+        _message = raw.get("message")
+        message: dict[str, Any] = _message if isinstance(_message, dict) else {}
+        if kind == "assistant":
+            mid = message.get("id")
+            if pending is not None and mid and pending.message_id == mid:
+                _extend(pending, raw, message.get("content"), n)
+                continue
+            if pending is not None:
+                yield pending
+            pending = _assistant_part(raw, message.get("content"), n)
+            continue
+        turn = _other_turn(raw, kind, message, n, meta)
+        if turn is None:
+            continue
+        if pending is not None:
+            yield pending
+            pending = None
+        yield turn
+    if pending is not None:
+        yield pending
+    for n, raw in titles:
+        if str(raw.get("leafUuid") or "") in seen and isinstance(raw.get("summary"), str):
+            yield Turn({"uuid": raw.get("leafUuid")}, "system", "title", clean(raw["summary"]), n)
+
+
+def _other_turn(raw: dict[str, Any], kind: str, message: dict[str, Any], n: int, meta: bool) -> Turn | None:
+    if kind == "system":
+        if raw.get("subtype") != "compact_boundary":
+            return None
+        _md = raw.get("compactMetadata")
+        md: dict[str, Any] = _md if isinstance(_md, dict) else {}
+        return Turn(raw, "system", "compact_boundary", str(md.get("trigger") or ""), n)
+    if raw.get("isMeta"):
+        if not meta:
+            return None
+        text = clean("\n".join(_block_texts(message.get("content"))))
+        return Turn(raw, "user", "command", text, n) if text else None
+    return _user_turn(raw, message.get("content"), n)
+
+
+def count_lines(path: str) -> int:
+    """Lines in the file (what a capture has read up to), counted in bounded memory."""
+    n = 0
+    with open(path, "rb") as fh:
+        for n, _ in _lines(fh, 0):
+            pass
+    return n
+
+
+def uuid_at(path: str, line: int) -> str | None:
+    """The `uuid` of line `line` (1-based), or None."""
+    if line <= 0:
+        return None
+    with open(path, "rb") as fh:
+        for n, data in _lines(fh, line - 1):
+            raw = _parse(data)
+            return str(raw.get("uuid")) if raw and raw.get("uuid") else None
+    return None

@@ -1,0 +1,190 @@
+"""Validation of memory files: every problem of a file at once, as `path:line: problem — fix`."""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any, Iterable
+
+from memrepo.format import notes, redact, spec
+
+
+class Problem:
+    __slots__ = ("path", "line", "problem", "fix")
+
+    def __init__(self, path: str, line: int, problem: str, fix: str) -> None:
+        self.path, self.line, self.problem, self.fix = path, line, problem, fix
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.problem} — {self.fix}"
+
+    def __repr__(self) -> str:
+        return f"Problem({str(self)!r})"
+
+
+def _key_lines(head_text: str) -> tuple[dict[str, int], list[tuple[str, int]]]:
+    """Line of each top-level key, and the (key, line) of every repeat (YAML would keep only the last)."""
+    found: dict[str, int] = {}
+    repeats: list[tuple[str, int]] = []
+    for i, line in enumerate(head_text.split("\n"), start=2):
+        m = re.match(r"^([A-Za-z_][\w-]*)\s*:", line)
+        if m and m.group(1) in found:
+            repeats.append((m.group(1), i))
+        elif m:
+            found[m.group(1)] = i
+    return found, repeats
+
+
+def _is_date(value: Any, allow_time: bool) -> bool:
+    if not isinstance(value, str):
+        return False
+    if notes.DATE_RE.match(value):
+        return True
+    return allow_time and bool(notes.DATETIME_RE.match(value))
+
+
+def _str_list(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) and v.strip() for v in value)
+
+
+def check_text(text: str, path: str) -> tuple[list[Problem], notes.Note | None]:
+    """Validate one file's text; returns every problem and the parsed note (None if unparsable)."""
+    problems: list[Problem] = []
+
+    def add(line: int, problem: str, fix: str) -> None:
+        problems.append(Problem(path, line, problem, fix))
+
+    stem = os.path.splitext(os.path.basename(path))[0]
+    fmt = notes.FIX_FMT.format(path=path)
+    if "\r\n" in text:
+        add(1, "line endings are CRLF", fmt)
+    if text.startswith("\ufeff"):
+        add(1, "file starts with a byte order mark", fmt)
+    if not text.endswith("\n") or text.endswith("\n\n"):
+        add(max(1, text.count("\n")), "file must end with exactly one newline", fmt)
+    for lineno, kind, preview in redact.find_secrets(text):
+        add(lineno, f"looks like a secret ({kind}: {preview})",
+            f"remove it and keep secrets in a secrets manager, or add `{redact.ALLOW_MARKER}` to the line if it is not one")
+    try:
+        head, body, fence_line = notes.split(text)
+        note = notes.parse(text, path)
+    except notes.ParseError as exc:
+        add(exc.line, str(exc), exc.fix)
+        problems.sort(key=lambda p: p.line)
+        return problems, None
+    lines, repeats = _key_lines(head)
+    for key, line in repeats:
+        add(line, f"key `{key}` appears twice (also on line {lines[key]})", "keep one of them")
+    problems.extend(_check_meta(note.meta, lines, path, stem))
+    size = len(body.encode("utf-8"))
+    if size > spec.MAX_BODY_BYTES:
+        add(fence_line + 1, f"body is {size} bytes, over the {spec.MAX_BODY_BYTES}-byte limit",
+            "split it into several memories or link to a file")
+    problems.sort(key=lambda p: p.line)
+    return problems, note
+
+
+def _check_meta(meta: dict[str, Any], lines: dict[str, int], path: str, stem: str) -> list[Problem]:
+    out: list[Problem] = []
+
+    def add(key: str, problem: str, fix: str) -> None:
+        out.append(Problem(path, lines.get(key, 1), problem, fix))
+
+    for key in spec.REQUIRED_KEYS:
+        if key not in meta or meta[key] in (None, ""):
+            add(key, f"missing required key `{key}`", f"add `{key}:` to the front matter")
+    for key in meta:
+        if key not in spec.KEY_ORDER:
+            add(key, f"unknown key `{key}`", f"remove it or use one of: {', '.join(spec.KEY_ORDER)}")
+    _check_scalars(meta, add, stem)
+    _check_lists_and_status(meta, add)
+    return out
+
+
+def _check_scalars(meta: dict[str, Any], add: Any, stem: str) -> None:
+    mid = meta.get("id")
+    if mid not in (None, ""):
+        if not isinstance(mid, str) or not notes.ID_RE.match(mid) or len(mid) > spec.MAX_ID:
+            add("id", f"id {mid!r} is not kebab-case [a-z0-9-] of at most {spec.MAX_ID} characters",
+                "use lowercase letters, digits and single hyphens")
+        elif mid != stem:
+            add("id", f"id `{mid}` is not the file name `{stem}.md`", f"rename the file to `{mid}.md` or set `id: {stem}`")
+    for key, limit in (("title", spec.MAX_TITLE), ("description", spec.MAX_DESCRIPTION)):
+        value = meta.get(key)
+        if value in (None, ""):
+            continue
+        if not isinstance(value, str):
+            add(key, f"`{key}` must be text, not {type(value).__name__}", "quote the value with single quotes")
+        elif "\n" in value.strip():
+            add(key, f"`{key}` must be one line", "join the lines")
+        elif len(value) > limit:
+            add(key, f"`{key}` is {len(value)} characters, over {limit}", "shorten it; details go in the body")
+    for key, allowed in (("class", spec.CLASSES), ("source", spec.SOURCES), ("status", spec.STATUSES)):
+        value = meta.get(key)
+        if value not in (None, "") and value not in allowed:
+            add(key, f"unknown {key} {value!r}", f"use one of: {', '.join(allowed)}")
+    if meta.get("created") not in (None, "") and not _is_date(meta["created"], allow_time=True):
+        add("created", f"created {meta['created']!r} is not an ISO date", "write it as '2026-11-29' (quoted)")
+    if "updated" in meta and not _is_date(meta["updated"], allow_time=True):
+        add("updated", f"updated {meta['updated']!r} is not an ISO date", "write it as '2026-11-29' (quoted)")
+    for key in ("project", "session"):
+        if key in meta and not (isinstance(meta[key], str) and meta[key].strip()):
+            add(key, f"`{key}` must be non-empty text", f"set a value or remove `{key}`")
+    if "half_life_days" in meta:
+        hl = meta["half_life_days"]
+        if hl is not None and (isinstance(hl, bool) or not isinstance(hl, (int, float)) or hl <= 0):
+            add("half_life_days", f"half_life_days {hl!r} is not a positive number", "use a number of days, or null for never")
+
+
+def _check_lists_and_status(meta: dict[str, Any], add: Any) -> None:
+    for key in spec.LIST_KEYS:
+        if key in meta and not _str_list(meta[key]):
+            add(key, f"`{key}` must be a list of words or phrases", f"write it as `{key}: [one, two]`")
+    if _str_list(meta.get("topics")) and any(t != t.lower() for t in meta["topics"]):
+        add("topics", "topics must be lowercase", "lowercase them; named things go in `entities`")
+    status = meta.get("status", "active")
+    sup = meta.get("superseded_by")
+    if status == "superseded" and not (isinstance(sup, str) and sup):
+        add("status", "status is superseded but `superseded_by` is missing", "add `superseded_by: <id of the newer memory>`")
+    if sup is not None and status != "superseded":
+        add("superseded_by", "`superseded_by` is set but status is not superseded", "add `status: superseded` or remove `superseded_by`")
+    if sup is not None and not isinstance(sup, str):
+        add("superseded_by", "`superseded_by` must be one memory id", "write the id of the newer memory")
+    ver = meta.get("verification")
+    if ver is not None:
+        if not isinstance(ver, dict) or ver.get("status") not in spec.VERIFICATION_STATUSES:
+            add("verification", "verification must be a mapping with status verified, unverified or unchecked",
+                "let `memrepo verify` write it, or remove it")
+        elif "failed" in ver and not _str_list(ver["failed"]):
+            add("verification", "verification.failed must be a list of text", "let `memrepo verify` write it")
+    claims = meta.get("claims")
+    if claims is not None and not (isinstance(claims, list) and all(isinstance(c, dict) and isinstance(c.get("probe"), str) for c in claims)):
+        add("claims", "claims must be a list of probe mappings", "let `memrepo verify` write it, or remove it")
+
+
+def check_graph(facts: Iterable[tuple[str, str, str | None]]) -> list[Problem]:
+    """Repository-wide checks over (path, id, superseded_by): duplicate ids, dangling or cyclic supersession."""
+    facts = list(facts)
+    by_id: dict[str, str] = {}
+    out: list[Problem] = []
+    for path, mid, _ in facts:
+        if mid in by_id:
+            out.append(Problem(path, 2, f"duplicate id `{mid}` (also in {by_id[mid]})", "give one of them another id"))
+        else:
+            by_id[mid] = path
+    edges = {mid: sup for _, mid, sup in facts if sup}
+    for path, mid, sup in facts:
+        if not sup:
+            continue
+        if sup not in by_id:
+            out.append(Problem(path, 2, f"superseded_by names `{sup}`, which is no memory", "name an existing memory id"))
+            continue
+        seen = [mid]
+        cur: str | None = sup
+        while cur is not None and cur not in seen:
+            seen.append(cur)
+            cur = edges.get(cur)
+        if cur == mid:
+            chain = " → ".join(seen + [mid])
+            out.append(Problem(path, 2, f"supersession cycle: {chain}", "one memory in the cycle must stay active"))
+    return out

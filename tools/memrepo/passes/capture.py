@@ -1,0 +1,453 @@
+"""The capture pass: the new part of a session's transcript → memories the session established.
+
+Runs in the detached worker (never on a hook's path). For one transcript it reads the turns
+after the last captured line of that session (`index/capture-state.json`), puts them to the
+model (pass "capture") with the memories captured earlier in the same session, and keeps only
+what the answer evidences: every evidence turn id must be one of the turns it was given.
+Candidates are deduplicated against the store (FTS neighbours + the curator's verdict behind
+the four guards), enriched with aliases, and committed in one commit per run
+(`Memrepo-Action: capture`, `source: capture`, `session: <id>`). A memory the session later
+refuted is superseded by its replacement or retired, each in its own commit. With
+`capture_review: true` in memrepo.json everything goes to `memrepo/review/<run>` instead.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+import time
+from typing import Any, Iterator
+
+from memrepo.errors import MemrepoError
+from memrepo.format import notes, redact, spec, transcript, validate
+from memrepo.passes import model
+from memrepo.passes.curate import curator as curate, guards, review
+from memrepo.recall import paths, query, search
+from memrepo.store import config, index, memories as store
+from memrepo.vcs import gitcmd, gitops, runs
+from memrepo.worker import jobs
+from memrepo.format.notes import Note
+
+PASS = "capture"
+STATE = "capture-state.json"
+MAX_CHUNK_CHARS = 60000
+MAX_TOOL_RESULT = 600
+SKIPPED_KINDS = ("command", "compact_boundary", "compact_summary", "title")
+
+_LIST = {"type": "array", "maxItems": 8, "items": {"type": "string", "minLength": 1, "maxLength": 60}}
+_EVIDENCE = {"type": "array", "minItems": 1, "maxItems": 12, "items": {"type": "string", "minLength": 2, "maxLength": 20}}
+MEMORY_SCHEMA = {
+    "type": "object", "additionalProperties": False,
+    "required": ["class", "title", "description", "topics", "entities", "tech", "body", "evidence", "scope"],
+    "properties": {
+        "class": {"type": "string", "enum": list(spec.CLASSES)},
+        "title": {"type": "string", "minLength": 3, "maxLength": spec.MAX_TITLE},
+        "description": {"type": "string", "minLength": 3, "maxLength": spec.MAX_DESCRIPTION},
+        "topics": _LIST, "entities": _LIST, "tech": _LIST,
+        "body": {"type": "string", "maxLength": 4000},
+        "evidence": _EVIDENCE,
+        "scope": {"type": "string", "enum": ["project", "global"]},
+    },
+}
+REFUTED_SCHEMA = {
+    "type": "object", "additionalProperties": False, "required": ["id", "reason", "evidence", "replacement"],
+    "properties": {"id": {"type": "string", "minLength": 1, "maxLength": spec.MAX_ID},
+                   "reason": {"type": "string", "minLength": 3, "maxLength": 300},
+                   "evidence": _EVIDENCE,
+                   "replacement": {"type": ["integer", "null"], "minimum": 0}},
+}
+SCHEMA = {"type": "object", "additionalProperties": False, "required": ["memories", "refuted"],
+          "properties": {"memories": {"type": "array", "maxItems": 10, "items": MEMORY_SCHEMA},
+                         "refuted": {"type": "array", "maxItems": 10, "items": REFUTED_SCHEMA}}}
+
+PROMPT = """You write long-term memories for a coding agent from part of one of its sessions.
+Write down what this session ESTABLISHED: decisions that were taken, rules or preferences the
+user stated, facts that were confirmed (by a command's output, a test, or the user). Do NOT
+write hypotheses, guesses, plans that were not carried out, or anything later shown wrong.
+Most session parts establish nothing worth keeping: then answer with empty lists.
+
+Each memory: class (rule | preference | fact | project | event | reference), title (one line),
+description (one line a person would recognise), topics (lowercase subject words), entities
+(named services, repos, products, people), tech (technologies named), body (a few sentences,
+markdown), evidence (ids of the turns below that show it, like "t12"), scope ("project" if it
+only holds in this project, else "global").
+
+Memories captured earlier in this session (their ids are in brackets). If the turns below show
+one of them was wrong, list it under "refuted" with the reason, the evidence turn ids, and
+"replacement": the index in your "memories" list of the memory that corrects it, or null.
+{earlier}
+
+Session turns (new since the last capture):
+{turns}
+
+Answer with only this JSON object and nothing else:
+{{"memories": [{{"class": "...", "title": "...", "description": "...", "topics": [], "entities": [], "tech": [], "body": "...", "evidence": ["t1"], "scope": "global"}}], "refuted": [{{"id": "...", "reason": "...", "evidence": ["t2"], "replacement": 0}}]}}
+"""
+
+
+class CaptureReport:
+    """What one capture did."""
+
+    def __init__(self, run_id: str, session: str, transcript_path: str) -> None:
+        self.run_id = run_id
+        self.session = session
+        self.transcript = transcript_path
+        self.turns = 0
+        self.model_calls = 0
+        self.added: list[str] = []
+        self.refuted: list[dict[str, Any]] = []
+        self.superseded: list[dict[str, Any]] = []
+        self.dropped: list[dict[str, Any]] = []
+        self.commits: list[str] = []
+        self.review_branch: str | None = None
+        self.last_line = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+# -- state: how far each session has been captured ------------------------------------------
+
+def _state_path(repo: str) -> str:
+    return os.path.join(paths.index_dir(repo), STATE)
+
+
+def load_state(repo: str) -> dict[str, Any]:
+    try:
+        with open(_state_path(repo), encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _save_state(repo: str, session: str, path: str, line: int) -> None:
+    state = load_state(repo)
+    state[session] = {"line": line, "uuid": transcript.uuid_at(path, line), "transcript": path, "at": time.time()}
+    tmp = f"{_state_path(repo)}.tmp-{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(state, fh, indent=1)
+    os.replace(tmp, _state_path(repo))
+
+
+def start_line(repo: str, session: str, path: str) -> int:
+    """The line after which this session's transcript is new; 0 when the file no longer matches."""
+    entry = load_state(repo).get(session) or {}
+    line = int(entry.get("line", 0))
+    if line and transcript.uuid_at(path, line) != entry.get("uuid"):
+        jobs.log(repo, f"{path}: line {line} is not the one last captured; reading it again from the start")
+        return 0
+    return line
+
+
+# -- the model's question ------------------------------------------------------------------
+
+def render(turn: transcript.Turn) -> str:
+    """One turn as the model sees it, prefixed by its evidence id."""
+    tid = f"t{turn.line}"
+    if turn.role == "tool":
+        text = turn.text if len(turn.text) <= MAX_TOOL_RESULT else turn.text[:MAX_TOOL_RESULT] + "…"
+        return f"[{tid}] tool result{' (error)' if turn.is_error else ''}: {text}"
+    calls = "; ".join(f"{t.name} {t.command or ' '.join(t.paths) or t.description}".strip() for t in turn.tools)
+    return f"[{tid}] {turn.role}: {turn.text}" + (f"\n  (tools: {calls})" if calls else "")
+
+
+def chunks(turns: Iterator[transcript.Turn], limit: int = MAX_CHUNK_CHARS) -> Iterator[list[transcript.Turn]]:
+    """Turns grouped so that each group's rendering stays under `limit` characters."""
+    group: list[transcript.Turn] = []
+    size = 0
+    for turn in turns:
+        if turn.kind in SKIPPED_KINDS or turn.is_sidechain:
+            continue
+        n = len(render(turn))
+        if group and size + n > limit:
+            yield group
+            group, size = [], 0
+        group.append(turn)
+        size += n
+    if group:
+        yield group
+
+
+def build_prompt(group: list[transcript.Turn], earlier: list[Note]) -> str:
+    lines = [f"- [{n.id}] ({n.get('class')}) {n.get('title')}: {n.get('description')}" for n in earlier]
+    return PROMPT.format(earlier="\n".join(lines) or "(none)", turns="\n".join(render(t) for t in group))
+
+
+def _clean_list(values: list[str], lower: bool = False) -> list[str]:
+    out: list[str] = []
+    for v in values:
+        v = " ".join(redact.redact(v).split())
+        v = v.lower() if lower else v
+        if v and v not in out:
+            out.append(v)
+    return out
+
+
+def to_note(item: dict[str, Any], session: str, project: str | None) -> Note:
+    """A candidate memory from one validated answer item (no id yet)."""
+    return notes.new_note(
+        title=" ".join(redact.redact(item["title"]).split()), description=" ".join(redact.redact(item["description"]).split()),
+        class_=item["class"], source="capture", topics=_clean_list(item["topics"], lower=True),
+        entities=_clean_list(item["entities"]), tech=_clean_list(item["tech"]),
+        project=project if item["scope"] == "project" else None, session=session,
+        body=redact.redact(item["body"]).strip() + "\n")
+
+
+def evidenced(answer: dict[str, Any], group: list[transcript.Turn], earlier: list[Note], report: CaptureReport) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The answer's memories and refutations whose every evidence id is a turn it was given."""
+    ids = {f"t{t.line}" for t in group}
+    known = {n.id for n in earlier}
+    memories = []
+    for item in answer["memories"]:
+        missing = [e for e in item["evidence"] if e not in ids]
+        if missing:
+            report.dropped.append({"title": item["title"], "reason": f"evidence not in the transcript part: {missing}"})
+            item = None
+        memories.append(item)
+    refuted = []
+    for item in answer["refuted"]:
+        if item["id"] not in known:
+            report.dropped.append({"refuted": item["id"], "reason": "not a memory captured earlier in this session"})
+        elif any(e not in ids for e in item["evidence"]):
+            report.dropped.append({"refuted": item["id"], "reason": "evidence not in the transcript part"})
+        else:
+            refuted.append(item)
+    return memories, refuted
+
+
+# -- the store side: earlier captures, duplicates, commits ----------------------------------
+
+def session_memories(repo: str, session: str) -> list[Note]:
+    """Active memories an earlier capture of `session` wrote."""
+    try:
+        with contextlib.closing(store.fresh_db(repo)) as db:
+            ids = [r[0] for r in db.execute("SELECT id FROM memories WHERE session = ? AND status = 'active' ORDER BY id", (session,))]
+    except sqlite3.Error:
+        return []
+    return [notes.read(paths.note_path(repo, i)) for i in ids if os.path.exists(paths.note_path(repo, i))]
+
+
+def neighbours(repo: str, note: Note, skip: set[str], limit: int = 2) -> list[Note]:
+    """The active memories FTS finds nearest to a candidate's title and description."""
+    terms = query.subject_terms(f"{note.get('title', '')} {note.get('description', '')}", 12)
+    if not terms:
+        return []
+    sql = ("SELECT m.id FROM fts JOIN memories m ON m.rowid = fts.rowid WHERE fts MATCH ? AND m.status = 'active'"
+           " ORDER BY bm25(fts) LIMIT ?")
+    try:
+        with contextlib.closing(search.connect(paths.index_db(repo))) as db:
+            ids = [r[0] for r in db.execute(sql, (" OR ".join(search.quote(t) for t in terms), limit + len(skip)))]
+    except sqlite3.Error:
+        return []
+    found = [notes.read(paths.note_path(repo, i)) for i in ids if i not in skip and os.path.exists(paths.note_path(repo, i))]
+    return found[:limit]
+
+
+def _same_title(a: Note, b: Note) -> bool:
+    return " ".join(str(a.get("title", "")).lower().split()) == " ".join(str(b.get("title", "")).lower().split())
+
+
+class Plan:
+    """The files one capture writes: new memories, and memories it supersedes or retires."""
+
+    def __init__(self, repo: str, run_id: str, session: str) -> None:
+        self.repo = repo
+        self.run_id = run_id
+        self.session = session
+        self.new: list[Note] = []
+        self.changes: list[tuple[Note, dict[str, Any]]] = []  # (new text of an old memory, its commit's trailers)
+        self.taken: set[str] = set()
+
+    def add(self, note: Note, report: CaptureReport) -> None:
+        """Give the candidate a free id and keep it if it is a valid memory."""
+        base = store.slugify(str(note.get("title", "")))
+        note_id, n = store.unique_id(self.repo, base), 2
+        while note_id in self.taken:
+            note_id = store.unique_id(self.repo, f"{base[:70]}-{n}")
+            n += 1
+        meta = {**note.meta, "id": note_id}
+        note.meta = {k: meta[k] for k in notes.ordered_keys(meta)}
+        problems, _ = validate.check_text(notes.serialize(note), f"{paths.MEMORY_DIR}/{note_id}.md")
+        if problems:
+            report.dropped.append({"title": note.get("title"), "reason": f"not a valid memory: {problems[0]}"})
+            return
+        self.taken.add(note_id)
+        self.new.append(note)
+
+    def change(self, old: Note, reason: str, winner: Note | None, **extra: Any) -> None:
+        meta = dict(old.meta)
+        if winner is not None:
+            meta.update(status="superseded", superseded_by=winner.id)
+        else:
+            meta["status"] = "retired"
+        action = "supersede" if winner is not None else "retire"
+        trailers = {"Action": action, "Run": self.run_id, "Id": old.id, "Session": self.session, **extra, "Reason": reason}
+        if winner is not None:
+            trailers["Winner"] = winner.id
+        self.changes.append((Note({k: meta[k] for k in notes.ordered_keys(meta)}, old.body, old.path), trailers))
+
+    def refute(self, old: Note, replacement: Note | None, reason: str) -> None:
+        """A memory captured earlier in the session that this part refuted: never left live."""
+        live = replacement is not None and replacement in self.new
+        self.change(old, reason, replacement if live else None, Refuted="yes")
+
+
+def place(plan: Plan, note: Note, report: CaptureReport, skip: set[str]) -> None:
+    """Add a candidate unless the store already holds it; let it supersede what it replaces (guarded)."""
+    for old in neighbours(plan.repo, note, skip):
+        if _same_title(note, old) and note.get("class") == old.get("class"):
+            report.dropped.append({"title": note.get("title"), "reason": f"duplicate of {old.id} (same title)"})
+            return
+        probe = Note(dict(note.meta, id="candidate"), note.body)
+        report.model_calls += 1
+        verdict = model.ask_json(plan.repo, PASS, curate.prompt(probe, old), curate.verdict_schema(probe.id, old.id))
+        if verdict is None or verdict["relation"] == "unrelated" or verdict["winner"] == "none":
+            continue
+        if verdict["winner"] == old.id:
+            if verdict["relation"] == "duplicates" and not guards.failures(verdict, old, probe):
+                report.dropped.append({"title": note.get("title"), "reason": f"duplicate of {old.id}: {verdict['reason']}"})
+                return
+            continue
+        plan.add(note, report)
+        if note in plan.new and not guards.failures(verdict, probe, old):
+            plan.change(old, " ".join(verdict["reason"].split()), note, Confidence=f"{verdict['confidence']:.2f}")
+            report.superseded.append({"id": old.id, "by": note.id, "reason": verdict["reason"]})
+        return
+    plan.add(note, report)
+
+
+def _enrich(plan: Plan, report: CaptureReport) -> None:
+    from memrepo.passes import enrich
+
+    try:
+        found = enrich.aliases_for(plan.repo, plan.new)
+    except model.ModelError as exc:
+        report.dropped.append({"reason": f"enrichment skipped, the sweep will retry: {exc}"})
+        return
+    report.model_calls += (len(plan.new) + enrich.BATCH - 1) // enrich.BATCH
+    plan.new = [enrich.apply(n, found[n.id]) if found.get(n.id) else n for n in plan.new]
+
+
+def _texts(plan: Plan) -> dict[str, str]:
+    out = {f"{paths.MEMORY_DIR}/{n.id}.md": notes.serialize(n) for n in plan.new}
+    out.update({f"{paths.MEMORY_DIR}/{n.id}.md": notes.serialize(n) for n, _ in plan.changes})
+    return out
+
+
+def commit(plan: Plan, report: CaptureReport, review_branch: bool = False) -> None:
+    """Write and commit the plan: the captures in one commit, each supersede/retire in its own."""
+    if not plan.new and not plan.changes:
+        return
+    if plan.new:
+        _enrich(plan, report)
+    subject = f"capture: {len(plan.new)} memor{'y' if len(plan.new) == 1 else 'ies'} from session {plan.session[:12]}"
+    trailers = {"Action": "capture", "Run": plan.run_id, "Session": plan.session, "Count": len(plan.new)}
+    if review_branch:
+        body = "\n".join(f"- {t['Action']} {t['Id']}: {t['Reason']}" for _, t in plan.changes)
+        report.commits.append(review.propose(plan.repo, plan.run_id, _texts(plan), subject + " (proposed)", trailers, body))
+        report.review_branch = review.branch_name(plan.run_id)
+        report.added += [n.id for n in plan.new]
+        return
+    if plan.new:
+        _commit_files(plan.repo, plan.new, subject, trailers, report, new=True)
+        report.added += [n.id for n in plan.new]
+    for note, extra in plan.changes:
+        _commit_files(plan.repo, [note], f"capture: {extra['Action']} {note.id}", extra, report, new=False)
+        if extra.get("Refuted"):
+            report.refuted.append({"id": note.id, "action": extra["Action"], "by": extra.get("Winner"), "reason": extra["Reason"]})
+
+
+def _commit_files(repo: str, batch: list[Note], subject: str, trailers: dict[str, Any], report: CaptureReport, new: bool) -> None:
+    rels = [f"{paths.MEMORY_DIR}/{n.id}.md" for n in batch]
+    before = {}
+    for rel, note in zip(rels, batch):
+        path = os.path.join(repo, rel)
+        if not new:
+            with open(path, "rb") as fh:
+                before[path] = fh.read()
+        notes.write(note, path)
+    try:
+        report.commits.append(gitops.commit(repo, rels, subject, trailers))
+    except MemrepoError:
+        gitcmd.run_git("reset", "-q", "--", *rels, cwd=repo)
+        for rel in rels:
+            path = os.path.join(repo, rel)
+            if path in before:
+                with open(path, "wb") as fh:
+                    fh.write(before[path])
+            elif os.path.exists(path):
+                os.remove(path)
+        raise
+
+
+# -- one capture ---------------------------------------------------------------------------
+
+def capture(repo: str, path: str, session: str | None = None, cwd: str = "", run_id: str | None = None) -> CaptureReport:
+    """Capture the new part of the transcript at `path`; call with the worker lock held."""
+    store.require_repo(repo)
+    if not os.path.isfile(path):
+        raise MemrepoError(f"no transcript at {path}", hint="pass the path of a Claude Code session .jsonl file")
+    session = session or os.path.splitext(os.path.basename(path))[0]
+    report = CaptureReport(run_id or runs.fresh_run_id(repo, PASS), session, path)
+    begin = start_line(repo, session, path)
+    end = transcript.count_lines(path)
+    project = paths.project_of(cwd) if cwd else None
+    last = begin
+    for group in chunks(transcript.read(path, start_line=begin)):
+        report.turns += len(group)
+        project = project or (paths.project_of(group[0].cwd) if group[0].cwd else None)
+        _capture_group(repo, group, session, project, report)
+        last = group[-1].last_line
+        _save_state(repo, session, path, last)
+    # The file may have grown while it was read: never move the mark back.
+    report.last_line = max(end, last)
+    if report.last_line > last:
+        _save_state(repo, session, path, report.last_line)
+    return report
+
+
+def _capture_group(repo: str, group: list[transcript.Turn], session: str, project: str | None, report: CaptureReport) -> None:
+    if not any(t.role in ("user", "assistant") and t.text for t in group):
+        return
+    earlier = session_memories(repo, session)
+    report.model_calls += 1
+    answer = model.ask_json(repo, PASS, build_prompt(group, earlier), SCHEMA)
+    if answer is None:
+        report.dropped.append({"reason": f"invalid model answer (logged to index/{model.REJECTS})"})
+        return
+    items, refuted = evidenced(answer, group, earlier, report)
+    candidates = [to_note(item, session, project) if item else None for item in items]
+    plan = Plan(repo, report.run_id, session)
+    refuted_ids = {item["id"] for item in refuted}
+    for note in candidates:
+        if note is not None:
+            place(plan, note, report, refuted_ids)
+    by_id = {n.id: n for n in earlier}
+    for item in refuted:
+        i = item["replacement"]
+        plan.refute(by_id[item["id"]], candidates[i] if i is not None and i < len(candidates) else None,
+                    " ".join(item["reason"].split()))
+    commit(plan, report, review_branch=bool(config.get(repo, "capture_review", False)))
+
+
+def run_job(repo: str, job: dict[str, Any]) -> dict[str, Any]:
+    """The worker's handler for a capture job (a transcript deleted since is nothing to retry)."""
+    if not os.path.isfile(str(job.get("transcript"))):
+        jobs.log(repo, f"capture {job.get('session')}: transcript {job.get('transcript')} is gone; nothing to do")
+        return {"skipped": "no transcript"}
+    report = capture(repo, str(job["transcript"]), str(job.get("session") or "") or None, str(job.get("cwd") or ""))
+    jobs.log(repo, f"capture {report.session}: {report.turns} turns, added {report.added}, "
+                   f"refuted {[r['id'] for r in report.refuted]}, dropped {len(report.dropped)}")
+    return report.as_dict()
+
+
+def capture_locked(repo: str, path: str, session: str | None = None, wait: float = 300.0) -> CaptureReport:
+    """`memrepo capture`: one capture by hand, waiting for a running worker to finish first."""
+    with jobs.lock(repo, wait=wait) as got:
+        if not got:
+            raise MemrepoError("a memrepo worker has held the lock for over five minutes",
+                               hint="look at index/jobs/worker.log, then run the command again")
+        return capture(repo, path, session)

@@ -1,0 +1,1 @@
+"""The curator: deterministic tidying, candidate pairs, the four guards, review branches."""

@@ -1,0 +1,231 @@
+"""The curator: a deterministic pass and a guarded model pass over the memories of a repository.
+
+Every decision it applies is one commit on the current branch (`Memrepo-Action`, `-Run`,
+`-Confidence`, `-Reason` trailers) through `git commit`, so the pre-commit hook validates it
+and post-commit reindexes it. A supersession the model proposes is applied only when the four
+guards hold (guards.py); a real tension that fails one becomes a proposal on
+`memrepo/review/<run>` (review.py); everything else is left alone, with the reason in the
+report. Nothing is ever deleted: a memory is superseded or stamped, never removed.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+from typing import Any
+
+from memrepo.store import config, index, memories as store
+from memrepo.vcs import gitcmd, gitops, runs
+from memrepo.passes.curate import guards, pairs, review, tidy
+from memrepo.passes import model
+from memrepo.format import notes, spec
+from memrepo.recall import paths
+from memrepo.errors import GitError, MemrepoError
+from memrepo.format.notes import Note
+
+PASS = "curate"
+MAX_PAIRS = 20
+MAX_BODY = 1500
+RELATIONS = ("contradicts", "duplicates", "refines", "unrelated")
+
+
+class CurateReport:
+    """What one run did: decisions applied, sent to review, and left alone (each with its reason)."""
+
+    def __init__(self, run_id: str, dry_run: bool) -> None:
+        self.run_id = run_id
+        self.dry_run = dry_run
+        self.applied: list[dict[str, Any]] = []
+        self.review: list[dict[str, Any]] = []
+        self.skipped: list[dict[str, Any]] = []
+        self.model_calls = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"run_id": self.run_id, "dry_run": self.dry_run, "model_calls": self.model_calls,
+                "applied": self.applied, "review": self.review, "skipped": self.skipped}
+
+
+def verdict_schema(a: str, b: str) -> dict[str, Any]:
+    """The only answer accepted for the pair (a, b): a winner that is one of them, or "none"."""
+    return {"type": "object", "additionalProperties": False,
+            "required": ["relation", "winner", "confidence", "scope", "reason"],
+            "properties": {"relation": {"type": "string", "enum": list(RELATIONS)},
+                           "winner": {"type": "string", "enum": [a, b, "none"]},
+                           "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+                           "scope": {"type": "string", "enum": ["full", "partial"]},
+                           "reason": {"type": "string", "minLength": 1, "maxLength": 300}}}
+
+
+def _describe(note: Note) -> str:
+    keys = ("id", "class", "project", "created", "updated", "title", "description", "topics", "entities", "tech")
+    head = {k: note.get(k) for k in keys if note.get(k) is not None}
+    body = note.body if len(note.body) <= MAX_BODY else note.body[:MAX_BODY] + "…"
+    return json.dumps(head, ensure_ascii=False) + "\nbody:\n" + body.strip()
+
+
+def prompt(a: Note, b: Note) -> str:
+    """The question put to the model about one pair."""
+    return f"""You curate a memory store of notes an agent relies on. Two notes follow. Decide how they relate.
+
+relation: "contradicts" (they cannot both hold now), "duplicates" (they say the same thing),
+"refines" (one states the other more completely or more recently), or "unrelated".
+winner: the id of the note that should remain in force if one replaces the other, else "none".
+scope: "full" only if the winner covers EVERYTHING the other note claims; if it covers part of it,
+or you are unsure, say "partial".
+confidence: a number from 0 to 1. reason: one sentence.
+A note that points to or lists another note does not replace it. A rule the user gave is not
+replaced by a note about something else. Two products sharing a technology are not the same subject.
+
+Note A:
+{_describe(a)}
+
+Note B:
+{_describe(b)}
+
+Answer with only this JSON object and nothing else:
+{{"relation": "...", "winner": "{a.id}" | "{b.id}" | "none", "confidence": 0.0, "scope": "full" | "partial", "reason": "..."}}
+"""
+
+
+def _load(repo: str) -> dict[str, Note]:
+    found = {}
+    mdir = paths.memory_dir(repo)
+    for name in sorted(os.listdir(mdir)):
+        if not name.endswith(".md") or name.startswith("."):
+            continue
+        try:
+            note = notes.read(os.path.join(mdir, name))
+        except (UnicodeDecodeError, notes.ParseError, OSError):
+            continue
+        if note.id == name[:-3]:
+            found[note.id] = note
+    return found
+
+
+def _dirty(repo: str) -> set[str]:
+    """Ids of memory files with uncommitted changes: the curator leaves them to their author."""
+    _, out, _ = gitcmd.run_git("status", "--porcelain", "-z", "--", paths.MEMORY_DIR, cwd=repo)
+    return {os.path.basename(p[3:])[:-3] for p in gitcmd.split_z(out) if p.endswith(".md")}
+
+
+class _Run:
+    """The state of one run: the memories as they now stand, and the report."""
+
+    def __init__(self, repo: str, report: CurateReport) -> None:
+        self.repo = repo
+        self.report = report
+        self.memories = _load(repo)
+        self.dirty = _dirty(repo)
+
+    def commit(self, note: Note, subject: str, trailers: dict[str, Any], decision: dict[str, Any]) -> bool:
+        """Write and commit one memory (unless dry run); False when git refused (then nothing changed)."""
+        rel = f"{paths.MEMORY_DIR}/{note.id}.md"
+        if not self.report.dry_run:
+            path = os.path.join(self.repo, rel)
+            with open(path, "rb") as fh:
+                before = fh.read()
+            notes.write(note, path)
+            try:
+                decision["commit"] = gitops.commit(self.repo, [rel], subject, trailers)
+            except GitError as exc:
+                with open(path, "wb") as fh:
+                    fh.write(before)
+                gitcmd.run_git("reset", "-q", "--", rel, cwd=self.repo)
+                self.report.skipped.append({**decision, "reason": f"git refused the commit: {exc}"})
+                return False
+        self.memories[note.id] = note
+        self.report.applied.append(decision)
+        return True
+
+
+def _deterministic(run: _Run, settings: dict[str, Any]) -> None:
+    chain_changes, left = tidy.chains(run.memories)
+    for nid, why in left:
+        run.report.skipped.append({"kind": "chain", "ids": [nid], "reason": why})
+    for finder in (lambda: chain_changes, lambda: tidy.duplicates(run.memories),
+                   lambda: tidy.dead_paths(run.memories, settings, _dt.date.today().isoformat())):
+        for change in finder():
+            decision = {"kind": change.kind, "action": change.action, "ids": [change.note.id, *change.extra.values()],
+                        "confidence": 1.0, "reason": change.reason}
+            if change.note.id in run.dirty:
+                run.report.skipped.append({**decision, "reason": "uncommitted changes in the file; left to its author"})
+                continue
+            run.commit(change.note, change.subject, change.trailers(run.report.run_id), decision)
+
+
+def _ask(run: _Run, a: Note, b: Note) -> dict[str, Any] | None:
+    run.report.model_calls += 1
+    return model.ask_json(run.repo, PASS, prompt(a, b), verdict_schema(a.id, b.id))  # type: ignore[no-any-return]
+
+
+def _judge(run: _Run, a: Note, b: Note, verdict: dict[str, Any] | None) -> None:
+    base = {"kind": "model", "ids": [a.id, b.id]}
+    if verdict is None:
+        run.report.skipped.append({**base, "reason": f"invalid model answer, dropped (logged to index/{model.REJECTS})"})
+        return
+    base.update(relation=verdict["relation"], confidence=verdict["confidence"], scope=verdict["scope"], model_reason=verdict["reason"])
+    if verdict["relation"] == "unrelated" or verdict["winner"] == "none":
+        run.report.skipped.append({**base, "reason": f"relation {verdict['relation']}, winner {verdict['winner']}"})
+        return
+    winner, loser = (a, b) if verdict["winner"] == a.id else (b, a)
+    base.update(action="supersede", winner=winner.id, loser=loser.id)
+    failed = guards.failures(verdict, winner, loser)
+    trailers = {"Action": "supersede", "Run": run.report.run_id, "Confidence": f"{verdict['confidence']:.2f}",
+                "Reason": " ".join(verdict["reason"].split()), "Id": loser.id, "Winner": winner.id, "Relation": verdict["relation"]}
+    if not failed:
+        run.commit(tidy.superseded(loser, winner.id), f"curator: supersede {loser.id} by {winner.id}", trailers, base)
+        return
+    base["guards_failed"] = failed
+    why_not = guards.no_tension(verdict, winner, loser)
+    if why_not:
+        run.report.skipped.append({**base, "reason": why_not})
+        return
+    _propose(run, loser, winner, trailers, base, failed)
+
+
+def _propose(run: _Run, loser: Note, winner: Note, trailers: dict[str, Any], decision: dict[str, Any], failed: list[str]) -> None:
+    decision["reason"] = "failed guard: " + "; ".join(failed)
+    if not run.report.dry_run:
+        text = notes.serialize(tidy.superseded(loser, winner.id))
+        body = "The curator did not apply this on its own:\n" + "\n".join(f"- {f}" for f in failed)
+        decision["commit"] = review.propose(run.repo, run.report.run_id, {f"{paths.MEMORY_DIR}/{loser.id}.md": text},
+                                            f"curator (proposed): supersede {loser.id} by {winner.id}",
+                                            {**trailers, "Review": "; ".join(failed)}, body)
+        decision["branch"] = review.branch_name(run.report.run_id)
+    run.report.review.append(decision)
+
+
+def _model_pass(run: _Run, settings: dict[str, Any]) -> None:
+    _section = settings.get("curate")
+    section: dict[str, Any] = _section if isinstance(_section, dict) else {}
+    limit = int(section.get("max_pairs", MAX_PAIRS))
+    active = {i: n for i, n in run.memories.items() if tidy.is_active(n) and i not in run.dirty}
+    for a_id, b_id in pairs.candidates(run.repo, active, limit, review.pairs_seen(run.repo)):
+        a, b = run.memories[a_id], run.memories[b_id]
+        if not (tidy.is_active(a) and tidy.is_active(b)):
+            continue  # one of them was superseded earlier in this run
+        try:
+            verdict = _ask(run, a, b)
+        except model.ModelError as exc:
+            run.report.skipped.append({"kind": "model", "ids": [a_id, b_id], "reason": f"model pass stopped: {exc}"})
+            return
+        _judge(run, a, b, verdict)
+
+
+def run(repo: str, *, dry_run: bool = False, use_model: bool = True, run_id: str | None = None) -> CurateReport:
+    """Run the deterministic pass, then (unless `use_model` is False) the guarded model pass.
+
+    With `dry_run` nothing is written: no commit, no review branch (the model is still asked).
+    """
+    store.require_repo(repo)
+    if gitcmd.head(repo) is None:
+        raise MemrepoError("the memory repository has no commits yet", hint=f"run `memrepo init {repo}`")
+    report = CurateReport(run_id or runs.fresh_run_id(repo, PASS), dry_run)
+    index.update(repo)
+    settings = config.load(repo)
+    state = _Run(repo, report)
+    _deterministic(state, settings)
+    if use_model:
+        _model_pass(state, settings)
+    return report

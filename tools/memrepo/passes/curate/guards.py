@@ -1,0 +1,93 @@
+"""The four guards a model-proposed supersession must pass to be applied without a person.
+
+Each guard names a way an unguarded curator went wrong: a confident-sounding guess
+(confidence), two notes that only share a technology (subject overlap), a reference note
+retiring a rule (same class), a note that resolves one item of a list retiring the whole list
+(full scope). Stricter checks only ever hold a supersession back: a winner listing fewer items
+than the loser's list of three or more does not cover it, nor does a note of one project
+cover another project's (scope); a note that cites the other's id is a pointer to it, never
+its replacement. What fails a guard but is a real tension goes to review; what is no tension
+at all (different named subjects, a pointer and what it points to) is left alone.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from memrepo.format.notes import Note
+
+MIN_CONFIDENCE = 0.75
+MIN_SHARED = 2
+TENSION_CONFIDENCE = 0.5
+TENSIONS = ("contradicts", "duplicates", "refines")
+MIN_LIST = 3
+_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+\S", re.M)
+
+
+def words(note: Note, key: str) -> set[str]:
+    """A list key of a note (topics, entities, tech) as a set of lowercase names."""
+    value = note.get(key)
+    return {str(v).strip().lower() for v in value if str(v).strip()} if isinstance(value, list) else set()
+
+
+def shared_subject(a: Note, b: Note) -> tuple[set[str], set[str]]:
+    """Shared topics and shared entities; a name either note lists as a technology never counts."""
+    tech = words(a, "tech") | words(b, "tech")
+    topics = (words(a, "topics") & words(b, "topics")) - tech
+    entities = (words(a, "entities") & words(b, "entities")) - tech
+    return topics, entities
+
+
+def _entities_disjoint(a: Note, b: Note) -> bool:
+    tech = words(a, "tech") | words(b, "tech")
+    ea, eb = words(a, "entities") - tech, words(b, "entities") - tech
+    return bool(ea) and bool(eb) and not (ea & eb)
+
+
+def _items(note: Note) -> list[str]:
+    """The list items of a note's body: a list of open questions is several claims, not one."""
+    return _ITEM.findall(note.body)
+
+
+def cites(pointer: Note, target: Note) -> bool:
+    """True when `pointer` names `target`'s id: an index or pointer note depends on what it points to."""
+    text = " ".join([pointer.body, str(pointer.get("description", ""))])
+    return bool(target.id) and target.id in text
+
+
+def failures(verdict: dict[str, Any], winner: Note, loser: Note) -> list[str]:
+    """The guards that fail, each with why; [] means the supersession may be applied."""
+    failed = []
+    if verdict["confidence"] < MIN_CONFIDENCE:
+        failed.append(f"confidence {verdict['confidence']:.2f} < {MIN_CONFIDENCE}")
+    topics, entities = shared_subject(winner, loser)
+    if len(topics) < MIN_SHARED and len(entities) < MIN_SHARED:
+        failed.append(f"subject overlap: {len(topics)} shared topic(s), {len(entities)} shared entit(ies); needs {MIN_SHARED}")
+    if winner.get("class") != loser.get("class"):
+        failed.append(f"class: {winner.get('class')} cannot supersede {loser.get('class')}")
+    if verdict["scope"] != "full":
+        failed.append("scope: partial (the winner does not cover everything the loser claims)")
+    elif len(_items(loser)) >= MIN_LIST and len(_items(winner)) < len(_items(loser)):
+        failed.append(f"scope: {loser.id} lists {len(_items(loser))} items, {winner.id} only {len(_items(winner))}")
+    elif winner.get("project") and loser.get("project") and winner.get("project") != loser.get("project"):
+        failed.append(f"scope: project {winner.get('project')} cannot cover project {loser.get('project')}")
+    if cites(winner, loser):
+        failed.append(f"pointer: {winner.id} cites {loser.id}")
+    return failed
+
+
+def no_tension(verdict: dict[str, Any], winner: Note, loser: Note) -> str:
+    """Why a verdict is no tension worth a person's time, or "" when it is one."""
+    if verdict["relation"] not in TENSIONS:
+        return f"relation {verdict['relation']}"
+    if verdict["confidence"] < TENSION_CONFIDENCE:
+        return f"confidence {verdict['confidence']:.2f} < {TENSION_CONFIDENCE}"
+    if cites(winner, loser):
+        return f"{winner.id} points to {loser.id}: a pointer never replaces what it points to"
+    if _entities_disjoint(winner, loser):
+        return "different named subjects (no shared entity)"
+    topics, entities = shared_subject(winner, loser)
+    if not topics and not entities:
+        return "no shared topic or entity (a shared technology does not count)"
+    return ""

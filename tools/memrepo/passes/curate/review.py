@@ -1,0 +1,220 @@
+"""Review branches: what the curator was not sure of, as commits a person accepts or rejects.
+
+A proposal is one commit on `memrepo/review/<run>`, built with plumbing (a temporary index,
+`commit-tree`, `update-ref`), so the user's working tree, index and current branch are never
+touched. Proposals stay on their branch for good (it may be a pull request already); one is
+*open* until a commit reachable from HEAD names it in a `Memrepo-Proposal` trailer: an accept
+(the proposal cherry-picked onto the current branch through `git commit`, so hooks validate
+and reindex) or a reject (an empty commit recording the decision, which the curator reads
+back so it never proposes the same pair again).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from typing import Any
+
+from memrepo.store import config, index
+from memrepo.vcs import gitcmd, gitops, runs
+from memrepo.format import validate
+from memrepo.errors import GitError, MemrepoError
+
+PREFIX = "memrepo/review/"
+
+
+class ReviewError(MemrepoError):
+    """A review command cannot do what was asked."""
+
+
+def branch_name(run_id: str) -> str:
+    return PREFIX + run_id
+
+
+def _git(repo: str, *args: str, input: bytes | None = None, env: dict[str, str] | None = None) -> str:
+    rc, out, err = gitcmd.run_git(*args, cwd=repo, input=input, env=env)
+    if rc != 0:
+        raise GitError(f"git {args[0]} failed: {err.decode('utf-8', 'replace').strip()}",
+                       hint="check the repository with `git status` and `memrepo doctor`")
+    return out.decode("utf-8", "replace").strip()
+
+
+def _rev(repo: str, ref: str) -> str | None:
+    rc, out, _ = gitcmd.run_git("rev-parse", "--verify", "-q", ref + "^{commit}", cwd=repo)
+    return out.decode().strip() if rc == 0 else None
+
+
+def propose(repo: str, run_id: str, files: dict[str, str], subject: str, trailers: dict[str, Any], body: str = "") -> str:
+    """Commit `files` ({repo-relative path: new text}) on `memrepo/review/<run_id>`; returns the sha.
+
+    The branch starts at HEAD. Memory files are validated first: a proposal that would not pass
+    the pre-commit hook is refused with ReviewError.
+    """
+    for rel, text in files.items():
+        problems, _ = validate.check_text(text, rel) if rel.endswith(".md") else ([], None)
+        if problems:
+            raise ReviewError(f"proposal {subject!r} is not a valid memory: {problems[0]}")
+    ref = "refs/heads/" + branch_name(run_id)
+    old = _rev(repo, ref)
+    parent = old or _rev(repo, "HEAD")
+    if parent is None:
+        raise ReviewError("the repository has no commits yet", hint="run `memrepo init`")
+    with tempfile.TemporaryDirectory(prefix="memrepo-review-") as tmp:
+        env = {**os.environ, "GIT_INDEX_FILE": os.path.join(tmp, "index")}
+        _git(repo, "read-tree", parent, env=env)
+        for rel, text in sorted(files.items()):
+            blob = _git(repo, "hash-object", "-w", "--stdin", input=text.encode("utf-8"))
+            _git(repo, "update-index", "--add", "--cacheinfo", f"100644,{blob},{rel}", env=env)
+        tree = _git(repo, "write-tree", env=env)
+    msg = gitops.message(subject, {**trailers, "Run": run_id}, body)
+    sha = _git(repo, "commit-tree", tree, "-p", parent, "-F", "-", input=msg.encode("utf-8"))
+    _git(repo, "update-ref", ref, sha, old or "0" * 40)
+    return sha
+
+
+def _decided(repo: str) -> dict[str, dict[str, Any]]:
+    """Proposal sha → the accept/reject commit (reachable from HEAD) that settled it."""
+    found: dict[str, dict[str, Any]] = {}
+    for e in runs.log(repo, grep=f"{gitops.TRAILER_PREFIX}Proposal: "):
+        sha = e["trailers"].get("Proposal")
+        if sha:
+            found.setdefault(sha, e)
+    return found
+
+
+def branches(repo: str) -> list[str]:
+    out = _git(repo, "for-each-ref", "--format=%(refname:short)", "--sort=refname", "refs/heads/" + PREFIX)
+    return [b for b in out.splitlines() if b]
+
+
+def proposals(repo: str, include_closed: bool = False) -> list[dict[str, Any]]:
+    """Open proposals across every review branch, numbered from 1 (oldest branch, then oldest commit)."""
+    decided = _decided(repo)
+    found = []
+    for branch in branches(repo):
+        for e in reversed(runs.log(repo, rev=f"HEAD..{branch}")):
+            state = decided.get(e["commit"])
+            if state and not include_closed:
+                continue
+            e.update(branch=branch, run=branch[len(PREFIX):],
+                     state=state["trailers"].get("Action", "?") if state else "open")
+            found.append(e)
+    for n, e in enumerate(found, start=1):
+        e["n"] = n
+    return found
+
+
+def pairs_seen(repo: str) -> set[frozenset[str]]:
+    """Pairs of memory ids with an open or rejected proposal: the curator does not propose them again."""
+    seen = {frozenset((p["trailers"].get("Id", ""), p["trailers"].get("Winner", ""))) for p in proposals(repo)}
+    for e in runs.log(repo, grep=f"{gitops.TRAILER_PREFIX}Action: reject"):
+        seen.add(frozenset((e["trailers"].get("Id", ""), e["trailers"].get("Winner", ""))))
+    return seen
+
+
+def _get(repo: str, n: int) -> dict[str, Any]:
+    found = proposals(repo)
+    for p in found:
+        if p["n"] == n:
+            return p
+    raise ReviewError(f"no open proposal {n}" + (f" (there are {len(found)})" if found else " (there are none)"),
+                      hint="`memrepo review` lists the open proposals and their numbers")
+
+
+def show(repo: str, n: int) -> dict[str, Any]:
+    """Open proposal `n` with its full message and diff."""
+    p = _get(repo, n)
+    p["patch"] = _git(repo, "show", "--format=%B", p["commit"]) + "\n"
+    return p
+
+
+def _require_clean(repo: str, files: list[str]) -> None:
+    if gitcmd.split_z(gitcmd.run_git("diff", "--cached", "--name-only", "-z", cwd=repo)[1]):
+        raise ReviewError("the git index has staged changes", hint="commit or unstage them, then run the command again")
+    dirty = [p[3:] for p in gitcmd.split_z(gitcmd.run_git("status", "--porcelain", "-z", "--", *files, cwd=repo)[1])]
+    if dirty:
+        raise ReviewError(f"uncommitted changes in {', '.join(dirty)}", hint="commit or discard them, then run the command again")
+
+
+def accept(repo: str, n: int) -> str:
+    """Bring open proposal `n` onto the current branch as a commit (hooks run); returns its sha."""
+    p = _get(repo, n)
+    files = gitcmd.split_z(gitcmd.run_git("diff-tree", "--no-commit-id", "-r", "--name-only", "-z", p["commit"], cwd=repo)[1])
+    _require_clean(repo, files)
+    rc, _, err = gitcmd.run_git("cherry-pick", "--no-commit", p["commit"], cwd=repo)
+    if rc != 0:
+        _restore(repo, files)
+        raise ReviewError(f"proposal {n} no longer applies: {err.decode('utf-8', 'replace').strip()}",
+                          hint=f"the memory changed since; reject it with `memrepo review reject {n}` and run `memrepo curate` again")
+    trailers = {k: v for k, v in p["trailers"].items() if k not in ("Run", "Review")}
+    trailers.update({"Run": runs.fresh_run_id(repo, "review"), "Proposal": p["commit"], "Proposed-In": p["run"]})
+    subject = p["subject"].replace(" (proposed)", "", 1)
+    msg = gitops.message(subject, trailers, f"Accepted from {p['branch']}.")
+    rc, _, err = gitcmd.run_git("commit", "-q", "-F", "-", cwd=repo, input=msg.encode("utf-8"))
+    if rc != 0:
+        _restore(repo, files)
+        raise GitError(f"git commit failed:\n{err.decode('utf-8', 'replace').strip()}", hint="fix the problems above, then accept again")
+    return gitcmd.head(repo) or ""
+
+
+def _restore(repo: str, files: list[str]) -> None:
+    gitcmd.run_git("cherry-pick", "--quit", cwd=repo)
+    gitcmd.run_git("restore", "--source=HEAD", "--staged", "--worktree", "--", *files, cwd=repo)
+
+
+def reject(repo: str, n: int, reason: str = "") -> str:
+    """Record that proposal `n` is rejected: an empty commit on the current branch; returns its sha.
+
+    Made with `commit-tree` on HEAD's own tree, so neither the index nor the working tree changes.
+    """
+    p = _get(repo, n)
+    head = _rev(repo, "HEAD")
+    if head is None:
+        raise ReviewError("the repository has no commits yet", hint="run `memrepo init`")
+    t = p["trailers"]
+    trailers = {"Action": "reject", "Run": runs.fresh_run_id(repo, "review"), "Proposal": p["commit"],
+                "Proposed-In": p["run"], "Id": t.get("Id", ""), "Winner": t.get("Winner", "")}
+    if reason:
+        trailers["Reason"] = reason
+    msg = gitops.message(f"review: reject proposal {p['commit'][:12]} ({p['subject']})", trailers)
+    sha = _git(repo, "commit-tree", f"{head}^{{tree}}", "-p", head, "-F", "-", input=msg.encode("utf-8"))
+    _git(repo, "update-ref", "-m", "memrepo review reject", "HEAD", sha, head)
+    index.update(repo)  # no post-commit hook ran: record the new HEAD, or the cache looks stale
+    return sha
+
+
+def push(repo: str, remote: str | None = None) -> list[dict[str, Any]]:
+    """Push every review branch with open proposals to the remote; open a pull request when `gh` can."""
+    remote = remote or config.get(repo, "remote") or "origin"
+    if gitcmd.run_git("remote", "get-url", remote, cwd=repo)[0] != 0:
+        raise ReviewError(f"no git remote named {remote!r}", hint=f"add one with `git remote add {remote} URL`, or set \"remote\" in memrepo.json")
+    open_by_branch: dict[str, list[dict[str, Any]]] = {}
+    for p in proposals(repo):
+        open_by_branch.setdefault(p["branch"], []).append(p)
+    if not open_by_branch:
+        return []
+    base = _git(repo, "rev-parse", "--abbrev-ref", "HEAD")
+    results = []
+    for branch, items in open_by_branch.items():
+        _git(repo, "push", "-q", remote, f"refs/heads/{branch}:refs/heads/{branch}")
+        results.append({"branch": branch, "remote": remote, "proposals": len(items), "pr": _open_pr(repo, branch, base, items)})
+    return results
+
+
+def _open_pr(repo: str, branch: str, base: str, items: list[dict[str, Any]]) -> str | None:
+    """The pull request's address when the `gh` CLI is installed and logged in, else None."""
+    if not shutil.which("gh"):
+        return None
+    try:
+        if subprocess.run(["gh", "auth", "status"], cwd=repo, capture_output=True, timeout=30).returncode != 0:
+            return None
+        body = "Proposals the memrepo curator was not sure of; merge what holds.\n\n" + "\n".join(
+            f"- {p['subject']} — {p['trailers'].get('Review', '')}" for p in items)
+        proc = subprocess.run(["gh", "pr", "create", "--head", branch, "--base", base,
+                               "--title", f"memrepo review: {branch[len(PREFIX):]}", "--body", body],
+                              cwd=repo, capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return proc.stdout.strip().splitlines()[-1] if proc.returncode == 0 and proc.stdout.strip() else None

@@ -1,0 +1,191 @@
+"""The curator's deterministic pass: duplicates, cited paths that no longer exist, broken chains.
+
+Each finder looks at the memories as they stand and returns Changes (one memory each), which
+the curator commits one by one. No model, no guessing: a path is only reported missing when
+the memory's project has a root configured on this machine (`projects: {name: path | {root: path}}`
+in memrepo.json or index/local.json) and that root exists, because a path that does not
+resolve here proves nothing elsewhere.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import re
+from typing import Any
+
+from memrepo.format import notes
+from memrepo.format.notes import Note
+
+MIN_DUPLICATE_CHARS = 40
+_CODE = re.compile(r"`([^`\s]+)`")
+_BARE = re.compile(r"(?<![\w/.:~-])((?:\.{1,2}/|/|~/)?[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)+\.[A-Za-z0-9]{1,8})(?![\w/])")
+_HOST = re.compile(r"^[a-z0-9-]+(\.[a-z0-9-]+)*\.[a-z]{2,}$", re.I)
+_LINE_SUFFIX = re.compile(r":\d+(:\d+)?$")
+_NOT_PATH = set("*?[]{}$<>|;&=,'\"()")
+
+
+class Change:
+    """One decision about one memory: the memory's new front matter, and why."""
+
+    def __init__(self, kind: str, note: Note, subject: str, action: str, reason: str, **extra: Any) -> None:
+        self.kind = kind
+        self.note = note
+        self.subject = subject
+        self.action = action
+        self.reason = reason
+        self.extra = extra
+
+    def trailers(self, run_id: str) -> dict[str, Any]:
+        return {"Action": self.action, "Run": run_id, "Confidence": "1.00", "Reason": self.reason,
+                "Id": self.note.id, **self.extra}
+
+
+def _with(note: Note, **meta: Any) -> Note:
+    """A copy of `note` with front matter keys set (None removes one), in canonical order."""
+    new = copy.deepcopy(note.meta)
+    for key, value in meta.items():
+        if value is None:
+            new.pop(key, None)
+        else:
+            new[key] = value
+    return Note({k: new[k] for k in notes.ordered_keys(new)}, note.body, note.path)
+
+
+def superseded(note: Note, winner: str) -> Note:
+    return _with(note, status="superseded", superseded_by=winner)
+
+
+def is_active(note: Note) -> bool:
+    return (note.get("status") or "active") == "active"
+
+
+# -- duplicates ------------------------------------------------------------------
+
+def _norm(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _completeness(note: Note) -> int:
+    lists = sum(len(note.get(k) or []) for k in ("topics", "entities", "tech", "aliases"))
+    return lists + len(note.meta) + len(str(note.get("description", "")))
+
+
+def duplicates(memories: dict[str, Note]) -> list[Change]:
+    """Active memories of one class and project whose bodies match after whitespace normalization.
+
+    The oldest copy (then the most complete) stays; each other copy is superseded by it. Bodies
+    shorter than MIN_DUPLICATE_CHARS count only when the titles match too ("Ask first." is no
+    duplicate of another "Ask first.").
+    """
+    groups: dict[tuple[Any, ...], list[Note]] = {}
+    for note in memories.values():
+        body = _norm(note.body)
+        if not is_active(note) or not body:
+            continue
+        title = _norm(str(note.get("title", ""))).lower() if len(body) < MIN_DUPLICATE_CHARS else ""
+        groups.setdefault((note.get("class"), note.get("project"), body, title), []).append(note)
+    changes = []
+    for group in groups.values():
+        if len(group) < 2:
+            continue
+        group.sort(key=lambda n: (str(n.get("created", "")), -_completeness(n), n.id))
+        keep = group[0]
+        for dup in group[1:]:
+            changes.append(Change("duplicate", superseded(dup, keep.id), f"curator: supersede {dup.id} by {keep.id} (duplicate)",
+                                  "supersede", f"same body as {keep.id} (whitespace aside); the older copy stays",
+                                  Winner=keep.id))
+    return changes
+
+
+# -- cited paths -----------------------------------------------------------------
+
+def cited_paths(text: str) -> list[str]:
+    """File paths a memory's text cites: code spans that look like paths, and bare a/b.ext paths."""
+    found: list[str] = []
+    for raw in _CODE.findall(text) + _BARE.findall(text):
+        path = _LINE_SUFFIX.sub("", raw)
+        if "/" not in path or "://" in path or any(ch in _NOT_PATH for ch in path):
+            continue
+        last = path.rstrip("/").rsplit("/", 1)[-1]
+        if not (path.endswith("/") or path.startswith(("./", "../", "/", "~/")) or "." in last.lstrip(".")):
+            continue  # `origin/main`, `and/or`: not a file
+        if _HOST.match(path.split("/", 1)[0]) and not path.startswith(("./", "../", "/", "~/")):
+            continue  # example.com/page.html is an address, not a file
+        if path not in found:
+            found.append(path)
+    return found
+
+
+def project_root(settings: dict[str, Any], project: Any) -> str | None:
+    """The configured root of `project` on this machine, when it exists."""
+    from memrepo.store.config import project_roots
+
+    root = project_roots(settings).get(project) if isinstance(project, str) else None
+    if root is None:
+        return None
+    root = os.path.abspath(os.path.expanduser(root))
+    return root if os.path.isdir(root) else None
+
+
+def dead_paths(memories: dict[str, Note], settings: dict[str, Any], today: str) -> list[Change]:
+    """Active memories citing paths missing under their project's root: stamped unverified."""
+    changes = []
+    for note in memories.values():
+        root = project_root(settings, note.get("project"))
+        if root is None or not is_active(note):
+            continue
+        text = f"{note.get('description', '')}\n{note.body}"
+        missing = [p for p in cited_paths(text) if not os.path.exists(os.path.join(root, os.path.expanduser(p)))]
+        if not missing:
+            continue
+        ver = note.get("verification") if isinstance(note.get("verification"), dict) else {}
+        kept = [str(f) for f in ver.get("failed") or [] if not str(f).startswith("path_exists: ")]
+        failed = kept + [f"path_exists: {p}" for p in missing]
+        if ver.get("status") == "unverified" and list(ver.get("failed") or []) == failed:
+            continue
+        stamped = _with(note, verification={"status": "unverified", "checked": today, "failed": failed})
+        changes.append(Change("dead-path", stamped, f"curator: {note.id} cites missing {missing[0]}"
+                              + (f" (+{len(missing) - 1})" if len(missing) > 1 else ""),
+                              "stamp", f"cites {', '.join(missing)}, missing under {root}"))
+    return changes
+
+
+# -- supersession chains ---------------------------------------------------------
+
+def _end_of_chain(memories: dict[str, Note], start: str) -> str | None:
+    """The first memory down a superseded_by chain that is not itself superseded; None on a cycle."""
+    seen = {start}
+    cur = start
+    while True:
+        nxt = memories[cur].get("superseded_by")
+        if memories[cur].get("status") != "superseded" or not isinstance(nxt, str) or nxt not in memories:
+            return cur
+        if nxt in seen:
+            return None
+        seen.add(nxt)
+        cur = nxt
+
+
+def chains(memories: dict[str, Note]) -> tuple[list[Change], list[tuple[str, str]]]:
+    """Repairs of superseded_by links: dangling ones reactivate the memory, chains point at their live end.
+
+    Returns (changes, [(id, why it was left alone)]) — a cycle needs a person.
+    """
+    changes, left = [], []
+    for note in memories.values():
+        target = note.get("superseded_by")
+        if note.get("status") != "superseded" or not isinstance(target, str):
+            continue
+        if target not in memories:
+            changes.append(Change("chain", _with(note, status=None, superseded_by=None),
+                                  f"curator: reactivate {note.id} (superseded by missing {target})", "repair",
+                                  f"superseded_by names {target}, which is no memory"))
+            continue
+        end = _end_of_chain(memories, target)
+        if end is None:
+            left.append((note.id, f"supersession cycle through {target}"))
+        elif end != target:
+            changes.append(Change("chain", superseded(note, end), f"curator: point {note.id} at {end} (was {target})",
+                                  "repair", f"{target} is itself superseded; {end} is the live end of the chain", Winner=end))
+    return changes, left

@@ -1,0 +1,194 @@
+"""Enrichment: `aliases`, the words a person would type when they need a memory.
+
+The model (pass "enrich") proposes paraphrases for a batch of memories. An alias whose every
+subject word (query.subject_terms, lightly stemmed) is already one of the memory's own
+title/description/body/topic words is dropped: such copies add nothing to what FTS already
+matches and displaced the real paraphrases in earlier tests. One commit per run
+(`Memrepo-Action: enrich`). A memory counts as enriched once it has aliases, or once it was
+asked about in its current wording (`index/enrich-state.json`), so a sweep never asks twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from typing import Any
+
+from memrepo.vcs import gitcmd, gitops, runs
+from memrepo.passes import model
+from memrepo.format import notes, redact, spec
+from memrepo.recall import paths, query
+from memrepo.store import memories as store
+from memrepo.errors import MemrepoError
+from memrepo.format.notes import Note
+
+PASS = "enrich"
+BATCH = 8
+MAX_ALIASES = 12
+STATE = "enrich-state.json"
+SCHEMA = {"type": "object", "additionalProperties": False, "required": ["memories"],
+          "properties": {"memories": {"type": "array", "maxItems": 50, "items": {
+              "type": "object", "additionalProperties": False, "required": ["id", "aliases"],
+              "properties": {"id": {"type": "string", "maxLength": spec.MAX_ID},
+                             "aliases": {"type": "array", "maxItems": 20,
+                                         "items": {"type": "string", "minLength": 2, "maxLength": 80}}}}}}}
+
+PROMPT = """For each memory below, list up to 8 aliases: short phrases (2 to 6 words) a person would
+TYPE in a prompt when they need this memory without remembering how it was written - their own
+everyday words, synonyms, the question they would ask, the symptom they would see. Do not
+repeat the memory's own title or words; paraphrase. Example: a note titled "production deploy
+incident" gets aliases like "am I about to break prod", "outage after release".
+
+{memories}
+
+Answer with only this JSON object and nothing else:
+{{"memories": [{{"id": "<id>", "aliases": ["...", "..."]}}]}}
+"""
+
+_SUFFIXES = ("ations", "ation", "ments", "ment", "ings", "ing", "ness", "ies", "ers", "er", "ed", "es", "ly", "s")
+
+
+def stem(word: str) -> str:
+    """A light suffix-stripping stem, enough to tell 'deploys'/'deploying' from 'deploy'."""
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)]
+            return word + "y" if suffix == "ies" else word
+    return word
+
+
+def own_stems(note: Note) -> set[str]:
+    values = [str(note.get("title", "")), str(note.get("description", "")), note.body]
+    for key in ("topics", "entities", "tech"):
+        values += [str(v) for v in note.get(key) or []]
+    return {stem(w) for w in query.tokenize(" ".join(values))}
+
+
+def filter_aliases(note: Note, aliases: list[str]) -> tuple[list[str], list[str]]:
+    """(kept, dropped): drop aliases that only repeat the memory's own words, and repeats."""
+    own = own_stems(note)
+    kept: list[str] = []
+    dropped: list[str] = []
+    seen = {" ".join(str(a).lower().split()) for a in note.get("aliases") or []}
+    for alias in aliases:
+        text = " ".join(redact.redact(alias).split())
+        key = text.lower()
+        terms = query.subject_terms(text)
+        if not terms or key in seen or all(stem(t) in own for t in terms):
+            dropped.append(alias)
+            continue
+        seen.add(key)
+        kept.append(text)
+    return kept, dropped
+
+
+def _describe(note: Note) -> str:
+    body = " ".join(note.body.split())[:600]
+    return f"id: {note.id}\ntitle: {note.get('title')}\ndescription: {note.get('description')}\nbody: {body}\n"
+
+
+def aliases_for(repo: str, batch: list[Note], report: dict[str, Any] | None = None) -> dict[str, list[str]]:
+    """Filtered new aliases per memory id for up to BATCH memories (one model call each BATCH)."""
+    out: dict[str, list[str]] = {}
+    for i in range(0, len(batch), BATCH):
+        part = batch[i : i + BATCH]
+        answer = model.ask_json(repo, PASS, PROMPT.format(memories="\n".join(_describe(n) for n in part)), SCHEMA)
+        if report is not None:
+            report["model_calls"] = report.get("model_calls", 0) + 1
+        if answer is None:
+            continue
+        by_id = {n.id: n for n in part}
+        for item in answer["memories"]:
+            note = by_id.get(item["id"])
+            if note is None:
+                continue
+            kept, dropped = filter_aliases(note, item["aliases"])
+            out[note.id] = kept
+            if report is not None and dropped:
+                report.setdefault("dropped", {})[note.id] = dropped
+    return out
+
+
+def apply(note: Note, new: list[str]) -> Note:
+    """The note with `new` aliases appended (existing ones first), capped at MAX_ALIASES."""
+    merged = list(note.get("aliases") or []) + [a for a in new if a not in (note.get("aliases") or [])]
+    meta = dict(note.meta, aliases=merged[:MAX_ALIASES])
+    return Note({k: meta[k] for k in notes.ordered_keys(meta)}, note.body, note.path)
+
+
+def _fingerprint(note: Note) -> str:
+    text = "\n".join([str(note.get("title", "")), str(note.get("description", "")), note.body])
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def _load_state(repo: str) -> dict[str, str]:
+    try:
+        with open(os.path.join(paths.index_dir(repo), STATE), encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _save_state(repo: str, state: dict[str, str]) -> None:
+    path = os.path.join(paths.index_dir(repo), STATE)
+    tmp = f"{path}.tmp-{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(state, fh, indent=1, sort_keys=True)
+    os.replace(tmp, path)
+
+
+def needs_enrichment(repo: str) -> list[Note]:
+    """Active memories without aliases that were never asked about in their current wording."""
+    state = _load_state(repo)
+    found = []
+    for name in sorted(os.listdir(paths.memory_dir(repo))):
+        if not name.endswith(".md"):
+            continue
+        try:
+            note = notes.read(os.path.join(paths.memory_dir(repo), name))
+        except (OSError, UnicodeDecodeError, notes.ParseError):
+            continue
+        if (note.get("status") or "active") == "active" and not note.get("aliases") and state.get(note.id) != _fingerprint(note):
+            found.append(note)
+    return found
+
+
+def _dirty(repo: str) -> set[str]:
+    """Ids of memory files with uncommitted changes: enrichment leaves them to their author."""
+    _, out, _ = gitcmd.run_git("status", "--porcelain", "-z", "--", paths.MEMORY_DIR, cwd=repo)
+    return {os.path.basename(p[3:])[:-3] for p in gitcmd.split_z(out) if p.endswith(".md")}
+
+
+def run(repo: str, ids: list[str] | None = None, run_id: str | None = None) -> dict[str, Any]:
+    """Enrich the memories named (default: every un-enriched one); one commit. Returns a report."""
+    store.require_repo(repo)
+    report: dict[str, Any] = {"run_id": run_id or runs.fresh_run_id(repo, PASS), "asked": [], "enriched": {}, "model_calls": 0}
+    targets = [notes.read(paths.note_path(repo, i)) for i in ids if store.read_text(repo, i)] if ids else needs_enrichment(repo)
+    dirty = _dirty(repo)
+    report["skipped_dirty"] = [n.id for n in targets if n.id in dirty]
+    targets = [n for n in targets if n.id not in dirty]
+    if not targets:
+        return report
+    report["asked"] = [n.id for n in targets]
+    found = aliases_for(repo, targets, report)
+    state = _load_state(repo)
+    changed = []
+    for note in targets:
+        state[note.id] = _fingerprint(note)
+        if found.get(note.id):
+            notes.write(apply(note, found[note.id]), paths.note_path(repo, note.id))
+            changed.append(note.id)
+            report["enriched"][note.id] = found[note.id]
+    if changed:
+        files = [f"{paths.MEMORY_DIR}/{i}.md" for i in changed]
+        try:
+            report["commit"] = gitops.commit(repo, files, f"enrich: aliases for {len(changed)} memor{'y' if len(changed) == 1 else 'ies'}",
+                                             {"Action": "enrich", "Run": report["run_id"], "Count": len(changed)})
+        except MemrepoError:
+            gitcmd.run_git("reset", "-q", "--", *files, cwd=repo)
+            gitcmd.run_git("checkout", "--", *files, cwd=repo)
+            raise
+    _save_state(repo, state)
+    return report

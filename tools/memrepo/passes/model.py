@@ -1,0 +1,191 @@
+"""The model runner for offline passes: a command that reads a prompt on stdin and prints text.
+
+Default: `claude -p --model haiku --output-format json` (the user's own subscription);
+`MEMREPO_MODEL_CMD`, else `model_cmd` in the repository's settings, overrides it. Every answer
+must be JSON valid against the pass's schema; an invalid answer is dropped and logged, never
+repaired. Each call is recorded in `index/model-ledger.jsonl` (pass, duration, tokens when the
+command reports them). Never imported on the prompt path.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import time
+from typing import Any
+
+from memrepo.store import config
+from memrepo.recall import paths
+from memrepo.format import redact
+from memrepo.errors import MemrepoError
+
+DEFAULT_CMD = "claude -p --model haiku --output-format json"
+ENV_CMD = "MEMREPO_MODEL_CMD"
+TIMEOUT = 300
+MAX_OUTPUT = 2 * 1024 * 1024
+LEDGER = "model-ledger.jsonl"
+REJECTS = "model-rejects.jsonl"
+
+
+class ModelError(MemrepoError):
+    """The model command could not be run or failed."""
+
+
+def command(repo: str) -> list[str]:
+    """The configured model command as an argument list."""
+    raw = os.environ.get(ENV_CMD) or config.get(repo, "model_cmd") or DEFAULT_CMD
+    args = shlex.split(raw) if isinstance(raw, str) else [str(a) for a in raw]
+    if not args:
+        raise ModelError("the model command is empty", hint=f"set {ENV_CMD} or `model_cmd` in memrepo.json")
+    return args
+
+
+def _append(repo: str, name: str, entry: dict[str, Any]) -> None:
+    os.makedirs(paths.index_dir(repo), exist_ok=True)
+    with open(os.path.join(paths.index_dir(repo), name), "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(entry, ensure_ascii=False) + "\n")
+
+
+def _answer(stdout: str) -> tuple[str, dict[str, int]]:
+    """The model's text and token usage; understands `claude --output-format json` envelopes."""
+    try:
+        envelope = json.loads(stdout)
+    except ValueError:
+        return stdout, {}
+    if isinstance(envelope, dict) and isinstance(envelope.get("result"), str):
+        _usage = envelope.get("usage")
+        usage: dict[str, Any] = _usage if isinstance(_usage, dict) else {}
+        tokens = {k: int(v) for k, v in usage.items() if k in ("input_tokens", "output_tokens") and isinstance(v, int)}
+        if envelope.get("is_error"):
+            raise ModelError(f"the model command reported an error: {envelope['result'][:200]}")
+        return envelope["result"], tokens
+    return stdout, {}
+
+
+def call(repo: str, pass_name: str, prompt: str, timeout: float = TIMEOUT) -> str:
+    """Run the model command once and return its answer text. Raises ModelError on failure."""
+    args = command(repo)
+    start = time.perf_counter()
+    entry: dict[str, Any] = {"t": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "pass": pass_name, "cmd": args[0]}
+    try:
+        # MEMREPO_PASS tells memrepo's own hooks in a `claude -p` model session to stand aside.
+        env = dict(os.environ, MEMREPO_PASS=pass_name)
+        proc = subprocess.run(args, input=prompt, capture_output=True, text=True, timeout=timeout, env=env)
+    except FileNotFoundError:
+        raise ModelError(f"model command not found: {args[0]}", hint=f"install it, or set {ENV_CMD}") from None
+    except subprocess.TimeoutExpired:
+        entry.update(ok=False, error="timeout", ms=round((time.perf_counter() - start) * 1000))
+        _append(repo, LEDGER, entry)
+        raise ModelError(f"the model command timed out after {timeout:.0f}s") from None
+    entry["ms"] = round((time.perf_counter() - start) * 1000)
+    if proc.returncode != 0:
+        entry.update(ok=False, error=f"exit {proc.returncode}")
+        _append(repo, LEDGER, entry)
+        raise ModelError(f"the model command exited {proc.returncode}: {proc.stderr.strip()[:300]}")
+    text, tokens = _answer(proc.stdout[:MAX_OUTPUT])
+    entry.update(ok=True, **tokens)
+    _append(repo, LEDGER, entry)
+    return text
+
+
+def extract_json(text: str) -> Any:
+    """The JSON an answer holds: the whole text, or one fenced block that is the whole text."""
+    body = text.strip()
+    if body.startswith("```") and body.endswith("```"):
+        body = body.split("\n", 1)[1] if "\n" in body else ""
+        body = body[: body.rfind("```")].strip()
+    return json.loads(body)
+
+
+def ask_json(repo: str, pass_name: str, prompt: str, schema: dict[str, Any]) -> Any | None:
+    """The model's answer parsed and validated against `schema`, or None (dropped and logged)."""
+    text = call(repo, pass_name, prompt)
+    try:
+        value = extract_json(text)
+    except ValueError as exc:
+        reject(repo, pass_name, [f"not JSON: {exc}"], text)
+        return None
+    errors = validate(value, schema)
+    if errors:
+        reject(repo, pass_name, errors, text)
+        return None
+    return value
+
+
+def reject(repo: str, pass_name: str, errors: list[str], answer: str) -> None:
+    """Log a dropped answer (redacted and truncated) to index/model-rejects.jsonl."""
+    _append(repo, REJECTS, {"t": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "pass": pass_name,
+                            "errors": errors[:20], "answer": redact.redact(answer)[:2000]})
+
+
+_TYPES: dict[str, Any] = {"object": dict, "array": list, "string": str, "boolean": bool, "null": type(None)}
+
+
+def _type_ok(value: Any, kind: str) -> bool:
+    if kind == "integer":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind == "number":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return isinstance(value, _TYPES[kind])
+
+
+def validate(value: Any, schema: dict[str, Any], where: str = "$") -> list[str]:
+    """Errors of `value` against a JSON-Schema subset: type, enum, properties, required,
+    additionalProperties (false), items, minItems/maxItems, minLength/maxLength, minimum/maximum."""
+    kinds = schema.get("type")
+    if kinds is not None:
+        kinds = kinds if isinstance(kinds, list) else [kinds]
+        if not any(_type_ok(value, k) for k in kinds):
+            return [f"{where}: expected {'/'.join(kinds)}, got {type(value).__name__}"]
+    errors: list[str] = []
+    if "enum" in schema and value not in schema["enum"]:
+        errors.append(f"{where}: {value!r} is not one of {schema['enum']}")
+    if isinstance(value, dict):
+        errors += _validate_object(value, schema, where)
+    if isinstance(value, list):
+        errors += _validate_array(value, schema, where)
+    if isinstance(value, str):
+        if len(value) < schema.get("minLength", 0):
+            errors.append(f"{where}: shorter than {schema['minLength']}")
+        if "maxLength" in schema and len(value) > schema["maxLength"]:
+            errors.append(f"{where}: longer than {schema['maxLength']}")
+    if _type_ok(value, "number"):
+        if "minimum" in schema and value < schema["minimum"]:
+            errors.append(f"{where}: below {schema['minimum']}")
+        if "maximum" in schema and value > schema["maximum"]:
+            errors.append(f"{where}: above {schema['maximum']}")
+    return errors
+
+
+def _validate_object(value: dict[str, Any], schema: dict[str, Any], where: str) -> list[str]:
+    errors = [f"{where}: missing {key!r}" for key in schema.get("required", []) if key not in value]
+    props = schema.get("properties", {})
+    for key, sub in value.items():
+        if key in props:
+            errors += validate(sub, props[key], f"{where}.{key}")
+        elif schema.get("additionalProperties") is False:
+            errors.append(f"{where}: unexpected key {key!r}")
+    return errors
+
+
+def _validate_array(value: list[Any], schema: dict[str, Any], where: str) -> list[str]:
+    errors = []
+    if len(value) < schema.get("minItems", 0):
+        errors.append(f"{where}: fewer than {schema['minItems']} items")
+    if "maxItems" in schema and len(value) > schema["maxItems"]:
+        errors.append(f"{where}: more than {schema['maxItems']} items")
+    if "items" in schema:
+        for i, item in enumerate(value):
+            errors += validate(item, schema["items"], f"{where}[{i}]")
+    return errors
+
+
+def ledger(repo: str) -> list[dict[str, Any]]:
+    """Every recorded model call, oldest first."""
+    path = os.path.join(paths.index_dir(repo), LEDGER)
+    if not os.path.exists(path):
+        return []
+    with open(path, encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]

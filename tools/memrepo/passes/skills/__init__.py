@@ -1,0 +1,1 @@
+"""Skill drafts: recurring procedures counted from transcripts, a structural gate, promotion."""

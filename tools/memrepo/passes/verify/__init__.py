@@ -1,0 +1,1 @@
+"""The verifier: claims found in memories, the fixed registry of typed probes, stamps."""

@@ -1,0 +1,247 @@
+"""What a memory claims: typed probe calls found in its text, by rule or by a model.
+
+Two extractors fill the same shape, `{"probe": name, "args": {...}}`, and neither can say
+anything the registry in `probes` does not define: the deterministic one reads backticked
+paths, URLs, branch names and `owner/repo#123`; the model one (`model.ask_json`) may only fill
+arguments for the registered probes. Every candidate then goes through `probes.check`. A pull
+request's state is a mood: only "merged" is a claim, and a sentence saying a PR is open or
+closed is refused here with the reason.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, NamedTuple
+
+from memrepo.passes import model
+from memrepo.format import notes
+from memrepo.passes.verify import probes
+
+PASS = "verify"
+MAX_MODEL_CLAIMS = 20
+EXTENSIONS = frozenset(
+    "py pyi md rst txt json jsonl yaml yml toml ini cfg conf env lock sh bash zsh ps1 js mjs cjs ts tsx jsx vue "
+    "go rs rb java kt swift c h cc cpp hpp cs php sql html css scss csv xml tf tfvars hcl proto graphql "
+    "gradle properties ipynb sqlite3 db log pem crt example template service plist".split())
+BARE_FILES = frozenset("Makefile Dockerfile Procfile Gemfile Rakefile Justfile Vagrantfile Jenkinsfile "
+                       "LICENSE README CODEOWNERS".split())
+_FENCED = re.compile(r"^(```|~~~).*?^\1[^\n]*$", re.M | re.S)
+_TICKED = re.compile(r"`([^`\n]+)`")
+_URL = re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]{1,15}://[^\s<>\"'`)\]]+")
+_BRANCH_BEFORE = re.compile(r"\bbranch(?:es)?\s+(?:named\s+|called\s+)?`([^`\n]+)`", re.I)
+_BRANCH_AFTER = re.compile(r"`([^`\n]+)`\s+branch\b", re.I)
+_BRANCH_BARE = re.compile(r"\bbranch\s+([A-Za-z0-9._/-]*[A-Za-z0-9][/_-][A-Za-z0-9._/-]*[A-Za-z0-9])", re.I)
+_PR = re.compile(r"(?<![\w/.-])([A-Za-z0-9][A-Za-z0-9-]{0,38}/[A-Za-z0-9._-]{1,100})#(\d{1,8})\b")
+_MOOD = re.compile(r"\b(open|opened|opening|closed|closing|draft|pending|awaiting|waiting|in review|under review|"
+                   r"needs review|approved|unmerged|not (?:yet )?merged|blocked|abandoned|reverted)\b", re.I)
+_MERGED = re.compile(r"\b(merged|landed)\b", re.I)
+_SENTENCE_END = re.compile(r"[.;!?](?:\s|$)|\n")
+
+
+class Candidate(NamedTuple):
+    """A claim before validation; `by` is text, model or user (hand-written in `claims:`)."""
+
+    probe: str
+    args: dict[str, Any]
+    by: str
+
+
+class Refusal(NamedTuple):
+    claim: str
+    reason: str
+    by: str
+
+
+class Extraction(NamedTuple):
+    calls: list[tuple[probes.Call, str]]
+    refused: list[Refusal]
+    model_note: str
+
+
+# -- deterministic ---------------------------------------------------------------------
+
+def _is_path(token: str) -> bool:
+    if any(ch.isspace() for ch in token) or "://" in token or "#" in token or token.endswith("()"):
+        return False
+    stem, dot, ext = token.rpartition(".")
+    has_ext = bool(dot and stem and ext.lower() in EXTENSIONS)
+    if token.startswith("/") and not has_ext:
+        return False  # an endpoint (`/hooks/stripe`), not a file
+    return token in BARE_FILES or "/" in token or has_ext
+
+
+def _paths(text: str, taken: set[tuple[int, int]]) -> list[Candidate]:
+    out = []
+    for m in _TICKED.finditer(text):
+        if m.span() in taken or not _is_path(m.group(1).strip()):
+            continue
+        token = re.sub(r"(?::\d+){1,2}$", "", m.group(1).strip())  # src/app.py:42
+        out.append(Candidate("path_exists", {"path": token}, "text"))
+    return out
+
+
+def _branches(text: str) -> tuple[list[Candidate], set[tuple[int, int]]]:
+    out, taken = [], set()
+    for rx in (_BRANCH_BEFORE, _BRANCH_AFTER):
+        for m in rx.finditer(text):
+            ticked = (m.start(1) - 1, m.end(1) + 1)
+            if ticked not in taken:
+                taken.add(ticked)
+                out.append(Candidate("git_branch_exists", {"branch": m.group(1)}, "text"))
+    for m in _BRANCH_BARE.finditer(text):
+        out.append(Candidate("git_branch_exists", {"branch": m.group(1)}, "text"))
+    return out, taken
+
+
+def _urls(text: str) -> list[Candidate]:
+    return [Candidate("url_alive", {"url": m.group(0).rstrip(".,;:!?")}, "text") for m in _URL.finditer(text)]
+
+
+def _pull_requests(text: str) -> tuple[list[Candidate], list[Refusal]]:
+    """`owner/repo#N` claims merged, refused when its clause gives another state, else no claim."""
+    found, refused = [], []
+    refs = list(_PR.finditer(text))
+    for i, m in enumerate(refs):
+        start = max([refs[i - 1].end() if i else 0] + [e.end() for e in _SENTENCE_END.finditer(text, 0, m.start())])
+        stop = refs[i + 1].start() if i + 1 < len(refs) else len(text)
+        end = _SENTENCE_END.search(text, m.end(), stop)
+        clause = text[start:end.start() if end else stop]
+        ref = f"{m.group(1)}#{m.group(2)}"
+        mood = _MOOD.search(clause)
+        if mood:
+            refused.append(Refusal(f"pull request {ref} is {mood.group(1).lower()}", mood_reason(mood.group(1)), "text"))
+        elif _MERGED.search(clause):
+            found.append(Candidate("pr_merged", {"repo": m.group(1), "number": int(m.group(2))}, "text"))
+    return found, refused
+
+
+def mood_reason(state: str) -> str:
+    return (f"a pull request's state {state.lower()!r} is a mood, not a fact: "
+            "only 'merged' is accepted as a claim")
+
+
+def from_text(note: notes.Note) -> tuple[list[Candidate], list[Refusal]]:
+    """Claims found by rule in the title, description and body (fenced code is left out)."""
+    text = "\n".join([str(note.get("title", "")), str(note.get("description", "")), _FENCED.sub("", note.body)])
+    prs, refused = _pull_requests(text)
+    branches, taken = _branches(text)
+    return branches + _paths(text, taken) + _urls(text) + prs, refused
+
+
+# -- model -----------------------------------------------------------------------------
+
+ANSWER_SCHEMA: dict[str, Any] = {
+    "type": "object", "required": ["claims"], "additionalProperties": False,
+    "properties": {"claims": {"type": "array", "maxItems": MAX_MODEL_CLAIMS, "items": {
+        "type": "object", "required": ["probe", "args"], "additionalProperties": False,
+        "properties": {"probe": {"type": "string", "maxLength": 64},
+                       "args": {"type": "object"},
+                       "quote": {"type": "string", "maxLength": 400}}}}},
+}
+
+
+def prompt(note: notes.Note, providers: dict[str, Any]) -> str:
+    """The extraction prompt: the registry, the rules, the memory."""
+    lines = ["You read one memory of a coding agent and list the checkable claims it makes about the world.",
+             "You may only use these probes, with exactly these arguments (? = optional):"]
+    for p in probes.REGISTRY.values():
+        params = [*p.required, *(f"{k}?" for k in p.optional)]
+        lines.append(f"- {p.name}({', '.join(params)}): {p.doc}")
+    lines += [
+        "- pr_state(repo, number, state): a sentence about a pull request's state other than merged "
+        "(open, closed, draft, in review); list it, it will be refused.",
+        f"Configured providers: {', '.join(sorted(providers)) or 'none (so no secret_present or instance_exists)'}.",
+        "Rules: claims are facts the memory states as true now, not plans or hypotheses. Paths are relative "
+        "to the project root. number is an integer. Never write a command; only fill arguments.",
+        'Answer with JSON only: {"claims": [{"probe": "...", "args": {...}, "quote": "the words that claim it"}]}; '
+        'an empty list when there is nothing to check.',
+        "", f"Memory id: {note.id}", f"Project: {note.get('project') or '(global)'}",
+        f"Title: {note.get('title', '')}", f"Description: {note.get('description', '')}", "", note.body.strip(),
+    ]
+    return "\n".join(lines)
+
+
+def from_model(repo: str, note: notes.Note, providers: dict[str, Any]) -> tuple[list[Candidate], list[Refusal], str]:
+    """The model's claims for one memory; (candidates, refusals, note) — note says when its answer was dropped."""
+    answer = model.ask_json(repo, PASS, prompt(note, providers), ANSWER_SCHEMA)
+    if answer is None:
+        return [], [], "the model's answer was invalid (logged to index/model-rejects.jsonl)"
+    found, refused = [], []
+    for item in answer["claims"]:
+        probe, args = item["probe"], item["args"]
+        if probe == "pr_state":
+            state = str(args.get("state", "")).strip().lower()
+            if state != "merged":
+                refused.append(Refusal(f"pull request {args.get('repo')}#{args.get('number')} is {state[:40]}",
+                                       mood_reason(state[:40] or "unstated"), "model"))
+                continue
+            probe, args = "pr_merged", {k: v for k, v in args.items() if k != "state"}
+        found.append(Candidate(probe, args, "model"))
+    return found, refused, ""
+
+
+# -- together --------------------------------------------------------------------------
+
+def stored(note: notes.Note, keep_model: bool) -> list[Candidate]:
+    """Claims already in the memory: hand-written ones always, the model's when it does not run again."""
+    out = []
+    for item in note.get("claims") or []:
+        if not isinstance(item, dict):
+            out.append(Candidate(str(item)[:40], {}, "user"))
+            continue
+        by = item.get("by", "user")
+        if by == "user" or (by == "model" and keep_model):
+            args = item.get("args")
+            # A malformed stored claim is kept as written and refused by validation like any other.
+            out.append(Candidate(str(item.get("probe")), args if isinstance(args, dict) else {"": args},
+                                 "user" if by == "user" else "model"))
+    return out
+
+
+def label(c: Candidate) -> str:
+    """A short, safe rendering of a candidate for logs (it may be hostile text)."""
+    raw = json.dumps(c.args, ensure_ascii=True, sort_keys=True, default=str) if isinstance(c.args, dict) else repr(c.args)
+    return f"{str(c.probe)[:40]} {raw[:200]}"
+
+
+def validate(candidates: list[Candidate], providers: dict[str, Any]) -> tuple[list[tuple[probes.Call, str]], list[Refusal]]:
+    """Each candidate checked against the registry; duplicates folded (the first source wins)."""
+    calls: list[tuple[probes.Call, str]] = []
+    refused, seen = [], set()
+    for c in candidates:
+        try:
+            call = probes.check(c.probe, c.args, providers)
+        except probes.ClaimRejected as exc:
+            refused.append(Refusal(label(c), str(exc), c.by))
+            continue
+        key = (call.probe, json.dumps(call.args, sort_keys=True))
+        if key not in seen:
+            seen.add(key)
+            calls.append((call, c.by))
+    return calls, refused
+
+
+def extract(repo: str, note: notes.Note, providers: dict[str, Any], use_model: bool) -> Extraction:
+    """Every claim of a memory, validated; raises model.ModelError when the model command fails."""
+    found, refused = from_text(note)
+    model_note = ""
+    if use_model:
+        more, more_refused, model_note = from_model(repo, note, providers)
+        found, refused = found + more, refused + more_refused
+    # A dropped answer is no evidence that the model's earlier claims went away: keep them.
+    keep_model = not use_model or bool(model_note)
+    calls, rejected = validate(stored(note, keep_model) + found, providers)
+    unique = {(r.claim, r.reason): r for r in reversed(refused + rejected)}  # the first source wins
+    return Extraction(calls, list(reversed(unique.values())), model_note)
+
+
+def _hand_written(item: Any) -> bool:
+    return not isinstance(item, dict) or item.get("by", "user") == "user"
+
+
+def to_meta(calls: list[tuple[probes.Call, str]], note: notes.Note) -> list[Any]:
+    """The `claims:` value: hand-written claims exactly as the person wrote them (even ones this
+    machine refuses: a provider may be configured elsewhere), then the extracted ones with their source."""
+    kept = [item for item in note.get("claims") or [] if _hand_written(item)]
+    return kept + [{"probe": call.probe, "args": dict(call.args), "by": by} for call, by in calls if by != "user"]

@@ -1,0 +1,436 @@
+"""The verifier's fixed registry of typed probes: argument validation, then running them.
+
+A claim is a call of one registered probe with arguments that passed its schema. Nothing
+here ever builds a shell command or takes a command from a memory or a model: processes are
+argument lists fixed in this module (git, gh) or written by the user in settings
+(`providers`), started by `_spawn` with a timeout and a bounded read. Every side effect a
+probe has goes through `_spawn`, `_fetch`, `_which` or `_exists`, and `check` runs before
+any of them.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import posixpath
+import re
+import selectors
+import shutil
+import signal
+import subprocess
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from typing import Any, Callable, NamedTuple
+
+from memrepo.vcs import gitcmd
+from memrepo.format import redact
+from memrepo.errors import MemrepoError
+
+TIMEOUT = 10.0
+URL_TIMEOUT = 5.0
+MAX_OUTPUT = 64 * 1024
+MAX_NUMBER = 10_000_000
+
+
+class ClaimRejected(MemrepoError):
+    """A claim's probe or arguments failed validation; nothing was run."""
+
+
+class Verdict(enum.Enum):
+    TRUE = "true"
+    FALSE = "false"
+    UNKNOWN = "unknown"
+
+
+class Liveness(enum.Enum):
+    """What `url_alive` can say. A URL that does not answer from this machine proves nothing,
+    so this type has no member that means dead (DESIGN rule 5)."""
+
+    ALIVE = Verdict.TRUE
+    UNKNOWN = Verdict.UNKNOWN
+
+
+class Outcome(NamedTuple):
+    verdict: Verdict
+    detail: str
+
+
+class Context(NamedTuple):
+    """What a probe may resolve against: the user's settings and the memory's own project."""
+
+    projects: dict[str, str]
+    providers: dict[str, Any]
+    project: str | None = None
+
+
+class Call(NamedTuple):
+    """A validated claim: a registered probe and arguments that passed its schema."""
+
+    probe: str
+    args: dict[str, Any]
+
+
+# -- argument types --------------------------------------------------------------------
+
+# Characters a shell, an option parser or a terminal would give meaning to; none is needed
+# by any argument a probe takes (URLs have their own, narrower check).
+_META = set(";|&$`<>(){}[]*?!'\"\\#~^%,= \t\r\n") | {chr(c) for c in range(32)} | {"\x7f"}
+
+
+def _plain(value: Any, what: str, limit: int, pattern: str) -> str:
+    if not isinstance(value, str):
+        raise ClaimRejected(f"{what} must be text, not {type(value).__name__}")
+    if not value:
+        raise ClaimRejected(f"{what} is empty")
+    if len(value) > limit:
+        raise ClaimRejected(f"{what} is {len(value)} characters, over {limit}")
+    odd = next((ch for ch in value if ord(ch) > 126), None)
+    if odd is not None:
+        # Look-alikes (Cyrillic а for Latin a, fullwidth ／) would pass a visual review.
+        raise ClaimRejected(f"{what} has a non-ASCII character U+{ord(odd):04X}")
+    if value.startswith("-"):
+        raise ClaimRejected(f"{what} starts with '-' (it would be read as an option)")
+    bad = next((ch for ch in value if ch in _META), None)
+    if bad is not None:
+        raise ClaimRejected(f"{what} has a forbidden character {bad!r}")
+    if not re.fullmatch(pattern, value):
+        raise ClaimRejected(f"{what} {value!r} is not of the allowed form")
+    return value
+
+
+def rel_path(value: Any, what: str = "path") -> str:
+    """A relative path inside a project: no absolute paths, no `..`, normalized."""
+    text = _plain(value, what, 300, r"[A-Za-z0-9._/@+-]+")
+    if text.startswith("/"):
+        raise ClaimRejected(f"{what} {text!r} is absolute; claims name paths inside a project")
+    if ".." in text.split("/"):
+        raise ClaimRejected(f"{what} {text!r} climbs out with '..'")
+    norm = posixpath.normpath(text)
+    return "." if norm in ("", ".") else norm
+
+
+def repo_path(value: Any) -> str:
+    return rel_path(value, "repo")
+
+
+def project_name(value: Any) -> str:
+    return _plain(value, "project", 100, r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
+def branch_name(value: Any) -> str:
+    text = _plain(value, "branch", 200, r"[A-Za-z0-9._/-]+")
+    parts = text.split("/")
+    if ".." in text or "//" in text or text.endswith((".lock", ".", "/")) or text.startswith("/") \
+            or any(p.startswith(".") for p in parts) or text == "HEAD":
+        raise ClaimRejected(f"branch {text!r} is not a valid git branch name")
+    return text
+
+
+def gh_repo(value: Any) -> str:
+    text = _plain(value, "repo", 140, r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}")
+    if text.split("/")[1] in (".", ".."):
+        raise ClaimRejected(f"repo {text!r} is not owner/name")
+    return text
+
+
+def pr_number(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ClaimRejected(f"number must be an integer, not {type(value).__name__}")
+    if not 1 <= value <= MAX_NUMBER:
+        raise ClaimRejected(f"number {value} is out of range")
+    return value
+
+
+def command_name(value: Any) -> str:
+    return _plain(value, "name", 64, r"[A-Za-z0-9._+-]+")
+
+
+def secret_name(value: Any) -> str:
+    text = _plain(value, "name", 200, r"[A-Za-z0-9._/-]+")
+    if ".." in text:
+        raise ClaimRejected(f"name {text!r} has '..'")
+    return text
+
+
+def instance_id(value: Any) -> str:
+    text = _plain(value, "id", 200, r"[A-Za-z0-9._:/-]+")
+    if ".." in text:
+        raise ClaimRejected(f"id {text!r} has '..'")
+    return text
+
+
+def provider_name(value: Any) -> str:
+    return _plain(value, "provider", 40, r"[a-z0-9][a-z0-9_-]*")
+
+
+_URL_BAD = set(" \t\r\n`$|;<>\\\"'{}^") | {chr(c) for c in range(32)} | {"\x7f"}
+_URL_SECRET_PARAM = re.compile(r"(?i)(?:^|[?&;])(?:[a-z_-]*token|secret|password|passwd|pwd|api[_-]?key|access[_-]?key"
+                               r"|key|sig|signature|auth|credentials?|x-amz-[a-z-]+)=")
+
+
+def http_url(value: Any) -> str:
+    """An http(s) URL with a plain host, no credentials and nothing a shell or terminal reads."""
+    if not isinstance(value, str) or not value:
+        raise ClaimRejected("url must be non-empty text")
+    if len(value) > 2048:
+        raise ClaimRejected(f"url is {len(value)} characters, over 2048")
+    odd = next((ch for ch in value if ord(ch) > 126), None)
+    if odd is not None:
+        raise ClaimRejected(f"url has a non-ASCII character U+{ord(odd):04X}")
+    bad = next((ch for ch in value if ch in _URL_BAD), None)
+    if bad is not None:
+        raise ClaimRejected(f"url has a forbidden character {bad!r}")
+    parts = urllib.parse.urlsplit(value)
+    if parts.scheme.lower() not in ("http", "https"):
+        raise ClaimRejected(f"url scheme {parts.scheme or '(none)'!r} is not http or https")
+    if "@" in parts.netloc:
+        raise ClaimRejected("url carries credentials (user@host)")
+    if _URL_SECRET_PARAM.search("?" + parts.query) or redact.find_secrets(value):
+        raise ClaimRejected("url carries a credential in its query")
+    host = parts.hostname or ""
+    if not re.fullmatch(r"[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?|[0-9a-f:]+", host):
+        raise ClaimRejected(f"url host {host!r} is not a plain host name")
+    try:
+        parts.port
+    except ValueError:
+        raise ClaimRejected("url port is not a number from 0 to 65535") from None
+    return value
+
+
+# -- the registry ----------------------------------------------------------------------
+
+Checker = Callable[[Any], Any]
+
+
+class Probe(NamedTuple):
+    name: str
+    required: dict[str, Checker]
+    optional: dict[str, Checker]
+    doc: str
+
+
+REGISTRY: dict[str, Probe] = {p.name: p for p in (
+    Probe("path_exists", {"path": rel_path}, {"project": project_name},
+          "a file or directory exists, relative to the project's root"),
+    Probe("git_branch_exists", {"branch": branch_name}, {"project": project_name, "repo": repo_path},
+          "a branch exists (local or remote-tracking) in the project's git repository, or in `repo` inside it"),
+    Probe("pr_merged", {"repo": gh_repo, "number": pr_number}, {},
+          "a GitHub pull request owner/name#number is merged"),
+    Probe("url_alive", {"url": http_url}, {}, "an http(s) URL answers"),
+    Probe("command_exists", {"name": command_name}, {}, "a command is on this machine's PATH"),
+    Probe("secret_present", {"provider": provider_name, "name": secret_name}, {},
+          "a secret exists in a provider configured in settings"),
+    Probe("instance_exists", {"provider": provider_name, "id": instance_id}, {},
+          "an instance exists in a provider configured in settings"),
+)}
+PROVIDER_PROBES = {"secret_present": "name", "instance_exists": "id"}
+
+
+def check(probe: Any, args: Any, providers: dict[str, Any] | None = None) -> Call:
+    """Validate a claim against the registry and settings; ClaimRejected says why it may not run."""
+    if not isinstance(probe, str) or probe not in REGISTRY:
+        raise ClaimRejected(f"unknown probe {str(probe)[:40]!r}")
+    spec = REGISTRY[probe]
+    if not isinstance(args, dict):
+        raise ClaimRejected(f"{probe}: arguments must be a mapping")
+    extra = sorted(str(k)[:40] for k in args if k not in spec.required and k not in spec.optional)
+    if extra:
+        raise ClaimRejected(f"{probe}: unexpected argument {extra[0]!r}")
+    missing = [k for k in spec.required if k not in args]
+    if missing:
+        raise ClaimRejected(f"{probe}: missing argument {missing[0]!r}")
+    clean = {k: (spec.required.get(k) or spec.optional[k])(v) for k, v in args.items()}
+    if probe in PROVIDER_PROBES:
+        template(providers or {}, clean["provider"], probe)
+    return Call(probe, clean)
+
+
+def template(providers: dict[str, Any], provider: str, probe: str) -> list[str]:
+    """The user's argument-list template for `probe` at `provider`, checked for shape."""
+    entry = providers.get(provider) if isinstance(providers, dict) else None
+    argv = entry.get(probe) if isinstance(entry, dict) else None
+    if argv is None:
+        raise ClaimRejected(f"{probe}: provider {provider!r} is not configured for it (settings `providers`)")
+    placeholder = "{" + PROVIDER_PROBES[probe] + "}"
+    if not (isinstance(argv, list) and argv and all(isinstance(a, str) and a for a in argv)):
+        raise ClaimRejected(f"{probe}: providers.{provider}.{probe} must be a non-empty list of strings")
+    if placeholder in argv[0] or not any(placeholder in a for a in argv[1:]):
+        raise ClaimRejected(f"{probe}: providers.{provider}.{probe} must name a fixed program and use {placeholder} in an argument")
+    return argv
+
+
+def describe(call: Call, project: str | None = None) -> str:
+    """`probe: args (project)`, as the stamp's `failed:` lists it and recall shows it."""
+    a = call.args
+    if call.probe == "pr_merged":
+        text = f"{a['repo']}#{a['number']}"
+    elif call.probe in PROVIDER_PROBES:
+        text = f"{a['provider']} {a[PROVIDER_PROBES[call.probe]]}"
+    else:
+        text = str(a.get("path") or a.get("branch") or a.get("url") or a.get("name"))
+        if a.get("repo"):
+            text += f" in {a['repo']}"
+    where = a.get("project") or project
+    scoped = call.probe in ("path_exists", "git_branch_exists") and where
+    return f"{call.probe}: {text}" + (f" ({where})" if scoped else "")
+
+
+# -- effects: every process, request and file-system look-up goes through these ---------
+
+def _spawn(argv: list[str], timeout: float = TIMEOUT, env: dict[str, str] | None = None,
+           cwd: str | None = None) -> tuple[int | None, bytes]:
+    """Run an argument list (never a shell); (exit code or None on timeout/not found, first MAX_OUTPUT bytes)."""
+    try:
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                env=env, cwd=cwd, start_new_session=True)
+    except OSError:
+        return None, b""
+    out = bytearray()
+    deadline = time.monotonic() + timeout
+    assert proc.stdout is not None
+    with selectors.DefaultSelector() as sel:
+        sel.register(proc.stdout, selectors.EVENT_READ)
+        while len(out) < MAX_OUTPUT and time.monotonic() < deadline:
+            if not sel.select(max(0.0, deadline - time.monotonic())):
+                break
+            chunk = os.read(proc.stdout.fileno(), min(65536, MAX_OUTPUT - len(out)))
+            if not chunk:
+                break
+            out += chunk
+    proc.stdout.close()
+    try:
+        return proc.wait(max(0.0, deadline - time.monotonic())), bytes(out)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        return None, bytes(out)
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None  # a redirect is an answer: never follow it to another host or scheme
+
+
+def _fetch(url: str, timeout: float = URL_TIMEOUT) -> int | None:
+    """The HTTP status a URL answers with, or None when nothing answered."""
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect())
+    req = urllib.request.Request(url, method="GET", headers={"User-Agent": "memrepo-verify"})
+    try:
+        with opener.open(req, timeout=timeout) as resp:
+            resp.read(1)
+            return int(resp.status)
+    except urllib.error.HTTPError as exc:
+        return int(exc.code)
+    except (OSError, ValueError):
+        return None
+
+
+def _which(name: str) -> str | None:
+    return shutil.which(name)
+
+
+def _exists(path: str) -> bool:
+    return os.path.lexists(path)
+
+
+# -- the probes ------------------------------------------------------------------------
+
+def _root(ctx: Context, project: str | None) -> tuple[str | None, str]:
+    name = project or ctx.project
+    if not name:
+        return None, "no project to resolve the path against"
+    root = ctx.projects.get(name) if isinstance(ctx.projects, dict) else None
+    if not isinstance(root, str) or not root:
+        return None, f"project {name!r} has no root on this machine (settings `projects`)"
+    return os.path.realpath(os.path.expanduser(root)), ""
+
+
+def _inside(root: str, rel: str) -> str | None:
+    target = os.path.realpath(os.path.join(root, rel))
+    return target if target == root or target.startswith(root + os.sep) else None
+
+
+def _path_exists(ctx: Context, path: str, project: str | None = None) -> Outcome:
+    root, why = _root(ctx, project)
+    if root is None or not _exists(root):
+        return Outcome(Verdict.UNKNOWN, why or f"project root {root} is missing")
+    target = _inside(root, path)
+    if target is None:
+        return Outcome(Verdict.UNKNOWN, "the path leads outside the project through a link")
+    return Outcome(Verdict.TRUE, "exists") if _exists(target) else Outcome(Verdict.FALSE, "missing")
+
+
+def _git_branch_exists(ctx: Context, branch: str, project: str | None = None, repo: str | None = None) -> Outcome:
+    root, why = _root(ctx, project)
+    if root is None:
+        return Outcome(Verdict.UNKNOWN, why)
+    where = _inside(root, repo or ".")
+    if where is None or not _exists(os.path.join(where, ".git")):
+        return Outcome(Verdict.UNKNOWN, "no git repository there")
+    rc, out = _spawn(["git", "-C", where, "for-each-ref", "--format=%(refname)",
+                      f"refs/heads/{branch}", f"refs/remotes/*/{branch}"], env=gitcmd.no_git_env())
+    if rc != 0:
+        return Outcome(Verdict.UNKNOWN, "git could not list branches")
+    return Outcome(Verdict.TRUE, "exists") if out.strip() else Outcome(Verdict.FALSE, "no such branch")
+
+
+def _pr_merged(ctx: Context, repo: str, number: int) -> Outcome:
+    if _which("gh") is None:
+        return Outcome(Verdict.UNKNOWN, "gh is not installed")
+    rc, _ = _spawn(["gh", "auth", "status"])
+    if rc != 0:
+        return Outcome(Verdict.UNKNOWN, "gh is not authenticated")
+    rc, out = _spawn(["gh", "pr", "view", str(number), "--repo", repo, "--json", "state"])
+    state = re.search(rb'"state"\s*:\s*"([A-Z]+)"', out) if rc == 0 else None
+    if state is None:
+        return Outcome(Verdict.UNKNOWN, "gh could not read the pull request")
+    merged = state.group(1) == b"MERGED"
+    return Outcome(Verdict.TRUE if merged else Verdict.FALSE, state.group(1).decode().lower())
+
+
+def _url_liveness(url: str) -> Liveness:
+    status = _fetch(url)
+    # 401/403: something is there behind a login. 404, 5xx or silence prove nothing from here.
+    return Liveness.ALIVE if status is not None and (status < 400 or status in (401, 403)) else Liveness.UNKNOWN
+
+
+def _url_alive(ctx: Context, url: str) -> Outcome:
+    state = _url_liveness(url)
+    return Outcome(state.value, "answers" if state is Liveness.ALIVE else "no answer from here")
+
+
+def _command_exists(ctx: Context, name: str) -> Outcome:
+    return Outcome(Verdict.TRUE, "on PATH") if _which(name) else Outcome(Verdict.FALSE, "not on PATH")
+
+
+def _provider(ctx: Context, probe: str, provider: str, value: str) -> Outcome:
+    argv = [a.replace("{" + PROVIDER_PROBES[probe] + "}", value) for a in template(ctx.providers, provider, probe)]
+    entry = ctx.providers[provider]
+    timeout = entry.get("timeout", TIMEOUT)
+    timeout = float(timeout) if isinstance(timeout, (int, float)) and not isinstance(timeout, bool) else TIMEOUT
+    absent = entry.get("absent_exit", [1])
+    rc, _ = _spawn(argv, timeout=min(timeout, 60.0))  # output may hold the secret itself: read, bounded, dropped
+    if rc == 0:
+        return Outcome(Verdict.TRUE, "present")
+    if rc is not None and isinstance(absent, list) and rc in absent:
+        return Outcome(Verdict.FALSE, f"absent (exit {rc})")
+    return Outcome(Verdict.UNKNOWN, "the provider command did not answer" if rc is None else f"exit {rc}")
+
+
+def run(call: Call, ctx: Context) -> Outcome:
+    """Run a claim; it is checked again here, so no hand-made `Call` skips validation."""
+    call = check(call.probe, call.args, ctx.providers)
+    a = call.args
+    if call.probe == "path_exists":
+        return _path_exists(ctx, a["path"], a.get("project"))
+    if call.probe == "git_branch_exists":
+        return _git_branch_exists(ctx, a["branch"], a.get("project"), a.get("repo"))
+    if call.probe == "pr_merged":
+        return _pr_merged(ctx, a["repo"], a["number"])
+    if call.probe == "url_alive":
+        return _url_alive(ctx, a["url"])
+    if call.probe == "command_exists":
+        return _command_exists(ctx, a["name"])
+    return _provider(ctx, call.probe, a["provider"], a[PROVIDER_PROBES[call.probe]])

@@ -1,0 +1,213 @@
+"""The verifier pass: extract each memory's claims, run their probes, stamp the outcome, commit.
+
+A memory's `verification:` is `unverified` (with the claims that failed) when any probe
+proved a claim false, `verified` when none failed and at least one held, and `unchecked`
+when nothing could be decided. Stamps change only when the outcome changes, in one commit
+per run (`Memrepo-Action: verify`, `Memrepo-Run: <run id>`), so `memrepo undo RUN` reverts a
+whole run. A later run that finds the claims true again clears the stamp.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import time
+from typing import Any
+
+from memrepo.passes.verify import claims, probes
+from memrepo.store import config, memories as store
+from memrepo.vcs import gitcmd, gitops
+from memrepo.passes import model
+from memrepo.format import notes, spec
+from memrepo.recall import paths
+
+REFUSED_LOG = "verify-refused.jsonl"
+
+
+class MemoryResult:
+    """One memory's outcome: its claims with their verdicts and the stamp it ends with."""
+
+    def __init__(self, note_id: str) -> None:
+        self.id = note_id
+        self.status: str | None = None
+        self.previous: str | None = None
+        self.claims: list[dict[str, Any]] = []
+        self.refused: list[claims.Refusal] = []
+        self.changed = False
+        self.skipped = ""
+        self.model_note = ""
+
+    def failed(self) -> list[str]:
+        return [c["claim"] for c in self.claims if c["verdict"] == probes.Verdict.FALSE.value]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "status": self.status, "previous": self.previous, "changed": self.changed,
+                "skipped": self.skipped, "model_note": self.model_note, "claims": self.claims,
+                "refused": [{"claim": r.claim, "reason": r.reason, "by": r.by} for r in self.refused]}
+
+
+class VerifyReport:
+    """What a run did: per-memory results, the figures and the commit (None when nothing changed)."""
+
+    def __init__(self, run_id: str) -> None:
+        self.run_id = run_id
+        self.commit: str | None = None
+        self.results: list[MemoryResult] = []
+        self.model_notes: list[str] = []
+
+    def counts(self) -> dict[str, int]:
+        verdicts = [c["verdict"] for r in self.results for c in r.claims]
+        refused = sum(len(r.refused) for r in self.results)
+        out = {"memories": len([r for r in self.results if not r.skipped]), "extracted": len(verdicts) + refused,
+               "verified": verdicts.count("true"), "unverified": verdicts.count("false"),
+               "unknown": verdicts.count("unknown"), "refused": refused,
+               "changed": len([r for r in self.results if r.changed]),
+               "model_dropped": len([r for r in self.results if r.model_note])}
+        for status in spec.VERIFICATION_STATUSES:
+            out[f"stamped_{status}"] = len([r for r in self.results if r.status == status])
+        return out
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"run": self.run_id, "commit": self.commit, "counts": self.counts(), "model_notes": self.model_notes,
+                "memories": [r.as_dict() for r in self.results]}
+
+
+def new_run_id(now: float | None = None) -> str:
+    return time.strftime("%Y-%m-%dT%H-%M-%S", time.gmtime(now)) + "-verify"
+
+
+def _dirty(repo: str) -> set[str]:
+    """Memory files with uncommitted changes: a stamp must not sweep a person's edit into its commit."""
+    rc, out, _ = gitcmd.run_git("status", "--porcelain=v1", "-z", "--untracked-files=all", "--", paths.MEMORY_DIR,
+                                cwd=repo, env=gitcmd.no_git_env())
+    return {entry[3:] for entry in gitcmd.split_z(out) if len(entry) > 3} if rc == 0 else set()
+
+
+def _targets(repo: str, ids: list[str] | None) -> list[str]:
+    if ids:
+        for note_id in ids:
+            store.read_text(repo, note_id)  # NoteNotFound with the hint
+        return list(dict.fromkeys(ids))
+    return sorted(f[:-3] for f in os.listdir(paths.memory_dir(repo)) if f.endswith(".md"))
+
+
+def stamp(outcomes: list[tuple[probes.Call, probes.Outcome]], project: str | None, had_stamp: bool,
+          today: str) -> dict[str, Any] | None:
+    """The `verification:` value for these outcomes; None for a memory that never had claims."""
+    if not outcomes and not had_stamp:
+        return None
+    failed = [probes.describe(call, project) for call, out in outcomes if out.verdict is probes.Verdict.FALSE]
+    held = any(out.verdict is probes.Verdict.TRUE for _, out in outcomes)
+    status = "unverified" if failed else "verified" if held else "unchecked"
+    ver: dict[str, Any] = {"status": status, "checked": today}
+    if failed:
+        ver["failed"] = failed
+    return ver
+
+
+def _same(old: Any, new: Any) -> bool:
+    def key(v: Any) -> Any:
+        return (v.get("status"), v.get("failed")) if isinstance(v, dict) else v
+    return bool(key(old) == key(new))
+
+
+def check_note(repo: str, note: notes.Note, settings: dict[str, Any], use_model: bool, today: str,
+               result: MemoryResult) -> bool:
+    """Extract, probe and restamp one note in memory; True when its front matter changed."""
+    _providers = settings.get("providers")
+    providers: dict[str, Any] = _providers if isinstance(_providers, dict) else {}
+    projects = config.project_roots(settings)
+    project = note.get("project") if isinstance(note.get("project"), str) else None
+    extraction = claims.extract(repo, note, providers, use_model)
+    ctx = probes.Context(projects, providers, project)
+    outcomes = [(call, probes.run(call, ctx)) for call, _ in extraction.calls]
+    result.refused, result.model_note = extraction.refused, extraction.model_note
+    result.claims = [{"claim": probes.describe(call, project), "probe": call.probe, "by": by,
+                      "verdict": out.verdict.value, "detail": out.detail}
+                     for (call, by), (_, out) in zip(extraction.calls, outcomes)]
+    old_ver = note.get("verification")
+    result.previous = old_ver.get("status") if isinstance(old_ver, dict) else None
+    new_ver = stamp(outcomes, project, old_ver is not None, today)
+    result.status = new_ver["status"] if new_ver else None
+    new_claims = claims.to_meta(extraction.calls, note)
+    if _same(old_ver, new_ver) and (note.get("claims") or []) == new_claims:
+        return False
+    meta = {k: v for k, v in note.meta.items() if k not in ("verification", "claims")}
+    if new_ver:
+        meta["verification"] = new_ver
+    if new_claims:
+        meta["claims"] = new_claims
+    note.meta = {k: meta[k] for k in notes.ordered_keys(meta)}
+    return True
+
+
+def _log_refusals(repo: str, report: VerifyReport) -> None:
+    entries = [{"t": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "run": report.run_id, "id": r.id,
+                "claim": f.claim, "reason": f.reason, "by": f.by} for r in report.results for f in r.refused]
+    if entries:
+        os.makedirs(paths.index_dir(repo), exist_ok=True)
+        with open(os.path.join(paths.index_dir(repo), REFUSED_LOG), "a", encoding="utf-8") as fh:
+            fh.writelines(json.dumps(e, ensure_ascii=False) + "\n" for e in entries)
+
+
+def run(repo: str, ids: list[str] | None = None, *, use_model: bool = True, run_id: str | None = None,
+        today: str | None = None) -> VerifyReport:
+    """Verify the named memories (default: every active one) and commit the changed stamps."""
+    store.require_repo(repo)
+    settings = config.load(repo)
+    report = VerifyReport(run_id or new_run_id())
+    today = today or _dt.date.today().isoformat()
+    dirty, changed = _dirty(repo), []
+    for note_id in _targets(repo, ids):
+        rel = f"{paths.MEMORY_DIR}/{note_id}.md"
+        result = MemoryResult(note_id)
+        report.results.append(result)
+        result.skipped = _skip_reason(repo, note_id, rel, dirty, explicit=bool(ids))
+        if result.skipped:
+            continue
+        note = notes.read(paths.note_path(repo, note_id))
+        try:
+            touched = check_note(repo, note, settings, use_model, today, result)
+        except model.ModelError as exc:
+            # One failing model command would fail every memory alike: go on without it.
+            report.model_notes.append(f"model not used from {note_id} on: {exc}")
+            use_model = False
+            touched = check_note(repo, note, settings, use_model, today, result)
+        if touched:
+            notes.write(note, paths.note_path(repo, note_id))
+            result.changed = True
+            changed.append(rel)
+    _log_refusals(repo, report)
+    if changed:
+        report.commit = gitops.commit(repo, changed, _subject(report), {"Action": "verify", "Run": report.run_id,
+                                      "Memories": len(changed)}, body=_body(report))
+    return report
+
+
+def _skip_reason(repo: str, note_id: str, rel: str, dirty: set[str], explicit: bool) -> str:
+    if rel in dirty:
+        return "has uncommitted changes; commit them, then verify"
+    try:
+        note = notes.read(paths.note_path(repo, note_id))
+    except (notes.ParseError, UnicodeDecodeError) as exc:
+        return f"unreadable ({exc}); run `memrepo doctor`"
+    status = note.get("status") or "active"
+    if status != "active" and not explicit:
+        return f"{status}; name it to verify it anyway"
+    return ""
+
+
+def _subject(report: VerifyReport) -> str:
+    c = report.counts()
+    return (f"verify: restamp {c['changed']} memor{'y' if c['changed'] == 1 else 'ies'} "
+            f"({c['stamped_unverified']} unverified, {c['stamped_verified']} verified)")
+
+
+def _body(report: VerifyReport) -> str:
+    lines = []
+    for r in report.results:
+        if r.changed:
+            failed = r.failed()
+            lines.append(f"{r.id}: {r.previous or 'none'} -> {r.status or 'none'}" + (f" ({'; '.join(failed)})" if failed else ""))
+    return "\n".join(lines)

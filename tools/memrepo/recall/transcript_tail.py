@@ -1,0 +1,217 @@
+"""The previous turn of a Claude Code transcript, read from its tail (stdlib only: hot path).
+
+The recall hook runs before every prompt, so this reads a bounded number of bytes from the
+end of the file and never the whole transcript, and any error yields "" (hooks fail open).
+"""
+
+import stat
+
+from memrepo.recall import fastjson, _fast as lightos
+
+# `typing` stays unloaded at runtime; mypy treats this name as always true.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    Entry = dict[str, Any]
+
+MAX_BYTES = 262144
+MAX_CHARS = 4000
+# From a tool call only these inputs are kept (a command's first line, a path): they name the
+# subject of a turn whose assistant text often only says "Let me check".
+TOOL_INPUT_KEYS = ("command", "file_path")
+MAX_TOOL_INPUT_CHARS = 200
+
+# User lines that Claude Code writes itself: slash commands and their output, `!` shell
+# output, and interrupt notices. None of them is a prompt a person typed.
+_NOT_A_PROMPT = (
+    "<command-name>",
+    "<command-message>",
+    "<command-args>",
+    "<local-command-",
+    "<bash-stdout>",
+    "<bash-stderr>",
+    "[Request interrupted by user",
+)
+# Injected context inside user text (older builds put hook output there, see anthropics/claude-code#11906):
+# memrepo's own recall must never feed back into the next query.
+_INJECTED_TAGS = ("system-reminder", "user-prompt-submit-hook")
+_FLAGS_TO_SKIP = ("isMeta", "isSidechain", "isCompactSummary", "isVisibleInTranscriptOnly")
+
+
+def previous_turn(
+    transcript_path: str,
+    current_prompt: str = "",
+    max_bytes: int = MAX_BYTES,
+    max_chars: int = MAX_CHARS,
+) -> str:
+    """Text of the last human prompt and the assistant reply that followed, joined by "\\n".
+
+    Reads at most the last `max_bytes` of the JSONL transcript. When the last prompt equals
+    `current_prompt` and nothing has answered it yet, Claude Code has already written the
+    prompt being submitted, so the turn before is used. If the tail holds a reply but not its
+    prompt, the reply alone is returned. The prompt keeps at most half of `max_chars`; the
+    result at most `max_chars`. Returns "" when there is no turn or on any error.
+    """
+    try:
+        lines = _tail_lines(transcript_path, max_bytes)
+        prompt, replies = _last_turn(lines, _normalize(current_prompt or ""))
+        parts = [prompt[: max_chars // 2]] if prompt else []
+        parts.extend(_reply_parts(replies))
+        return "\n".join(parts)[:max_chars]
+    except Exception:  # fail open: a broken transcript must never break the user's prompt
+        return ""
+
+
+def _tail_lines(path: str, max_bytes: int) -> list[bytes]:
+    """Complete lines in the last `max_bytes` of a regular file (a FIFO would block)."""
+    if max_bytes <= 0 or not stat.S_ISREG(lightos.stat(path).st_mode):
+        return []
+    with open(path, "rb") as f:
+        size = lightos.fstat(f.fileno()).st_size
+        start = max(0, size - max_bytes)
+        if start == 0:
+            return f.read(max_bytes).split(b"\n")
+        # One byte before the window tells whether the window begins on a line boundary.
+        f.seek(start - 1)
+        chunk = f.read(max_bytes + 1)
+    cut = chunk.find(b"\n")
+    return [] if cut < 0 else chunk[cut + 1 :].split(b"\n")
+
+
+def _last_turn(lines: list[bytes], current: str) -> "tuple[str, list[Entry]]":
+    """Walk back to the last human prompt; return it and the assistant messages after it."""
+    replies: "list[Entry]" = []
+    skipped_current = False
+    for raw in reversed(lines):
+        entry = _parse(raw)
+        if entry is None:
+            continue
+        message = entry["message"]
+        if entry.get("type") == "assistant":
+            replies.append(message)
+            continue
+        text = _prompt_text(message.get("content"))
+        if text is None:
+            continue
+        # A prompt nothing has answered yet can be the one being submitted right now; an
+        # answered one equal to it is a repeat ("continue") and is the real previous turn.
+        if current and not replies and not skipped_current and _normalize(text) == current:
+            skipped_current = True
+            continue
+        replies.reverse()
+        return text, replies
+    replies.reverse()
+    return "", replies
+
+
+def _parse(raw: bytes) -> "Entry | None":
+    """A user or assistant line of the main conversation with a message dict, else None."""
+    if b'"user"' not in raw and b'"assistant"' not in raw:
+        return None
+    try:
+        entry = fastjson.loads(raw.decode("utf-8"))
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(entry, dict) or entry.get("type") not in ("user", "assistant"):
+        return None
+    if any(entry.get(flag) is True for flag in _FLAGS_TO_SKIP):
+        return None
+    if "toolUseResult" in entry or not isinstance(entry.get("message"), dict):
+        return None
+    return entry
+
+
+def _prompt_text(content: object) -> str | None:
+    """The typed text of a user message, or None when the line is not a human prompt."""
+    if isinstance(content, str):
+        text = _strip_injected(content).strip()
+        return text if text and not text.startswith(_NOT_A_PROMPT) else None
+    if not isinstance(content, list):
+        return None
+    texts = []
+    has_image = False
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "tool_result":
+            return None  # tool output, even when text blocks ride along with it
+        if kind == "image":
+            has_image = True
+        elif kind == "text" and isinstance(block.get("text"), str):
+            text = _strip_injected(block["text"]).strip()
+            if text:
+                texts.append(text)
+    joined = "\n".join(texts)
+    if joined.startswith(_NOT_A_PROMPT):
+        return None
+    return joined if joined or has_image else None
+
+
+def _reply_parts(messages: "list[Entry]") -> list[str]:
+    """Text blocks and chosen tool inputs, in order, each once per message id.
+
+    One API response is split over several lines sharing `message.id` (CLAUDE-CODE.md §4);
+    a line repeated with the same block must not double it.
+    """
+    parts: list[str] = []
+    seen: set[tuple[object, str]] = set()
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, str):
+            content = [{"type": "text", "text": content}]
+        if not isinstance(content, list):
+            continue
+        for block in content:
+            part = _block_text(block)
+            key = (message.get("id"), part)
+            if part and key not in seen:
+                seen.add(key)
+                parts.append(part)
+    return parts
+
+
+def _block_text(block: object) -> str:
+    if not isinstance(block, dict):
+        return ""
+    value = block.get("text")
+    if block.get("type") == "text" and isinstance(value, str):
+        return value.strip()
+    if block.get("type") == "tool_use" and isinstance(block.get("input"), dict):
+        values = (block["input"].get(key) for key in TOOL_INPUT_KEYS)
+        words = [v.strip().split("\n", 1)[0] for v in values if isinstance(v, str) and v.strip()]
+        return "\n".join(w[:MAX_TOOL_INPUT_CHARS] for w in words)
+    return ""  # thinking, redacted_thinking, server tool blocks
+
+
+def _strip_injected(text: str) -> str:
+    for tag in _INJECTED_TAGS:
+        text = strip_tag(text, tag)
+    return text
+
+
+def strip_tag(text: str, tag: str) -> str:
+    """Remove every `<tag>…</tag>` span (an unclosed one runs to the end), in linear time.
+
+    Shared with the full transcript reader; it lives here because this module is stdlib-light.
+    """
+    opening, closing = f"<{tag}>", f"</{tag}>"
+    start = text.find(opening)
+    if start < 0:
+        return text
+    kept = []
+    pos = 0
+    while start >= 0:
+        kept.append(text[pos:start])
+        end = text.find(closing, start + len(opening))
+        if end < 0:
+            return "".join(kept)
+        pos = end + len(closing)
+        start = text.find(opening, pos)
+    kept.append(text[pos:])
+    return "".join(kept)
+
+
+def _normalize(text: str) -> str:
+    return " ".join(text.split())

@@ -1,0 +1,109 @@
+"""`memrepo doctor`: is this memory repository healthy, and if not, which command fixes it."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from memrepo.vcs import hookwire
+from memrepo.store import index
+from memrepo.recall import paths
+from memrepo.claude import session_start as sessionstart
+from memrepo.format import validate
+
+
+class Check:
+    __slots__ = ("name", "ok", "detail", "fix")
+
+    def __init__(self, name: str, ok: bool, detail: str, fix: str = "") -> None:
+        self.name, self.ok, self.detail, self.fix = name, ok, detail, fix
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "ok": self.ok, "detail": self.detail, "fix": self.fix}
+
+
+def _files(repo: str) -> list[str]:
+    mdir = paths.memory_dir(repo)
+    return sorted(f for f in os.listdir(mdir) if f.endswith(".md") and not f.startswith("."))
+
+
+def check_files(repo: str) -> list[str]:
+    """Every problem of every memory file on disk, as `path:line: problem — fix`."""
+    problems: list[str] = []
+    facts = []
+    for name in _files(repo):
+        rel = f"memory/{name}"
+        with open(os.path.join(paths.memory_dir(repo), name), "rb") as fh:
+            raw = fh.read()
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            problems.append(f"{rel}:1: file is not UTF-8 — save it as UTF-8")
+            continue
+        found, note = validate.check_text(text, rel)
+        problems.extend(str(p) for p in found)
+        if note is not None and isinstance(note.get("id"), str):
+            sup = note.get("superseded_by")
+            facts.append((rel, note.id, sup if isinstance(sup, str) else None))
+    problems.extend(str(p) for p in validate.check_graph(facts))
+    return problems
+
+
+def _index_checks(repo: str) -> list[Check]:
+    info = index.status(repo)
+    rebuild = f"memrepo --repo {repo} index --rebuild"
+    if not info["exists"]:
+        return [Check("index", False, f"no index at {info['path']}", rebuild)]
+    if not info["schema_ok"]:
+        what = "unreadable or corrupt" if info["schema"] is None else f"schema {info['schema']}, want {index.SCHEMA_VERSION}"
+        return [Check("index", False, f"index is {what}", rebuild)]
+    checks = [Check("index", True, f"{info['count']} memories indexed, schema {info['schema']}")]
+    reason = sessionstart.needs_refresh(repo)
+    checks.append(Check("index fresh", reason is None, reason or f"matches memory/ at {str(info['commit'])[:12] or 'no commit'}",
+                        f"memrepo --repo {repo} index" if reason else ""))
+    if info["skipped"]:
+        listed = "; ".join(f"{p}: {why}" for p, why in info["skipped"][:5])
+        checks.append(Check("indexed files", False, f"{len(info['skipped'])} files skipped: {listed}", "fix them (see the file problems below), then commit"))
+    return checks
+
+
+ALWAYS_ON_TOKENS = 1300
+
+
+def always_on_check(repo: str) -> Check:
+    """Everything injected at session start stays within a token budget (estimated as characters / 4)."""
+    from memrepo.store import config
+
+    text = sessionstart.always_on_text(repo)
+    tokens = -(-len(text) // 4)
+    budget = config.get(repo, "always_on_tokens", ALWAYS_ON_TOKENS)
+    detail = f"≈{tokens:,} tokens at session start (estimate: {len(text):,} characters / 4), budget {budget:,}"
+    return Check("always-on size", tokens <= budget, detail,
+                 "" if tokens <= budget else "shorten the profile (`memrepo profile show`, then `profile demote N`) or lower `profile_bound`")
+
+
+def run(repo: str) -> list[Check]:
+    """All checks, in the order a person would fix them."""
+    if not os.path.exists(os.path.join(repo, ".git")) or not os.path.isdir(paths.memory_dir(repo)):
+        return [Check("repository", False, f"no memory repository at {repo}", f"memrepo init {repo}")]
+    checks = [Check("repository", True, repo)]
+    ok, detail = hookwire.wiring(repo)
+    # git skips a hook file without the exec bit (a checkout with core.fileMode=false, a copy), with only a hint.
+    shims = [os.path.join(repo, hookwire.HOOKS_DIR, h) for h in hookwire.HOOKS]
+    inert = [os.path.basename(p) for p in shims if os.path.isfile(p) and not os.access(p, os.X_OK)]
+    if ok and inert:
+        ok, detail = False, f"shims not executable, so git ignores them: {', '.join(inert)}"
+    checks.append(Check("git hooks", ok, detail, "" if ok else f"memrepo init {repo}"))
+    checks.extend(_index_checks(repo))
+    problems = check_files(repo)
+    n = len(_files(repo))
+    checks.append(Check("memory files", not problems, f"{n} files valid" if not problems else "\n".join(problems),
+                        "" if not problems else "fix each line above (or `memrepo fmt` for formatting), then commit"))
+    if sessionstart.always_on_text(repo):  # nothing injected at session start: nothing to report
+        checks.append(always_on_check(repo))
+    boot = sessionstart.bootstrap_status(repo)
+    if boot is not None:
+        failed = boot.get("state") == "failed"
+        checks.append(Check("background setup", not failed, f"{boot.get('state')} at {boot.get('at')}" + (f": {boot.get('error')}" if failed else ""),
+                            "see index/bootstrap.log; `pip install memrepo` gives the hooks an interpreter" if failed else ""))
+    return checks

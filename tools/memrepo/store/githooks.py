@@ -1,0 +1,133 @@
+"""What the committed git hook shims run: pre-commit validation and post-* index updates.
+
+Run as `python -m memrepo.store.githooks <hook> [args]`. Uses the git CLI, never GitPython.
+pre-commit fails closed (exit 1 with `path:line: problem — fix` lines); every post-* hook
+fails open: on any error it marks the index stale, prints one line and exits 0.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+
+from memrepo.recall import paths
+from memrepo.vcs import gitcmd
+
+POST_HOOKS = ("post-commit", "post-merge", "post-checkout", "post-rewrite")
+SUP_RE = re.compile(r"^superseded_by:\s*'?([a-z0-9-]+)'?\s*$", re.M)
+
+
+def _is_memory_path(rel: str) -> bool:
+    return rel.startswith(paths.MEMORY_DIR + "/") and rel.endswith(".md") and rel.count("/") == 1
+
+
+def _staged_blobs(root: str, rels: list[str]) -> dict[str, bytes]:
+    """Staged content of many files through one `git cat-file --batch`."""
+    if not rels:
+        return {}
+    spec_in = "".join(f":{r}\n" for r in rels).encode("utf-8")
+    rc, out, err = gitcmd.run_git("cat-file", "--batch", cwd=root, input=spec_in)
+    if rc != 0:
+        raise RuntimeError(err.decode("utf-8", "replace").strip())
+    blobs: dict[str, bytes] = {}
+    pos = 0
+    for rel in rels:
+        nl = out.index(b"\n", pos)
+        header = out[pos:nl].split()
+        pos = nl + 1
+        if len(header) == 3:
+            size = int(header[2])
+            blobs[rel] = out[pos:pos + size]
+            pos += size + 1
+    return blobs
+
+
+def pre_commit(root: str) -> int:
+    """Validate the staged content of every added or changed memory file; 1 when anything is wrong."""
+    from memrepo.format import validate
+
+    rc, out, err = gitcmd.run_git("diff", "--cached", "--name-only", "-z", "--diff-filter=ACMR", cwd=root)
+    if rc != 0:
+        print(f"memrepo pre-commit: git diff failed: {err.decode(errors='replace').strip()}", file=sys.stderr)
+        return 1
+    changed = [p for p in gitcmd.split_z(out) if _is_memory_path(p)]
+    rc, out, _ = gitcmd.run_git("diff", "--cached", "--name-only", "-z", "--diff-filter=D", cwd=root)
+    deleted = {os.path.splitext(os.path.basename(p))[0] for p in gitcmd.split_z(out) if _is_memory_path(p)}
+    if not changed and not deleted:
+        return 0
+    rc, out, _ = gitcmd.run_git("ls-files", "-z", "--cached", "--", paths.MEMORY_DIR, cwd=root)
+    staged_all = [p for p in gitcmd.split_z(out) if _is_memory_path(p)]
+    blobs = _staged_blobs(root, staged_all)
+    problems: list[validate.Problem] = []
+    facts = []
+    for rel in staged_all:
+        data = blobs.get(rel, b"")
+        stem = os.path.splitext(os.path.basename(rel))[0]
+        if rel in changed:
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError:
+                problems.append(validate.Problem(rel, 1, "file is not UTF-8", "save it as UTF-8"))
+                continue
+            found, note = validate.check_text(text, rel)
+            problems.extend(found)
+            if note is not None and isinstance(note.get("id"), str):
+                sup = note.get("superseded_by")
+                facts.append((rel, note.id, sup if isinstance(sup, str) else None))
+        else:
+            head = data.split(b"\n---", 1)[0].decode("utf-8", "replace")
+            m = SUP_RE.search(head)
+            facts.append((rel, stem, m.group(1) if m else None))
+    # Only what this commit touches: a file committed earlier with --no-verify must not block others.
+    graph = validate.check_graph(facts)
+    problems.extend(p for p in graph if p.path in changed or any(f"`{d}`" in p.problem for d in deleted))
+    for p in problems:
+        print(p, file=sys.stderr)
+    if problems:
+        n = len(problems)
+        print(f"memrepo: commit rejected: {n} problem{'s' * (n != 1)} in memory files (bypass once with `git commit --no-verify`)", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _changed_in_head(root: str) -> tuple[str, ...]:
+    rc, out, _ = gitcmd.run_git("diff-tree", "--no-commit-id", "--root", "-r", "--name-only", "-z", "HEAD", cwd=root)
+    return tuple(p for p in gitcmd.split_z(out) if _is_memory_path(p)) if rc == 0 else ()
+
+
+def post_hook(root: str, hook: str) -> int:
+    """Update the cache for what changed; never blocks."""
+    from memrepo.store import index
+    from memrepo.recall import paths
+
+    try:
+        if not os.path.isdir(paths.memory_dir(root)) and not os.path.exists(paths.index_db(root)):
+            return 0  # no memory repository here (e.g. a branch from before `memrepo init`): make no cache
+        force = _changed_in_head(root) if hook == "post-commit" else ()
+        index.update(root, force=force)
+    except Exception as exc:  # noqa: BLE001 — a post hook must never block the user's git
+        index.mark_stale(root, f"{hook}: {exc}")
+        print(f"memrepo {hook}: index update failed ({exc}); marked stale — run `memrepo index --rebuild`", file=sys.stderr)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    hook = args[0] if args else ""
+    rc, out, _ = gitcmd.run_git("rev-parse", "--show-toplevel", cwd=os.getcwd())
+    root = out.decode().strip() if rc == 0 else os.getcwd()
+    if hook == "pre-commit":
+        try:
+            return pre_commit(root)
+        except Exception as exc:  # noqa: BLE001 — fail closed, but say why
+            print(f"memrepo pre-commit: could not validate ({exc}); fix it or bypass once with `git commit --no-verify`", file=sys.stderr)
+            return 1
+    if hook in POST_HOOKS:
+        return post_hook(root, hook)
+    print(f"memrepo.store.githooks: unknown hook {hook!r}; expected pre-commit or one of {', '.join(POST_HOOKS)}", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

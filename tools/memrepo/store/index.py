@@ -1,0 +1,385 @@
+"""The FTS5 cache under `index/`: schema, full rebuild, incremental update, status.
+
+The cache can always be rebuilt from `memory/`. Importing this module loads only the
+standard library; parsing memory files (PyYAML) happens inside the build functions.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import sqlite3
+import sys
+import time
+from typing import TYPE_CHECKING, Any, Callable, Iterator
+
+from memrepo.vcs import gitcmd
+from memrepo.recall import paths
+from memrepo.format import spec
+
+if TYPE_CHECKING:
+    from memrepo.format.notes import Note
+
+SCHEMA_VERSION = 3
+FTS_COLUMNS = ("title", "aliases", "topics", "entities", "tech", "description", "body")
+TOKENIZER = "porter unicode61 remove_diacritics 2"
+SCHEMA = f"""
+CREATE TABLE memories(
+  rowid INTEGER PRIMARY KEY,
+  id TEXT NOT NULL UNIQUE,
+  path TEXT NOT NULL UNIQUE,
+  class TEXT NOT NULL,
+  source TEXT,
+  status TEXT NOT NULL,
+  superseded_by TEXT,
+  project TEXT,
+  created TEXT,
+  updated TEXT,
+  half_life REAL,
+  n_entities INTEGER NOT NULL DEFAULT 0,
+  verification TEXT,
+  verify_reason TEXT,
+  title TEXT NOT NULL,
+  description TEXT NOT NULL,
+  session TEXT,
+  hash TEXT NOT NULL,
+  mtime_ns INTEGER NOT NULL,
+  size INTEGER NOT NULL
+);
+CREATE INDEX memories_project ON memories(project);
+CREATE VIRTUAL TABLE fts USING fts5({", ".join(FTS_COLUMNS)}, tokenize='{TOKENIZER}');
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE skipped(path TEXT PRIMARY KEY, problem TEXT NOT NULL);
+CREATE TABLE techwords(word TEXT PRIMARY KEY) WITHOUT ROWID;
+PRAGMA user_version = {SCHEMA_VERSION};
+"""
+
+Progress = Callable[[int, int], None]
+
+
+class Report:
+    """What a build or update did."""
+
+    def __init__(self) -> None:
+        self.added = self.updated = self.removed = self.unchanged = 0
+        self.skipped: list[tuple[str, str]] = []
+        self.rebuilt = False
+        self.seconds = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"added": self.added, "updated": self.updated, "removed": self.removed,
+                "unchanged": self.unchanged, "skipped": self.skipped, "rebuilt": self.rebuilt,
+                "seconds": round(self.seconds, 3)}
+
+
+@contextlib.contextmanager
+def _lock(repo: str) -> Iterator[None]:
+    """One writer at a time per repository (ten terminals may commit at once)."""
+    import fcntl
+
+    os.makedirs(paths.index_dir(repo), exist_ok=True)
+    with open(os.path.join(paths.index_dir(repo), ".lock"), "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _scan(repo: str) -> dict[str, os.stat_result]:
+    """Memory files on disk, by repository-relative path."""
+    found: dict[str, os.stat_result] = {}
+    mdir = paths.memory_dir(repo)
+    try:
+        entries = list(os.scandir(mdir))
+    except FileNotFoundError:
+        return found
+    for entry in entries:
+        if entry.name.endswith(".md") and entry.is_file() and not entry.name.startswith("."):
+            found[f"{paths.MEMORY_DIR}/{entry.name}"] = entry.stat()
+    return found
+
+
+def _load(repo: str, rel: str, st: os.stat_result) -> tuple[tuple[Any, ...] | None, str]:
+    """Parse one file into a row for `memories` + `fts`, or (None, problem)."""
+    from memrepo.format import notes, redact
+
+    with open(os.path.join(repo, rel), "rb") as fh:
+        data = fh.read()
+    digest = hashlib.sha1(data).hexdigest()
+    try:
+        note = notes.parse(data.decode("utf-8"), rel)
+    except (UnicodeDecodeError, notes.ParseError) as exc:
+        return None, str(exc)
+    problem = _unindexable(note, rel)
+    if problem:
+        return None, problem
+    return _row(note, rel, digest, st, redact.redact), ""
+
+
+_TEXT_KEYS = ("source", "status", "superseded_by", "project", "session")
+
+
+def _unindexable(note: Note, rel: str) -> str:
+    m = note.meta
+    stem = os.path.splitext(os.path.basename(rel))[0]
+    if m.get("id") != stem:
+        return f"id {m.get('id')!r} is not the file name"
+    if m.get("class") not in spec.CLASSES:
+        return f"unknown class {m.get('class')!r}"
+    if not isinstance(m.get("title"), str) or not isinstance(m.get("description"), str):
+        return "title or description missing"
+    # sqlite3 cannot bind a list or mapping: one mistyped key must skip its file, not abort the build.
+    for key in _TEXT_KEYS:
+        if m.get(key) is not None and not isinstance(m[key], str):
+            return f"`{key}` is not text"
+    hl = m.get("half_life_days")
+    if hl is not None and (isinstance(hl, bool) or not isinstance(hl, (int, float))):
+        return "`half_life_days` is not a number"
+    ver = m.get("verification")
+    if isinstance(ver, dict) and ver.get("status") is not None and not isinstance(ver["status"], str):
+        return "`verification.status` is not text"
+    return ""
+
+
+def _words(value: Any) -> str:
+    return " ; ".join(str(v) for v in value) if isinstance(value, list) else ""
+
+
+def _row(note: Note, rel: str, digest: str, st: os.stat_result, clean: Callable[[str], str]) -> tuple[Any, ...]:
+    m = note.meta
+    cls = m["class"]
+    half_life = m["half_life_days"] if "half_life_days" in m else spec.HALF_LIFE_DAYS.get(cls)
+    _ver = m.get("verification")
+    ver: dict[str, Any] = _ver if isinstance(_ver, dict) else {}
+    failed = ver.get("failed") or []
+    reason = "; ".join(str(f) for f in failed) if isinstance(failed, list) else str(failed)
+    created = str(m.get("created", ""))[:10]
+    updated = str(m.get("updated") or created)[:10]
+    record = (m["id"], rel, cls, m.get("source"), m.get("status") or "active", m.get("superseded_by"),
+              m.get("project"), created, updated, half_life, ver.get("status"), reason or None,
+              clean(m["title"]), clean(m["description"]), m.get("session"), digest, st.st_mtime_ns, st.st_size,
+              len(m["entities"]) if isinstance(m.get("entities"), list) else 0)
+    text = (clean(m["title"]), _words(m.get("aliases")), _words(m.get("topics")), _words(m.get("entities")),
+            _words(m.get("tech")), clean(m["description"]), clean(note.body))
+    return record, text
+
+
+_INSERT = ("INSERT INTO memories(id, path, class, source, status, superseded_by, project, created, updated,"
+           " half_life, verification, verify_reason, title, description, session, hash, mtime_ns, size, n_entities)"
+           " VALUES (" + ",".join("?" * 19) + ")")
+
+
+def _insert(db: sqlite3.Connection, row: tuple[Any, ...]) -> None:
+    record, text = row
+    cur = db.execute(_INSERT, record)
+    db.execute(f"INSERT INTO fts(rowid, {', '.join(FTS_COLUMNS)}) VALUES (?,?,?,?,?,?,?,?)", (cur.lastrowid,) + text)
+
+
+def _delete(db: sqlite3.Connection, rel: str) -> None:
+    hit = db.execute("SELECT rowid FROM memories WHERE path = ?", (rel,)).fetchone()
+    if hit:
+        db.execute("DELETE FROM fts WHERE rowid = ?", (hit[0],))
+        db.execute("DELETE FROM memories WHERE rowid = ?", (hit[0],))
+
+
+def _warn(rel: str, problem: str) -> None:
+    print(f"memrepo: skipped {rel}: {problem} — run `memrepo doctor` for every problem", file=sys.stderr)
+
+
+def _set_techwords(db: sqlite3.Connection) -> None:
+    """Words that only ever name a technology in this store (in `tech:`, never in `entities:`).
+
+    Recall weighs them lightly: a question about git or CSS is not about every memory whose
+    stack lists git or CSS.
+    """
+    from memrepo.recall.query import tokenize
+
+    tech: set[str] = set()
+    named: set[str] = set()
+    for tech_text, entities_text in db.execute("SELECT tech, entities FROM fts"):
+        tech.update(tokenize(tech_text or ""))
+        named.update(tokenize(entities_text or ""))
+    db.execute("DELETE FROM techwords")
+    db.executemany("INSERT INTO techwords(word) VALUES (?)", ((w,) for w in sorted(tech - named)))
+
+
+def _set_meta(db: sqlite3.Connection, repo: str) -> None:
+    count = db.execute("SELECT count(*) FROM memories").fetchone()[0]
+    values = {"commit": gitcmd.head(repo) or "", "updated_at": str(int(time.time())), "count": str(count)}
+    db.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", values.items())
+
+
+def rebuild(repo: str, progress: Progress | None = None) -> Report:
+    """Build the whole cache into a temp file and swap it in, so readers never see half an index."""
+    start = time.perf_counter()
+    report = Report()
+    report.rebuilt = True
+    with _lock(repo):
+        db_path = paths.index_db(repo)
+        tmp = f"{db_path}.tmp-{os.getpid()}"
+        _remove_temps(db_path)
+        try:
+            _build(repo, tmp, report, progress)
+            _swap_in(tmp, db_path)
+        finally:
+            _remove_temps(db_path)
+        _clear_stale(repo)
+    report.seconds = time.perf_counter() - start
+    return report
+
+
+def _remove_temps(db_path: str) -> None:
+    """Drop temp builds: under the lock, any left over belongs to a build that died."""
+    folder, name = os.path.split(db_path)
+    for entry in os.listdir(folder):
+        if entry.startswith(name + ".tmp-"):
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(os.path.join(folder, entry))
+
+
+def _build(repo: str, tmp: str, report: Report, progress: Progress | None) -> None:
+    files = sorted(_scan(repo).items())
+    with contextlib.closing(sqlite3.connect(tmp)) as db:
+        db.executescript(SCHEMA)
+        with db:
+            for n, (rel, st) in enumerate(files, start=1):
+                row, problem = _load(repo, rel, st)
+                if row is None:
+                    db.execute("INSERT OR REPLACE INTO skipped VALUES (?, ?)", (rel, problem))
+                    report.skipped.append((rel, problem))
+                    _warn(rel, problem)
+                else:
+                    _insert_unique(db, row, rel, report)
+                if progress:
+                    progress(n, len(files))
+            _set_techwords(db)
+            _set_meta(db, repo)
+
+
+def _insert_unique(db: sqlite3.Connection, row: tuple[Any, ...], rel: str, report: Report) -> None:
+    try:
+        _insert(db, row)
+        report.added += 1
+    except sqlite3.IntegrityError:
+        problem = f"duplicate id {row[0][0]!r}"
+        db.execute("INSERT OR REPLACE INTO skipped VALUES (?, ?)", (rel, problem))
+        report.skipped.append((rel, problem))
+        _warn(rel, problem)
+
+
+def _swap_in(tmp: str, db_path: str) -> None:
+    # The old database may be in WAL mode: its -wal/-shm must not outlive it under the new file.
+    if os.path.exists(db_path):
+        with contextlib.suppress(sqlite3.Error), contextlib.closing(sqlite3.connect(db_path, timeout=2)) as old:
+            old.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            old.execute("PRAGMA journal_mode=DELETE")
+    os.replace(tmp, db_path)
+    for suffix in ("-wal", "-shm"):
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(db_path + suffix)
+
+
+def _clear_stale(repo: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(paths.stale_marker(repo))
+
+
+def schema_version(db_path: str) -> int | None:
+    """The cache's schema version, or None when it is missing or unreadable."""
+    if not os.path.exists(db_path):
+        return None
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)) as db:
+            db.execute("SELECT count(*) FROM memories").fetchone()
+            return int(db.execute("PRAGMA user_version").fetchone()[0])
+    except sqlite3.Error:
+        return None
+
+
+def update(repo: str, force: tuple[str, ...] = ()) -> Report:
+    """Bring the cache up to date with `memory/`, touching only files whose stat or hash changed.
+
+    A missing, corrupt or old-schema cache is rebuilt instead. `force` names paths to re-read
+    even when their size and mtime look unchanged.
+    """
+    if schema_version(paths.index_db(repo)) != SCHEMA_VERSION:
+        return rebuild(repo)
+    start = time.perf_counter()
+    report = Report()
+    with _lock(repo), contextlib.closing(sqlite3.connect(paths.index_db(repo), timeout=10)) as db:
+        db.execute("PRAGMA journal_mode=WAL")
+        with db:
+            _apply_changes(repo, db, set(force), report)
+            if report.added or report.updated or report.removed:
+                _set_techwords(db)
+            _set_meta(db, repo)
+        _clear_stale(repo)
+    report.seconds = time.perf_counter() - start
+    return report
+
+
+def _apply_changes(repo: str, db: sqlite3.Connection, force: set[str], report: Report) -> None:
+    on_disk = _scan(repo)
+    known = {r[0]: r[1:] for r in db.execute("SELECT path, hash, mtime_ns, size FROM memories")}
+    skipped = {r[0] for r in db.execute("SELECT path FROM skipped")}
+    for rel in sorted(set(known) | skipped):
+        if rel not in on_disk:
+            _delete(db, rel)
+            db.execute("DELETE FROM skipped WHERE path = ?", (rel,))
+            report.removed += rel in known
+    for rel, st in sorted(on_disk.items()):
+        old = known.get(rel)
+        if old and old[1] == st.st_mtime_ns and old[2] == st.st_size and rel not in force:
+            report.unchanged += 1
+            continue
+        row, problem = _load(repo, rel, st)
+        if old and row is not None and row[0][15] == old[0]:
+            db.execute("UPDATE memories SET mtime_ns = ?, size = ? WHERE path = ?", (st.st_mtime_ns, st.st_size, rel))
+            report.unchanged += 1
+            continue
+        _delete(db, rel)
+        db.execute("DELETE FROM skipped WHERE path = ?", (rel,))
+        if row is None:
+            db.execute("INSERT INTO skipped VALUES (?, ?)", (rel, problem))
+            report.skipped.append((rel, problem))
+            _warn(rel, problem)
+            continue
+        _insert_unique(db, row, rel, report)
+        if old:
+            report.added -= 1
+            report.updated += 1
+
+
+def mark_stale(repo: str, why: str) -> None:
+    """Leave a marker the SessionStart hook and `doctor` see; never raises."""
+    with contextlib.suppress(OSError):
+        os.makedirs(paths.index_dir(repo), exist_ok=True)
+        with open(paths.stale_marker(repo), "w", encoding="utf-8") as fh:
+            fh.write(json.dumps({"at": int(time.time()), "why": why}) + "\n")
+
+
+def status(repo: str) -> dict[str, Any]:
+    """Facts about the cache for `doctor` and the SessionStart hook (no rebuild, no git writes)."""
+    db_path = paths.index_db(repo)
+    info: dict[str, Any] = {"path": db_path, "exists": os.path.exists(db_path), "schema": None,
+                            "schema_ok": False, "commit": None, "count": 0, "skipped": [],
+                            "stale_marker": os.path.exists(paths.stale_marker(repo))}
+    version = schema_version(db_path)
+    info["schema"] = version
+    info["schema_ok"] = version == SCHEMA_VERSION
+    if not info["schema_ok"]:
+        return info
+    with contextlib.closing(sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)) as db:
+        meta = dict(db.execute("SELECT key, value FROM meta"))
+        info["commit"] = meta.get("commit") or None
+        info["count"] = db.execute("SELECT count(*) FROM memories").fetchone()[0]
+        info["skipped"] = list(db.execute("SELECT path, problem FROM skipped ORDER BY path"))
+        known = {r[0]: (r[1], r[2]) for r in db.execute("SELECT path, mtime_ns, size FROM memories")}
+        known.update({p: (None, None) for p, _ in info["skipped"]})
+    on_disk = {rel: (st.st_mtime_ns, st.st_size) for rel, st in _scan(repo).items()}
+    info["changed_files"] = sorted(p for p in set(on_disk) | set(known)
+                                   if p not in known or p not in on_disk or (known[p][0] is not None and known[p] != on_disk[p]))
+    return info

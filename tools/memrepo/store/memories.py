@@ -1,0 +1,144 @@
+"""Reading and writing memories in a repository: add, show, list (the CLI's library side)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import sqlite3
+from typing import TYPE_CHECKING, Any
+
+from memrepo.vcs import gitcmd
+from memrepo.store import index
+from memrepo.recall import paths
+from memrepo.format import spec
+from memrepo.errors import NoteInvalid, NoteNotFound, RepoNotFound
+
+if TYPE_CHECKING:
+    from memrepo.format import notes
+
+# GitPython and PyYAML load inside the functions that write or parse: `memrepo search` and
+# `memrepo list` only read the cache and should start fast.
+
+
+def require_repo(repo: str) -> str:
+    """The repository path, or RepoNotFound naming `memrepo init`."""
+    if not os.path.isdir(paths.memory_dir(repo)) or not os.path.exists(os.path.join(repo, ".git")):
+        raise RepoNotFound(f"no memory repository at {repo}",
+                           hint=f"run `memrepo init {repo}`, or point --repo / MEMREPO_DIR at one")
+    return repo
+
+
+def slugify(title: str) -> str:
+    """A kebab-case id from a title."""
+    slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
+    return slug[: spec.MAX_ID].rstrip("-") or "memory"
+
+
+def unique_id(repo: str, base: str) -> str:
+    candidate, n = base, 2
+    while os.path.exists(paths.note_path(repo, candidate)):
+        suffix = f"-{n}"
+        candidate = base[: spec.MAX_ID - len(suffix)] + suffix
+        n += 1
+    return candidate
+
+
+def add(repo: str, note: notes.Note) -> tuple[str, str]:
+    """Validate, write and commit a new memory; returns (id, commit sha). Nothing is written if invalid."""
+    from memrepo.vcs import gitops
+    from memrepo.format import notes, validate
+
+    require_repo(repo)
+    if not note.meta.get("id"):
+        note.meta["id"] = unique_id(repo, slugify(str(note.meta.get("title", ""))))
+        note.meta = {k: note.meta[k] for k in notes.ordered_keys(note.meta)}
+    note_id = note.id
+    rel = f"{paths.MEMORY_DIR}/{note_id}.md"
+    path = paths.note_path(repo, note_id)
+    if os.path.exists(path):
+        raise NoteInvalid(f"a memory with id {note_id!r} already exists", [], hint="choose another --id, or edit the file and commit it")
+    text = notes.serialize(note)
+    problems, _ = validate.check_text(text, rel)
+    if problems:
+        raise NoteInvalid(f"{rel} is not a valid memory", [str(p) for p in problems], hint="fix the fields named above and run it again")
+    notes.write(note, path)
+    try:
+        sha = gitops.commit(repo, [rel], f"add: {note_id}", {"Action": "add", "Id": note_id})
+    except Exception:
+        with contextlib.suppress(OSError):
+            os.remove(path)
+        # `git add` staged it already: unstage, or the next commit would record a deletion of nothing.
+        gitcmd.run_git("reset", "-q", "--", rel, cwd=repo)
+        raise
+    return note_id, sha
+
+
+def read_text(repo: str, note_id: str) -> str:
+    path = paths.note_path(repo, note_id)
+    if not re.fullmatch(r"[a-z0-9-]+", note_id) or not os.path.exists(path):
+        raise NoteNotFound(f"no memory with id {note_id!r} in {repo}", hint="find ids with `memrepo list` or `memrepo search`")
+    with open(path, encoding="utf-8") as fh:
+        return fh.read()
+
+
+def show(repo: str, note_id: str) -> dict[str, Any]:
+    """A memory's whole text and the commits that touched it."""
+    from memrepo.vcs import gitops
+
+    require_repo(repo)
+    text = read_text(repo, note_id)
+    return {"id": note_id, "text": text, "history": gitops.history(repo, f"{paths.MEMORY_DIR}/{note_id}.md")}
+
+
+def fresh_db(repo: str) -> sqlite3.Connection:
+    """The cache, brought up to date first (cheap when nothing changed)."""
+    require_repo(repo)
+    index.update(repo)
+    return sqlite3.connect(f"file:{paths.index_db(repo)}?mode=ro", uri=True)
+
+
+def list_memories(repo: str, cls: str | None = None, project: str | None = None, status: str | None = None) -> list[dict[str, Any]]:
+    """Memories matching the filters, newest update first."""
+    where, args = [], []
+    for column, value in (("class", cls), ("project", project), ("status", status)):
+        if value:
+            where.append(f"{column} = ?")
+            args.append(value)
+    sql = ("SELECT id, class, status, project, updated, title, superseded_by, verification FROM memories"
+           + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY updated DESC, id")
+    with contextlib.closing(fresh_db(repo)) as db:
+        rows = db.execute(sql, args).fetchall()
+    keys = ("id", "class", "status", "project", "updated", "title", "superseded_by", "verification")
+    return [dict(zip(keys, r)) for r in rows]
+
+
+def fmt(repo: str, files: list[str] | None = None, check: bool = False) -> list[str]:
+    """Rewrite memory files in canonical form; returns the files that were (or would be) changed."""
+    from memrepo.format import notes
+
+    if not files:
+        require_repo(repo)
+    targets = files or sorted(os.path.join(paths.memory_dir(repo), f) for f in os.listdir(paths.memory_dir(repo)) if f.endswith(".md"))
+    changed, unreadable = [], []
+    for path in targets:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+        try:
+            text = raw.decode("utf-8-sig").replace("\r\n", "\n")
+            canonical = notes.serialize(notes.parse(text, path))
+        except UnicodeDecodeError:
+            unreadable.append(f"{path}:1: file is not UTF-8 — save it as UTF-8")
+            continue
+        except notes.ParseError as exc:
+            unreadable.append(f"{path}:{exc.line}: {exc} — {exc.fix}")
+            continue
+        if canonical.encode("utf-8") != raw:
+            changed.append(path)
+            if not check:
+                with open(path, "w", encoding="utf-8", newline="\n") as fh:
+                    fh.write(canonical)
+    if unreadable:
+        raise NoteInvalid(f"{len(unreadable)} file(s) could not be read, so fmt left them alone", unreadable,
+                          hint="fix their front matter by hand, then run `memrepo fmt` again")
+    return changed

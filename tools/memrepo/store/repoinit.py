@@ -1,0 +1,93 @@
+"""`memrepo init`: make (or complete) a memory repository. Running it twice changes nothing."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from memrepo.vcs import gitcmd, gitops, hookwire
+from memrepo.store import index
+from memrepo.recall import paths
+from memrepo.errors import MemrepoError
+
+INDEX_GITIGNORE = "# The cache is rebuilt from memory/ (`memrepo index --rebuild`); only this file and README.md are tracked.\n*\n!.gitignore\n!README.md\n"
+INDEX_README = """# index/
+
+A cache, not a source of truth: `memrepo.sqlite3` is a SQLite FTS5 index of `memory/`, kept
+fresh by the git hooks in `.githooks/` and rebuilt at any time with `memrepo index --rebuild`.
+`recall-log.jsonl` records each recall decision (prompt hash, terms, ids, latency) on this
+machine only. Nothing here is committed except this README and `.gitignore`.
+"""
+GITATTRIBUTES_LINE = "memory/*.md text eol=lf"
+
+
+def _write_if_changed(path: str, text: str) -> bool:
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as fh:
+            if fh.read() == text:
+                return False
+    with open(path, "w", encoding="utf-8", newline="\n") as fh:
+        fh.write(text)
+    return True
+
+
+def _gitattributes(root: str) -> bool:
+    path = os.path.join(root, ".gitattributes")
+    current = ""
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as fh:
+            current = fh.read()
+    if GITATTRIBUTES_LINE in current.splitlines():
+        return False
+    sep = "" if not current or current.endswith("\n") else "\n"
+    with open(path, "w", encoding="utf-8", newline="\n") as fh:
+        fh.write(current + sep + GITATTRIBUTES_LINE + "\n")
+    return True
+
+
+def layout(root: str) -> list[str]:
+    """Create the memory repository's files; returns the repo-relative paths written."""
+    os.makedirs(paths.memory_dir(root), exist_ok=True)
+    os.makedirs(paths.index_dir(root), exist_ok=True)
+    changed = []
+    keep = os.path.join(paths.memory_dir(root), ".gitkeep")
+    if not os.listdir(paths.memory_dir(root)):
+        open(keep, "w").close()
+        changed.append(f"{paths.MEMORY_DIR}/.gitkeep")
+    for rel, text in ((f"{paths.INDEX_DIR}/.gitignore", INDEX_GITIGNORE), (f"{paths.INDEX_DIR}/README.md", INDEX_README)):
+        if _write_if_changed(os.path.join(root, rel), text):
+            changed.append(rel)
+    changed += hookwire.write_shims(root)
+    if _gitattributes(root):
+        changed.append(".gitattributes")
+    return changed
+
+
+def _uncommitted(root: str) -> list[str]:
+    """Layout files that differ from HEAD: just written, or left uncommitted by a run that failed."""
+    rels = [f"{paths.MEMORY_DIR}/.gitkeep", f"{paths.INDEX_DIR}/.gitignore", f"{paths.INDEX_DIR}/README.md",
+            ".gitattributes"] + [f"{hookwire.HOOKS_DIR}/{h}" for h in hookwire.HOOKS]
+    rels = [r for r in rels if os.path.exists(os.path.join(root, r))]
+    gitcmd.run_git("add", "--", *rels, cwd=root)
+    _, out, _ = gitcmd.run_git("diff", "--cached", "--name-only", "-z", "--", *rels, cwd=root)
+    return gitcmd.split_z(out)
+
+
+def init(path: str) -> dict[str, Any]:
+    """Make `path` a memory repository: git init if needed, layout, hook wiring, first commit, index."""
+    root = os.path.abspath(os.path.expanduser(path))
+    created = gitops.init_repo(root)
+    # Wire first: when it refuses (core.hooksPath owned by another tool) nothing has been written.
+    wiring = hookwire.wire(root)
+    changed = layout(root)
+    hookwire.record_python(root)
+    commit = None
+    pending = _uncommitted(root)
+    if pending:
+        if not gitops.has_identity(root):
+            raise MemrepoError("git has no user name/email here, so memrepo cannot commit",
+                               hint='run `git config --global user.name "You"` and `git config --global user.email you@example.com`')
+        commit = gitops.commit(root, pending, "memrepo: init memory repository", {"Action": "init"})
+    report = index.update(root)
+    return {"path": root, "git_init": created, "written": changed, "wiring": wiring, "commit": commit,
+            "indexed": report.added + report.updated + report.unchanged}

@@ -1,0 +1,111 @@
+"""Detached first-use and refresh worker (stdlib only until it has an interpreter with memrepo).
+
+`python -m memrepo.worker.bootstrap REPO REASON`: finds or prepares a Python that has memrepo's
+dependencies (a virtual environment under `${CLAUDE_PLUGIN_DATA}` installed from the plugin
+root), creates the memory repository if missing, and refreshes its index. Progress and failures
+go to `index/bootstrap.json`, which `memrepo doctor` shows.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+from memrepo.recall import paths
+
+PIP_TIMEOUT = 900
+
+
+def _report(repo: str, state: str, **extra: object) -> None:
+    entry = {"state": state, "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **extra}
+    os.makedirs(paths.index_dir(repo), exist_ok=True)
+    tmp = os.path.join(paths.index_dir(repo), f".bootstrap.json.{os.getpid()}")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(entry, fh)
+    os.replace(tmp, os.path.join(paths.index_dir(repo), "bootstrap.json"))
+    print(json.dumps(entry), flush=True)
+
+
+def _has_deps(python: str) -> bool:
+    code = "import git, yaml, click, memrepo.cli.main"
+    try:
+        return subprocess.run([python, "-c", code], capture_output=True, timeout=60).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def _recorded(repo: str) -> str | None:
+    try:
+        with open(os.path.join(repo, ".git", "memrepo-python"), encoding="utf-8") as fh:
+            return fh.readline().strip() or None
+    except OSError:
+        return None
+
+
+def find_python(repo: str) -> str | None:
+    """An interpreter that can run the whole of memrepo, without installing anything."""
+    data = os.environ.get("CLAUDE_PLUGIN_DATA")
+    candidates = [os.environ.get("MEMREPO_PYTHON"), _recorded(repo), sys.executable]
+    if data:
+        candidates.insert(0, os.path.join(data, "venv", "bin", "python"))
+    for py in candidates:
+        if py and os.path.exists(py) and _has_deps(py):
+            return py
+    return None
+
+
+def _cause(stderr: str) -> str:
+    """The lines of a tool's stderr that say what went wrong (pip's `ERROR:` lines), else its last line."""
+    lines = [line.strip() for line in (stderr or "").splitlines() if line.strip()]
+    errors = [line for line in lines if line.startswith("ERROR:")]
+    return " ".join(errors[-2:]) if errors else (lines[-1] if lines else "no output")
+
+
+def prepare_venv(repo: str) -> str:
+    """Create `${CLAUDE_PLUGIN_DATA}/venv` and install memrepo from the plugin root into it."""
+    data = os.environ.get("CLAUDE_PLUGIN_DATA")
+    root = os.environ.get("CLAUDE_PLUGIN_ROOT") or os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    if not data:
+        raise RuntimeError("no interpreter with memrepo's dependencies; run `pip install memrepo` (or the repository with `pip install .`)")
+    venv = os.path.join(data, "venv")
+    _report(repo, "creating-venv", venv=venv)
+    proc = subprocess.run([sys.executable, "-m", "venv", venv], capture_output=True, text=True, timeout=300)
+    if proc.returncode != 0:
+        raise RuntimeError(f"python -m venv failed: {_cause(proc.stderr)} (on Debian/Ubuntu: apt install python3-venv)")
+    py = os.path.join(venv, "bin", "python")
+    _report(repo, "installing", venv=venv, source=root)
+    proc = subprocess.run([py, "-m", "pip", "install", "--quiet", root], capture_output=True, text=True, timeout=PIP_TIMEOUT)
+    if proc.returncode != 0:
+        raise RuntimeError("pip install failed: " + _cause(proc.stderr))
+    return py
+
+
+def main(argv: list[str]) -> int:
+    repo = argv[0] if argv else paths.memory_repo()
+    reason = argv[1] if len(argv) > 1 else "refresh"
+    try:
+        _report(repo, "started", reason=reason)
+        py = find_python(repo) or prepare_venv(repo)
+        if not os.path.isdir(os.path.join(repo, ".git")):
+            _report(repo, "init", python=py)
+            subprocess.run([py, "-m", "memrepo", "init", repo], check=True, capture_output=True, text=True, timeout=300)
+        _report(repo, "indexing", python=py)
+        proc = subprocess.run([py, "-m", "memrepo", "--repo", repo, "index"], capture_output=True, text=True, timeout=1800)
+        if proc.returncode != 0:
+            raise RuntimeError("memrepo index failed: " + (proc.stderr.strip().splitlines() or ["?"])[-1])
+        _report(repo, "done", reason=reason, python=py)
+    except Exception as exc:  # noqa: BLE001 — a detached worker reports, it has nobody to raise to
+        stderr = getattr(exc, "stderr", None)
+        if isinstance(stderr, bytes):
+            stderr = stderr.decode("utf-8", "replace")
+        detail = _cause(stderr) if isinstance(exc, subprocess.CalledProcessError) and stderr else str(exc)
+        _report(repo, "failed", reason=reason, error=detail)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,102 @@
+"""The daily sweep: pending captures, enrichment, the curator and the verifier, as one run.
+
+`memrepo sweep` (or a sweep job the SessionStart hook queues when the last sweep is over a day
+old) holds the worker lock, so it never races a capture worker. Every commit it makes carries
+the same `Memrepo-Run: <time>-sweep`, so `memrepo undo <run>` reverts a whole sweep. Running
+it twice in a row changes nothing the second time: captures resume where they stopped,
+enrichment skips memories already asked about, and the curator and verifier only commit what
+changed. The outcome goes to `index/sweep.json` (what `stats` and SessionStart read).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections import Counter
+from typing import Any
+
+from memrepo.passes import capture, enrich, model
+from memrepo.worker import jobs
+from memrepo.recall import paths
+from memrepo.vcs import runs
+from memrepo.store import memories as store
+from memrepo.errors import MemrepoError
+
+PASS = "sweep"
+LOCK_WAIT = 600.0
+
+
+def run(repo: str, use_model: bool = True) -> dict[str, Any]:
+    """Run a sweep now (waiting up to LOCK_WAIT seconds for a running worker)."""
+    store.require_repo(repo)
+    with jobs.lock(repo, wait=LOCK_WAIT) as got:
+        if not got:
+            raise MemrepoError("a memrepo worker has held the lock for over ten minutes",
+                               hint="look at index/jobs/worker.log, then run `memrepo sweep` again")
+        jobs.recover(repo)
+        return run_locked(repo, use_model=use_model)
+
+
+def _step(report: dict[str, Any], name: str, fn: Any) -> None:
+    try:
+        report[name] = fn()
+    except (MemrepoError, OSError) as exc:
+        report["errors"].append(f"{name}: {exc}")
+
+
+def run_locked(repo: str, use_model: bool = True, run_id: str | None = None) -> dict[str, Any]:
+    """The sweep's steps; the caller holds the worker lock (and has requeued crashed jobs)."""
+    run_id = run_id or runs.fresh_run_id(repo, PASS)
+    report: dict[str, Any] = {"run_id": run_id, "started": time.time(), "errors": []}
+
+    def one_capture(r: str, job: dict[str, Any]) -> dict[str, Any]:
+        return capture.capture(r, str(job["transcript"]), job.get("session"), str(job.get("cwd") or ""), run_id=run_id).as_dict()
+
+    report["captures"] = jobs.drain(repo, one_capture, kinds=("capture",)) if use_model else []
+    if use_model:
+        _step(report, "enrich", lambda: enrich.run(repo, run_id=run_id))
+    from memrepo.passes.curate import curator as curate
+    from memrepo.passes.verify import verifier as verify
+
+    _step(report, "curate", lambda: curate.run(repo, use_model=use_model, run_id=run_id).as_dict())
+    _step(report, "verify", lambda: _verify_summary(verify.run(repo, use_model=use_model, run_id=run_id)))
+    report["finished"] = time.time()
+    _save(repo, report)
+    return report
+
+
+def _verify_summary(report: Any) -> dict[str, Any]:
+    data = report.as_dict()
+    results = data.pop("memories", [])
+    data["checked"] = len(results)
+    data["changed"] = [r.get("id") for r in results if r.get("changed")]
+    return dict(data)
+
+
+def _save(repo: str, report: dict[str, Any]) -> None:
+    path = os.path.join(paths.index_dir(repo), jobs.SWEEP_STATE)
+    summary = {"run_id": report["run_id"], "started": report["started"], "finished": report["finished"],
+               "captures": len(report["captures"]), "errors": report["errors"],
+               "enriched": sorted((report.get("enrich") or {}).get("enriched", {}))}
+    tmp = f"{path}.tmp-{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(summary, fh, indent=1)
+    os.replace(tmp, path)
+
+
+def stats(repo: str) -> dict[str, Any]:
+    """Counts per class and status, the last sweep, queued jobs, and model calls and tokens per pass."""
+    memories = store.list_memories(repo)
+    per_pass: dict[str, dict[str, int]] = {}
+    for entry in model.ledger(repo):
+        row = per_pass.setdefault(str(entry.get("pass", "?")), {"calls": 0, "failed": 0, "input_tokens": 0, "output_tokens": 0, "ms": 0})
+        row["calls"] += 1
+        row["failed"] += 0 if entry.get("ok") else 1
+        for key in ("input_tokens", "output_tokens", "ms"):
+            row[key] += int(entry.get(key) or 0)
+    return {"memories": len(memories),
+            "by_class": dict(sorted(Counter(m["class"] for m in memories).items())),
+            "by_status": dict(sorted(Counter(m["status"] or "active" for m in memories).items())),
+            "last_sweep": jobs.last_sweep(repo), "jobs": jobs.counts(repo),
+            "captured_sessions": len(capture.load_state(repo)), "model": dict(sorted(per_pass.items()))}
