@@ -266,9 +266,7 @@ dificil rapido lento simples igual diferente importante possivel impossivel pron
 obvio geral principal unico vazio cheio bonito maior menor primeiro segunda terceiro ultimo
 proximo anterior atual legal otimo estranho correto completo livre
 
-dois duas tres quatro cinco seis sete oito nove dez vinte cem mil terca quarta quinta 
-           
- 
+dois duas tres quatro cinco seis sete oito nove dez vinte cem mil terca quarta quinta
 
 obrigado obrigada valeu beleza oi ola tchau opa favor desculpa desculpe
 """.replace("\n", " ")
