@@ -85,7 +85,7 @@ def spawn_bootstrap(repo: str, reason: str) -> bool:
     os.makedirs(paths.index_dir(repo), exist_ok=True)
     if not _cooldown_ok(os.path.join(paths.index_dir(repo), ".refresh-spawned")):
         return False
-    tools = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    tools = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env = dict(os.environ, PYTHONPATH=tools + os.pathsep + os.environ.get("PYTHONPATH", ""))
     log = open(os.path.join(paths.index_dir(repo), "bootstrap.log"), "ab")
     with log:

@@ -67,7 +67,7 @@ def _cause(stderr: str) -> str:
 def prepare_venv(repo: str) -> str:
     """Create `${CLAUDE_PLUGIN_DATA}/venv` and install memrepo from the plugin root into it."""
     data = os.environ.get("CLAUDE_PLUGIN_DATA")
-    root = os.environ.get("CLAUDE_PLUGIN_ROOT") or os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    root = os.environ.get("CLAUDE_PLUGIN_ROOT") or os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     if not data:
         raise RuntimeError("no interpreter with memrepo's dependencies; run `pip install memrepo` (or the repository with `pip install .`)")
     venv = os.path.join(data, "venv")

@@ -257,7 +257,7 @@ def spawn_worker(repo: str) -> int:
     os.posix_spawn, not subprocess: importing subprocess alone costs ~30 ms on the hook path.
     """
     os.makedirs(jobs_dir(repo), exist_ok=True)
-    tools = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    tools = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env = dict(os.environ, PYTHONPATH=tools + os.pathsep + os.environ.get("PYTHONPATH", ""))
     argv = [sys.executable, "-m", "memrepo.worker.jobs", repo]
     log_path = os.path.join(jobs_dir(repo), WORKER_LOG)
