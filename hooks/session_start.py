@@ -8,9 +8,9 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools"))
 
 try:
-    from memrepo.claude import hookio, session_start as sessionstart
+    from memrepo.claude import hookio, session_start
 except BaseException as exc:  # noqa: BLE001 — fail open even when the package cannot load
     sys.stderr.write(f"memrepo SessionStart: cannot load memrepo: {exc}\n")
     raise SystemExit(0)
 
-raise SystemExit(hookio.run("SessionStart", sessionstart.on_session_start))
+raise SystemExit(hookio.run("SessionStart", session_start.on_session_start))

@@ -13,14 +13,13 @@ if sys.platform == "win32":  # pragma: no cover
 
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools"))
 else:
-    # __file__ is absolute (Python 3.9+); no `import os` on the prompt path (see memrepo/lightos.py).
+    # __file__ is absolute (Python 3.9+); no `import os` on the prompt path (see memrepo/recall/_fast.py).
     sys.path.insert(0, __file__.rsplit("/", 2)[0] + "/tools")
 
 try:
-    from memrepo.claude import hookio
-    from memrepo.recall import decide as recall
+    from memrepo.claude import hookio, prompt_hook
 except BaseException as exc:  # noqa: BLE001 — fail open even when the package cannot load
     sys.stderr.write(f"memrepo UserPromptSubmit: cannot load memrepo: {exc}\n")
     raise SystemExit(0)
 
-hookio.exit_now(hookio.run("UserPromptSubmit", recall.on_prompt))
+hookio.exit_now(hookio.run("UserPromptSubmit", prompt_hook.on_prompt))

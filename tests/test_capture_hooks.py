@@ -219,13 +219,13 @@ def test_plugin_and_settings_register_the_capture_hooks(tmp_path: str, monkeypat
     path, _ = claudeinstall.install("/usr/bin/python3")
     settings = json.load(open(path))["hooks"]
     assert settings["PreCompact"] == [{"matcher": "manual|auto", "hooks": [
-        {"type": "command", "command": "/usr/bin/python3", "args": ["-I", "-m", "memrepo.claude.hookio", "PreCompact"], "timeout": 10}]}]
+        {"type": "command", "command": "/usr/bin/python3", "args": ["-I", "-m", "memrepo.claude.entry", "PreCompact"], "timeout": 10}]}]
     assert {"Stop", "SessionEnd"} <= set(settings)
 
 
 def test_install_claude_entry_queues_a_capture(repo: str, tmp_path: str) -> None:
     path = transcript(tmp_path, "s-entry")
-    proc = subprocess.run([sys.executable, "-I", "-m", "memrepo.claude.hookio", "SessionEnd"], input=event("session_end", "s-entry", path),
+    proc = subprocess.run([sys.executable, "-I", "-m", "memrepo.claude.entry", "SessionEnd"], input=event("session_end", "s-entry", path),
                           capture_output=True, env=dict(hook_env(repo), PYTHONPATH=os.path.join(ROOT, "tools")), timeout=30, cwd=os.path.join(ROOT, "tools"))
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
     wait_for(lambda: captured(repo, "s-entry"))

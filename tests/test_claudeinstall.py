@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
+
+import pytest
 
 from click.testing import CliRunner
 
@@ -39,10 +42,10 @@ def test_install_is_idempotent_and_keeps_other_hooks(isolated_env: str) -> None:
     ups = after["hooks"]["UserPromptSubmit"]
     assert ups[0] == THEIRS["hooks"]["UserPromptSubmit"][0]
     assert ups[1]["hooks"][0] == {"type": "command", "command": sys.executable,
-                                  "args": ["-I", "-m", "memrepo.claude.hookio", "UserPromptSubmit"], "timeout": 10}
+                                  "args": ["-I", "-m", "memrepo.claude.entry", "UserPromptSubmit"], "timeout": 10}
     assert after["hooks"]["SessionStart"][0]["matcher"] == "startup|resume|clear|compact"
     assert after["hooks"]["Stop"][0] == THEIRS["hooks"]["Stop"][0] and after["model"] == "opus"
-    assert after["hooks"]["Stop"][1]["hooks"][0]["args"] == ["-I", "-m", "memrepo.claude.hookio", "Stop"]
+    assert after["hooks"]["Stop"][1]["hooks"][0]["args"] == ["-I", "-m", "memrepo.claude.entry", "Stop"]
     assert os.path.exists(os.path.join(isolated_env, ".claude", "settings.json.bak"))
 
 
@@ -65,3 +68,21 @@ def test_install_into_missing_settings_and_refuses_broken_json(isolated_env: str
     assert result.exit_code == 1
     assert "is not valid JSON" in result.output and "fix the file by hand" in result.output
     assert open(path).read() == "{broken"
+
+
+@pytest.mark.parametrize("old", ["memrepo.hookio", "memrepo.claude.hookio"])
+def test_install_replaces_the_entries_of_earlier_versions(isolated_env: str, old: str) -> None:
+    stale = {"hooks": [{"type": "command", "command": "/usr/bin/python3", "args": ["-I", "-m", old, "UserPromptSubmit"]}]}
+    write_settings(isolated_env, {"hooks": {"UserPromptSubmit": [THEIRS["hooks"]["UserPromptSubmit"][0], stale]}})
+    assert CliRunner().invoke(cli, ["install", "claude"], catch_exceptions=False).exit_code == 0
+    ups = settings(isolated_env)["hooks"]["UserPromptSubmit"]
+    assert [h["hooks"][0].get("args", [None])[2:3] for h in ups] == [[], ["memrepo.claude.entry"]]
+
+
+@pytest.mark.parametrize("module", ["memrepo.claude.entry", "memrepo.hookio"])
+def test_entry_modules_fail_open_on_an_unknown_event(module: str) -> None:
+    tools = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools")
+    proc = subprocess.run([sys.executable, "-I", "-m", module, "NoSuchEvent"], input=b"{}", capture_output=True,
+                          cwd=tools, timeout=30)
+    assert (proc.returncode, proc.stdout) == (0, b"")
+    assert b"unknown hook event 'NoSuchEvent'" in proc.stderr

@@ -161,7 +161,7 @@ def test_recall_hook_as_launched_loads_only_what_it_needs(store: str, tmp_path: 
 
 def test_install_claude_command_entry_behaves_like_the_plugin_hook(store: str) -> None:
     env = dict(os.environ, MEMREPO_DIR=store)
-    proc = subprocess.run([sys.executable, "-I", "-m", "memrepo.claude.hookio", "UserPromptSubmit"],
+    proc = subprocess.run([sys.executable, "-I", "-m", "memrepo.claude.entry", "UserPromptSubmit"],
                           input=event("can I ship this hotfix to production on friday?").encode(), capture_output=True, env=env, timeout=30)
     assert b"friday-freeze" in proc.stdout and proc.returncode == 0
 

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from helpers import build_template, commit_all, git, head, memory_text, write_file, write_memory
 
 from memrepo.store import index
-from memrepo.recall import paths, search
+from memrepo.recall import paths, rank
 from memrepo.cli.main import cli
 
 
@@ -22,7 +22,7 @@ def _db(repo: str) -> sqlite3.Connection:
 
 def _ids(repo: str, *terms: str) -> list[str]:
     with contextlib.closing(_db(repo)) as db:
-        return [h.id for h in search.rank(db, [(t, 1.0) for t in terms], floors=False, limit=20)]
+        return [h.id for h in rank.rank(db, [(t, 1.0) for t in terms], floors=False, limit=20)]
 
 
 def _count(repo: str) -> int:

@@ -23,7 +23,7 @@ from click.testing import CliRunner
 from helpers import build_template, commit_all, git, head, write_memory
 
 from memrepo.store import index
-from memrepo.recall import paths, search
+from memrepo.recall import paths, rank
 from memrepo.cli.main import cli
 
 WORDS = ("deploy", "friday", "postgres", "redis", "cache", "token", "billing", "lisbon", "kafka", "retry",
@@ -45,7 +45,7 @@ def snapshot(repo: str) -> dict[str, Any]:
         derived = {t: sorted(db.execute(f"SELECT * FROM {t}")) for t in sorted(tables - {"memories", "fts", "meta", "skipped"})
                    if not t.startswith("fts_")}
         ranked = {" ".join(q): [(h.id, round(h.score, 6)) for h in
-                                search.rank(db, [(t, 1.0) for t in q], floors=False, limit=20, today=TODAY)]
+                                rank.rank(db, [(t, 1.0) for t in q], floors=False, limit=20, today=TODAY)]
                   for q in QUERIES}
     return {"rows": rows, "text": text, "orphans": orphans, "skipped": skipped, "derived": derived, "ranked": ranked}
 

@@ -227,12 +227,13 @@ def test_session_start_hook_injects_the_profile(repo: str, source: str) -> None:
 
 
 def test_doctor_reports_the_always_on_size(repo: str) -> None:
-    assert "always-on size" not in [c.name for c in doctor.run(repo)]  # nothing injected yet
+    assert "always-on size" not in [c.name for c in doctor.run(repo, sessionstart.always_on_text(repo))]  # nothing injected yet
     _add(repo, "--user", "Works in Lisbon time")
-    assert "always-on size" in [c.name for c in doctor.run(repo)]
-    check = doctor.always_on_check(repo)
-    size = len(sessionstart.always_on_text(repo))
+    text = sessionstart.always_on_text(repo)
+    assert "always-on size" in [c.name for c in doctor.run(repo, text)]
+    check = doctor.always_on_check(repo, text)
+    size = len(text)
     assert check.ok and check.detail == f"≈{-(-size // 4)} tokens at session start (estimate: {size} characters / 4), budget 1,300"
     write_file(repo, "index/local.json", '{"always_on_tokens": 10}')
-    check = doctor.always_on_check(repo)
+    check = doctor.always_on_check(repo, text)
     assert not check.ok and "profile demote" in check.fix

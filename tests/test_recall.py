@@ -9,7 +9,7 @@ import pytest
 
 from helpers import commit_all, write_memory
 from memrepo.store import index
-from memrepo.recall import paths, query, decide as recall, search
+from memrepo.recall import paths, query, decide as recall, log, rank, search
 
 TODAY = time.mktime(time.strptime("2026-11-30", "%Y-%m-%d"))
 
@@ -120,8 +120,8 @@ def test_a_request_for_general_knowledge_needs_a_note_about_it(repo: str) -> Non
     db = search.connect(paths.index_db(store))
     try:
         terms = recall.weigh(q.terms, 1.0)
-        assert [h.id for h in search.rank(db, terms, today=TODAY)] == ["no-force-push"]
-        assert search.rank(db, terms, today=TODAY, general=True) == []
+        assert [h.id for h in rank.rank(db, terms, today=TODAY)] == ["no-force-push"]
+        assert rank.rank(db, terms, today=TODAY, general=True) == []
     finally:
         db.close()
     # Asked as a general question about the note's own subject, the note is recalled.
@@ -170,10 +170,10 @@ def test_context_stays_under_claude_cap_with_huge_descriptions(repo: str) -> Non
 
 def test_every_decision_is_logged(store: str) -> None:
     d1 = recall.decide(store, "how long do we keep the nightly database backups?", today=TODAY)
-    recall.log_decision(store, "how long do we keep the nightly database backups?", d1, session="s1")
+    log.log_decision(store, "how long do we keep the nightly database backups?", d1, session="s1")
     d2 = recall.decide(store, "ok, go ahead", today=TODAY)
-    recall.log_decision(store, "ok, go ahead", d2)
-    entries = recall.read_log(store)
+    log.log_decision(store, "ok, go ahead", d2)
+    entries = log.read_log(store)
     assert [e["silent"] for e in entries] == ["conversational", None]
     assert entries[1]["injected"][0]["id"] == "backups-nightly"
     assert entries[1]["session"] == "s1"

@@ -40,11 +40,11 @@ def test_recall_text_shows_exactly_the_injected_context(repo: str) -> None:
 
 
 def test_recall_log_lists_hook_decisions(repo: str) -> None:
-    from memrepo.recall import decide as recall
+    from memrepo.recall import decide as recall, log
 
     _store(repo)
     for prompt in ("can I deploy to production on friday?", "thanks!", "explain blue-green deploys with a small example"):
-        recall.log_decision(repo, prompt, recall.decide(repo, prompt))
+        log.log_decision(repo, prompt, recall.decide(repo, prompt))
     out = CliRunner().invoke(cli, ["--repo", repo, "recall-log", "--json"], catch_exceptions=False)
     entries = json.loads(out.output)
     assert [e["silent"] for e in entries] == ["no-match", "conversational", None]

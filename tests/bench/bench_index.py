@@ -10,7 +10,7 @@ generated memories (tests/bench/genmem.py) and commits them in one commit with `
   (`python -m memrepo.store.githooks post-commit` after a commit made with hooks off), the
   `.githooks/post-commit` shim as git runs it, and a whole `git commit` of one file with hooks;
 - index size on disk;
-- `memrepo search QUERY --json` as a subprocess, and `search.rank` in-process over 20 queries.
+- `memrepo search QUERY --json` as a subprocess, and `rank.rank` in-process over 20 queries.
 
 Targets (issue 2): rebuild of 10,000 <= 20 s; incremental update of one file <= 0.5 s.
 
@@ -153,7 +153,7 @@ def queries(repo: str) -> list[str]:
 
 
 def bench_search(repo: str, memrepo_bin: str, env: dict[str, str], cli_runs: int, inproc_runs: int) -> dict[str, Any]:
-    from memrepo.recall import paths, query, search
+    from memrepo.recall import paths, query, rank, search
 
     qs = queries(repo)
     cli = []
@@ -164,13 +164,13 @@ def bench_search(repo: str, memrepo_bin: str, env: dict[str, str], cli_runs: int
     term_sets = [[(t, 1.0) for t in query.build_query(q).terms] for q in qs]
     db = search.connect(paths.index_db(repo))
     try:
-        hits = [search.rank(db, ts, floors=False) for ts in term_sets]
+        hits = [rank.rank(db, ts, floors=False) for ts in term_sets]
         per_query: list[list[float]] = [[] for _ in qs]
         loops = max(1, inproc_runs // len(qs))
         all_s = []
         for _ in range(loops):
             for i, ts in enumerate(term_sets):
-                elapsed, _ = bl.timed(lambda: search.rank(db, ts))
+                elapsed, _ = bl.timed(lambda: rank.rank(db, ts))
                 per_query[i].append(elapsed)
                 all_s.append(elapsed)
     finally:
@@ -231,7 +231,7 @@ def report(results: dict[str, Any]) -> None:
               f"  (after incremental commits: {inc['index_bytes_after']['total'] / 2**20:.1f} MiB incl. WAL)")
         print(f"  `memrepo search --json` (subprocess)     {bl.fmt(se['cli_search_json_ms'])}")
         print(f"  `memrepo --version` (CLI startup)        {bl.fmt(se['cli_version_ms'])}")
-        print(f"  search.rank in-process, 20 queries       {bl.fmt(se['rank_inprocess_ms'])}")
+        print(f"  rank.rank in-process, 20 queries       {bl.fmt(se['rank_inprocess_ms'])}")
         print(f"  slowest query ({se['rank_slowest_query']['terms']} terms)               {bl.fmt(se['rank_slowest_query']['ms'])}"
               f"  {se['rank_slowest_query']['query'][:50]!r}")
 
@@ -242,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sizes", default="1000,10000", help="comma-separated corpus sizes (default 1000,10000)")
     ap.add_argument("--runs", type=int, default=5, help="repetitions of each rebuild/incremental timing (default 5)")
     ap.add_argument("--cli-runs", type=int, default=15, help="`memrepo search` subprocess runs (default 15)")
-    ap.add_argument("--rank-runs", type=int, default=200, help="in-process search.rank calls (default 200)")
+    ap.add_argument("--rank-runs", type=int, default=200, help="in-process rank.rank calls (default 200)")
     ap.add_argument("--seed", type=int, default=7, help="corpus seed (default 7)")
     ap.add_argument("--python", default=os.path.join(bl.ROOT, ".venv", "bin", "python"),
                     help="interpreter with memrepo installed, for subprocesses and hooks (default: the repo .venv)")

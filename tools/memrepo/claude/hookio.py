@@ -1,12 +1,15 @@
 """Claude Code's hook contract (stdlib only): JSON in on stdin, JSON out on stdout, fail open.
 
+The contract only: which handler answers which event is `memrepo.claude.entry` (and the
+plugin's hooks/*.py scripts).
+
 A hook that hits any error writes one line to stderr and exits 0 with no output, so the
 user's prompt is never blocked or delayed by memrepo.
 """
 
 import sys
 
-from memrepo.recall import fastjson, _fast as lightos
+from memrepo.recall import _fast
 
 TYPE_CHECKING = False
 
@@ -25,7 +28,7 @@ def read_event() -> "dict[str, Any]":
     data = sys.stdin.buffer.read(MAX_STDIN + 1)
     if len(data) > MAX_STDIN:
         raise ValueError(f"stdin is over {MAX_STDIN} bytes")
-    event = fastjson.loads(data.decode("utf-8", "replace") or "{}")
+    event = _fast.loads(data.decode("utf-8", "replace") or "{}")
     if not isinstance(event, dict):
         raise ValueError("stdin is not a JSON object")
     return event
@@ -38,13 +41,13 @@ def emit_context(event_name: str, text: str) -> None:
     if len(text) > MAX_CONTEXT:
         text = text[: MAX_CONTEXT - 1] + "…"
     out = {"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": text}}
-    sys.stdout.write(fastjson.dumps(out))
+    sys.stdout.write(_fast.dumps(out))
     sys.stdout.flush()
 
 
 def run(name: str, handler: "Callable[[dict[str, Any]], str | None]") -> int:
     """Read the event, call handler, print its context; on any error, one stderr line and exit 0."""
-    if lightos.getenv(PASS_ENV):
+    if _fast.getenv(PASS_ENV):
         # The default model command is `claude -p`, a Claude Code session with these same hooks.
         # Inside memrepo's own model call they stay out: no memories recalled into a capture
         # prompt, and no capture of the capture session (which would call the model again, forever).
@@ -76,32 +79,4 @@ def exit_now(code: int) -> "NoReturn":
             stream.flush()
         except BaseException:  # noqa: BLE001 — a closed pipe: nothing more to say
             pass
-    lightos._exit(code)
-
-
-def main(argv: list[str] | None = None) -> int:
-    """`python -I -m memrepo.claude.hookio EVENT`: the entry `memrepo install claude` registers."""
-    args = sys.argv[1:] if argv is None else argv
-    name = args[0] if args else ""
-    try:
-        if name == "UserPromptSubmit":
-            from memrepo.recall import decide as recall
-
-            return run(name, recall.on_prompt)
-        if name == "SessionStart":
-            from memrepo.claude import session_start as sessionstart
-
-            return run(name, sessionstart.on_session_start)
-        if name in ("Stop", "PreCompact", "SessionEnd"):
-            from memrepo.worker import jobs
-
-            return run(name, jobs.on_capture_event)
-    except BaseException as exc:  # noqa: BLE001 — fail open even when an import fails
-        sys.stderr.write(f"memrepo {name}: {exc}\n")
-        return 0
-    sys.stderr.write(f"memrepo: unknown hook event {name!r}\n")
-    return 0
-
-
-if __name__ == "__main__":
-    exit_now(main())
+    _fast._exit(code)

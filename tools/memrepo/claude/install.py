@@ -15,9 +15,10 @@ from memrepo.errors import MemrepoError
 
 EVENTS = {"UserPromptSubmit": None, "SessionStart": "startup|resume|clear|compact", "Stop": None,
           "PreCompact": "manual|auto", "SessionEnd": None}
-MARK = "memrepo.claude.hookio"
-# The entry module of installs made before the layered package (0.1); still recognized and replaced.
-OLD_MARKS = ("memrepo.hookio",)
+MARK = "memrepo.claude.entry"
+# Entry modules of earlier installs: 0.1's `memrepo.hookio`, then `memrepo.claude.hookio` before the
+# contract and the dispatcher were split; still recognized and replaced.
+OLD_MARKS = ("memrepo.hookio", "memrepo.claude.hookio")
 
 
 def settings_path() -> str:

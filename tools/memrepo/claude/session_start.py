@@ -7,61 +7,19 @@ detached worker in `memrepo.worker.bootstrap` creates the repository and a virtu
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
 from typing import TYPE_CHECKING
 
-from memrepo.store import index
 from memrepo.recall import paths
 from memrepo.passes import profile
+from memrepo.store import freshness
 
 if TYPE_CHECKING:
     from typing import Any
 
 SPAWN_COOLDOWN = 120  # seconds: ten terminals opening at once start one refresh, not ten
-
-
-def _head_sha(repo: str) -> str | None:
-    """HEAD's commit read from .git files (no git process on the session path)."""
-    gitdir = os.path.join(repo, ".git")
-    try:
-        with open(os.path.join(gitdir, "HEAD"), encoding="utf-8") as fh:
-            head = fh.read().strip()
-        if not head.startswith("ref: "):
-            return head
-        ref = head[5:]
-        ref_path = os.path.join(gitdir, ref)
-        if os.path.exists(ref_path):
-            with open(ref_path, encoding="utf-8") as fh:
-                return fh.read().strip()
-        with open(os.path.join(gitdir, "packed-refs"), encoding="utf-8") as fh:
-            for line in fh:
-                if line.rstrip().endswith(" " + ref):
-                    return line.split()[0]
-    except OSError:
-        return None
-    return None
-
-
-def needs_refresh(repo: str) -> str | None:
-    """Why the cache must be refreshed, or None when it is fresh."""
-    if not os.path.isdir(os.path.join(repo, ".git")):
-        return "no memory repository"
-    info = index.status(repo)
-    if not info["exists"]:
-        return "index missing"
-    if not info["schema_ok"]:
-        return f"index schema {info['schema']} (want {index.SCHEMA_VERSION}) or unreadable"
-    if info["stale_marker"]:
-        return "index marked stale"
-    if info.get("changed_files"):
-        return f"{len(info['changed_files'])} memory files changed since indexing"
-    head = _head_sha(repo)
-    if head and info["commit"] and head != info["commit"]:
-        return "index is behind HEAD"
-    return None
 
 
 def _cooldown_ok(marker: str) -> bool:
@@ -102,7 +60,7 @@ def always_on_text(repo: str) -> str:
 def on_session_start(event: dict[str, Any]) -> str:
     """Start a refresh when needed, and inject the profile (every source: startup, resume, clear, compact)."""
     repo = paths.memory_repo()
-    reason = needs_refresh(repo)
+    reason = freshness.needs_refresh(repo)
     if reason:
         spawn_bootstrap(repo, reason)
     else:
@@ -116,12 +74,3 @@ def _maybe_sweep(repo: str) -> None:
 
     if jobs.sweep_due(repo):
         jobs.request_sweep(repo)
-
-
-def bootstrap_status(repo: str) -> dict[str, Any] | None:
-    """The detached worker's last report (for `doctor`)."""
-    try:
-        with open(os.path.join(paths.index_dir(repo), "bootstrap.json"), encoding="utf-8") as fh:
-            return dict(json.load(fh))
-    except (OSError, ValueError):
-        return None

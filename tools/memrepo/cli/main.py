@@ -232,9 +232,11 @@ def index_(ctx: click.Context, rebuild: bool) -> None:
 @click.pass_context
 def doctor(ctx: click.Context, as_json: bool) -> None:
     """Check hooks, cache and every memory file; exit 1 with the fixing command when something is wrong."""
+    from memrepo.claude import session_start
     from memrepo.store import doctor as doc
 
-    checks = doc.run(_repo(ctx))
+    repo = _repo(ctx)
+    checks = doc.run(repo, always_on=session_start.always_on_text(repo))
     if as_json:
         _json([c.as_dict() for c in checks])
     else:

@@ -48,9 +48,9 @@ def recall(ctx: click.Context, prompt: str, cwd: str | None, previous: str | Non
 @_fail_friendly
 def recall_log(ctx: click.Context, limit: int, as_json: bool) -> None:
     """Recent recall decisions on this machine: injected ids and scores, or silent, and latency."""
-    from memrepo.recall import decide as rc
+    from memrepo.recall import log
 
-    entries = rc.read_log(_repo(ctx), limit)
+    entries = log.read_log(_repo(ctx), limit)
     if as_json:
         return _json(entries)
     for e in entries:
@@ -111,7 +111,7 @@ def install_claude() -> None:
 
     path, changed = claudeinstall.install()
     click.echo(f"{'installed memrepo hooks in' if changed else 'already installed in'} {path}")
-    click.echo(f"hooks run {sys.executable} -I -m memrepo.claude.hookio; if the memrepo plugin is enabled too, disable one of them", err=True)
+    click.echo(f"hooks run {sys.executable} -I -m memrepo.claude.entry; if the memrepo plugin is enabled too, disable one of them", err=True)
 
 
 @click.group()

@@ -147,7 +147,7 @@ def bound(repo: str) -> int:
 
 def derived_uses(repo: str, entries: list[Entry]) -> list[int]:
     """How many recall-log decisions on this machine were about each entry, since it was added."""
-    from memrepo.recall import fastjson, query
+    from memrepo.recall import _fast, query
 
     words = [set(query.subject_terms(e.text)) for e in entries]
     counts = [0] * len(entries)
@@ -160,7 +160,7 @@ def derived_uses(repo: str, entries: list[Entry]) -> list[int]:
             continue
         for raw in lines:
             try:
-                logged = fastjson.loads(raw)
+                logged = _fast.loads(raw)
                 terms, day = set(logged.get("terms") or ()), str(logged.get("t", ""))[:10]
             except (ValueError, AttributeError, TypeError):
                 continue

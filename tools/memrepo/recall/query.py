@@ -127,7 +127,7 @@ _STOP = frozenset((_EN_STOP + _EN_FILLER + _PT_STOP + _PT_FILLER + _OTHER_FILLER
 # Requests for general knowledge ('explain git worktree', 'the difference between X and Y',
 # 'how does X work', 'how do I make a ...', 'with a small example'). Such a question shares
 # its field's words with the notes (git, branch, css, grid) without being about any of them,
-# so the ranking asks a note to explain more of it (search.GENERAL_BREADTH). Token text:
+# so the ranking asks a note to explain more of it (rank.GENERAL_BREADTH). Token text:
 # lowercase, apostrophes split ("what's" -> "what s"), accents folded.
 _GENERAL_CUES = (
     " explain ", " explaining ", " difference between ", " differences between ", " what s the difference ",

@@ -6,7 +6,7 @@ end of the file and never the whole transcript, and any error yields "" (hooks f
 
 import stat
 
-from memrepo.recall import fastjson, _fast as lightos
+from memrepo.recall import _fast
 
 # `typing` stays unloaded at runtime; mypy treats this name as always true.
 TYPE_CHECKING = False
@@ -65,10 +65,10 @@ def previous_turn(
 
 def _tail_lines(path: str, max_bytes: int) -> list[bytes]:
     """Complete lines in the last `max_bytes` of a regular file (a FIFO would block)."""
-    if max_bytes <= 0 or not stat.S_ISREG(lightos.stat(path).st_mode):
+    if max_bytes <= 0 or not stat.S_ISREG(_fast.stat(path).st_mode):
         return []
     with open(path, "rb") as f:
-        size = lightos.fstat(f.fileno()).st_size
+        size = _fast.fstat(f.fileno()).st_size
         start = max(0, size - max_bytes)
         if start == 0:
             return f.read(max_bytes).split(b"\n")
@@ -110,7 +110,7 @@ def _parse(raw: bytes) -> "Entry | None":
     if b'"user"' not in raw and b'"assistant"' not in raw:
         return None
     try:
-        entry = fastjson.loads(raw.decode("utf-8"))
+        entry = _fast.loads(raw.decode("utf-8"))
     except (ValueError, RecursionError):
         return None
     if not isinstance(entry, dict) or entry.get("type") not in ("user", "assistant"):

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Any
 
 from memrepo.vcs import hookwire
-from memrepo.store import index
+from memrepo.store import freshness, index
 from memrepo.recall import paths
-from memrepo.claude import session_start as sessionstart
 from memrepo.format import validate
 
 
@@ -58,7 +58,7 @@ def _index_checks(repo: str) -> list[Check]:
         what = "unreadable or corrupt" if info["schema"] is None else f"schema {info['schema']}, want {index.SCHEMA_VERSION}"
         return [Check("index", False, f"index is {what}", rebuild)]
     checks = [Check("index", True, f"{info['count']} memories indexed, schema {info['schema']}")]
-    reason = sessionstart.needs_refresh(repo)
+    reason = freshness.needs_refresh(repo)
     checks.append(Check("index fresh", reason is None, reason or f"matches memory/ at {str(info['commit'])[:12] or 'no commit'}",
                         f"memrepo --repo {repo} index" if reason else ""))
     if info["skipped"]:
@@ -70,11 +70,10 @@ def _index_checks(repo: str) -> list[Check]:
 ALWAYS_ON_TOKENS = 1300
 
 
-def always_on_check(repo: str) -> Check:
-    """Everything injected at session start stays within a token budget (estimated as characters / 4)."""
+def always_on_check(repo: str, text: str) -> Check:
+    """What is injected at session start (`text`) stays within a token budget (estimated as characters / 4)."""
     from memrepo.store import config
 
-    text = sessionstart.always_on_text(repo)
     tokens = -(-len(text) // 4)
     budget = config.get(repo, "always_on_tokens", ALWAYS_ON_TOKENS)
     detail = f"≈{tokens:,} tokens at session start (estimate: {len(text):,} characters / 4), budget {budget:,}"
@@ -82,8 +81,21 @@ def always_on_check(repo: str) -> Check:
                  "" if tokens <= budget else "shorten the profile (`memrepo profile show`, then `profile demote N`) or lower `profile_bound`")
 
 
-def run(repo: str) -> list[Check]:
-    """All checks, in the order a person would fix them."""
+def bootstrap_status(repo: str) -> dict[str, Any] | None:
+    """The last report of the detached bootstrap worker (`memrepo.worker.bootstrap` writes it)."""
+    try:
+        with open(os.path.join(paths.index_dir(repo), "bootstrap.json"), encoding="utf-8") as fh:
+            return dict(json.load(fh))
+    except (OSError, ValueError):
+        return None
+
+
+def run(repo: str, always_on: str = "") -> list[Check]:
+    """All checks, in the order a person would fix them.
+
+    `always_on` is what the agent's session-start hook injects (the agent layer knows it, see
+    `memrepo.claude.session_start.always_on_text`); empty text has no size to check.
+    """
     if not os.path.exists(os.path.join(repo, ".git")) or not os.path.isdir(paths.memory_dir(repo)):
         return [Check("repository", False, f"no memory repository at {repo}", f"memrepo init {repo}")]
     checks = [Check("repository", True, repo)]
@@ -99,9 +111,9 @@ def run(repo: str) -> list[Check]:
     n = len(_files(repo))
     checks.append(Check("memory files", not problems, f"{n} files valid" if not problems else "\n".join(problems),
                         "" if not problems else "fix each line above (or `memrepo fmt` for formatting), then commit"))
-    if sessionstart.always_on_text(repo):  # nothing injected at session start: nothing to report
-        checks.append(always_on_check(repo))
-    boot = sessionstart.bootstrap_status(repo)
+    if always_on:
+        checks.append(always_on_check(repo, always_on))
+    boot = bootstrap_status(repo)
     if boot is not None:
         failed = boot.get("state") == "failed"
         checks.append(Check("background setup", not failed, f"{boot.get('state')} at {boot.get('at')}" + (f": {boot.get('error')}" if failed else ""),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 
-from memrepo.recall import paths, query, search
+from memrepo.recall import paths, query, rank, search
 from memrepo.store import memories as store
 
 
@@ -14,13 +14,13 @@ def search_terms(text: str) -> list[str]:
     return list(q.terms) or list(dict.fromkeys(query.tokenize(text)))
 
 
-def search_memories(repo: str, text: str, limit: int = 10, project: str | None = None) -> list[search.Hit]:
+def search_memories(repo: str, text: str, limit: int = 10, project: str | None = None) -> list[rank.Hit]:
     """The best `limit` memories for `text`, best first."""
     terms = search_terms(text)
     if not terms:
         return []
     with contextlib.closing(store.fresh_db(repo)) as db:
-        return search.rank(db, [(t, 1.0) for t in terms], project=project, limit=limit, floors=False)
+        return rank.rank(db, [(t, 1.0) for t in terms], project=project, limit=limit, floors=False)
 
 
 

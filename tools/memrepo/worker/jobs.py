@@ -22,7 +22,7 @@ import os
 import sys
 import time
 
-from memrepo.recall import fastjson, paths
+from memrepo.recall import _fast, paths
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -69,14 +69,14 @@ def log(repo: str, message: str) -> None:
 def _write_json(path: str, data: dict[str, Any]) -> None:
     tmp = f"{path}.tmp-{os.getpid()}"
     with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(fastjson.dumps(data))
+        fh.write(_fast.dumps(data))
     os.replace(tmp, path)
 
 
 def _read_json(path: str) -> dict[str, Any] | None:
     try:
         with open(path, encoding="utf-8") as fh:
-            data = fastjson.loads(fh.read())
+            data = _fast.loads(fh.read())
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None

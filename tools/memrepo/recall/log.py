@@ -1,0 +1,69 @@
+"""The recall log (stdlib only: the prompt path): one JSON line per decision in
+index/recall-log.jsonl, so recall quality can be measured on real prompts. Local only; the
+prompt itself is hashed.
+"""
+
+import time
+
+from memrepo.recall import _fast, paths
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from memrepo.recall.decide import Decision
+
+MAX_LOG_BYTES = 5 * 1024 * 1024
+
+
+def _hash(text: str) -> str:
+    try:
+        from _sha256 import sha256  # type: ignore[import-not-found]  # avoids loading OpenSSL via hashlib
+    except ImportError:
+        from hashlib import sha256
+    return sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def log_decision(repo: str, prompt: str, d: "Decision", session: str | None = None) -> None:
+    """Append one JSON line per decision to index/recall-log.jsonl (local only; the prompt is hashed)."""
+    path = paths.recall_log(repo)
+    entry: "dict[str, Any]" = {
+        "t": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "prompt_sha": _hash(prompt),
+        "terms": list(d.terms),
+        "context_terms": list(d.context_terms),
+        "injected": [{"id": h.id, "score": round(h.score, 4)} for h in d.hits],
+        "silent": d.silent,
+        "ms": round(d.ms, 2),
+    }
+    if d.general:
+        entry["general"] = True
+    if session:
+        entry["session"] = session
+    try:
+        if _fast.stat(path).st_size > MAX_LOG_BYTES:
+            _fast.replace(path, path + ".1")
+    except OSError:
+        pass
+    line = (_fast.dumps(entry) + "\n").encode("utf-8", "surrogatepass")
+    fd = _fast.open_fd(path, _fast.O_WRONLY | _fast.O_APPEND | _fast.O_CREAT, 0o600)
+    try:
+        _fast.write(fd, line)
+    finally:
+        _fast.close(fd)
+
+
+def read_log(repo: str, limit: int = 20) -> "list[dict[str, Any]]":
+    """The newest `limit` decisions, newest first."""
+    try:
+        with open(paths.recall_log(repo), encoding="utf-8") as fh:
+            lines = fh.readlines()[-limit:]
+    except FileNotFoundError:
+        return []
+    out = []
+    for line in reversed(lines):
+        try:
+            out.append(_fast.loads(line))
+        except ValueError:
+            continue
+    return out

@@ -1,0 +1,140 @@
+"""Scores and floors of recall (stdlib only: the prompt path).
+
+A memory's score is its relevance to the query (`search.relevance`) times its priority.
+
+- Priority: decay by class half-life (bounded below: it orders old memories, never erases a
+  strong match), and penalties for superseded and unverified memories.
+- Scope: another project's memory counts for less unless the prompt names that project.
+
+Floors judge relevance alone: enough evidence, and enough of the prompt explained by it.
+"""
+
+import time
+
+from memrepo.recall import search
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import sqlite3
+
+OTHER_PROJECT = 0.35
+SUPERSEDED_PENALTY = 0.3
+UNVERIFIED_PENALTY = 0.8
+DECAY_FLOOR = 0.3  # decay is 0.5 ** (age / half-life) as DESIGN.md says, bounded below by this
+
+ABS_FLOOR = 1.0  # relevance (bm25 over ln N) in scope
+BREADTH_FLOOR = 0.15  # relevance × share of the prompt's idf mass matched
+REL_FLOOR = 0.45  # of the top hit's score
+GENERAL_BREADTH = 2.0  # times BREADTH_FLOOR, for a request for general knowledge (query.asks_general)
+
+
+class Hit:
+    __slots__ = ("id", "cls", "status", "superseded_by", "project", "updated", "half_life", "verification",
+                 "verify_reason", "title", "description", "session", "relevance", "coverage", "priority", "score")
+
+    def __init__(self, row: tuple, relevance: float, coverage: float) -> None:  # type: ignore[type-arg]
+        (self.id, self.cls, self.status, self.superseded_by, self.project, self.updated, self.half_life,
+         self.verification, self.verify_reason, self.title, self.description, self.session) = row
+        self.relevance = relevance
+        self.coverage = coverage
+        self.priority = 1.0
+        self.score = relevance
+
+    def labels(self) -> list[str]:
+        out = []
+        if self.status == "superseded" and self.superseded_by:
+            out.append(f"superseded by {self.superseded_by}")
+        elif self.status == "retired":
+            out.append("retired")
+        if self.verification == "unverified":
+            out.append("unverified: " + (self.verify_reason or "a claim failed"))
+        return out
+
+    def as_dict(self) -> dict:  # type: ignore[type-arg]
+        return {"id": self.id, "score": round(self.score, 4), "title": self.title, "class": self.cls,
+                "status": self.status, "labels": self.labels(), "project": self.project,
+                "description": self.description}
+
+
+def _epoch_day(y: int, m: int, d: int) -> int:
+    """Days since 1970-01-01 of a proleptic Gregorian date (no datetime import on the prompt path)."""
+    if not (1 <= m <= 12 and 1 <= d <= 31):
+        raise ValueError("not a date")
+    y -= m <= 2
+    era = y // 400
+    yoe = y - era * 400
+    doy = (153 * (m + (-3 if m > 2 else 9)) + 2) // 5 + d - 1
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    return era * 146097 + doe - 719468
+
+
+def _age_days(updated: str, today: float) -> float:
+    day = _epoch_day(int(updated[0:4]), int(updated[5:7]), int(updated[8:10]))
+    return max(0.0, today / 86400.0 - day)
+
+
+def _priority(hit: Hit, today: float) -> float:
+    """Decay by half-life from `updated`, and the penalties for superseded and unverified memories."""
+    p = 1.0
+    if hit.half_life and hit.updated:
+        try:
+            p *= DECAY_FLOOR + (1.0 - DECAY_FLOOR) * 0.5 ** (_age_days(hit.updated, today) / float(hit.half_life))
+        except ValueError:
+            pass
+    if hit.status in ("superseded", "retired"):
+        p *= SUPERSEDED_PENALTY
+    if hit.verification == "unverified":
+        p *= UNVERIFIED_PENALTY
+    return p
+
+
+def _scope(hit: Hit, project: str | None, projects_named: set[str]) -> float:
+    """Another project's memory counts for less unless the prompt names that project."""
+    if hit.project and hit.project != project and hit.project not in projects_named:
+        return OTHER_PROJECT
+    return 1.0
+
+
+def rank(db: "sqlite3.Connection", terms: list[tuple[str, float]], project: str | None = None,
+         limit: int = 3, floors: bool = True, today: float | None = None,
+         own: frozenset[str] | set[str] = frozenset(), general: bool = False) -> list[Hit]:
+    """The memories to recall for weighted terms, best first; [] when nothing clears the floors.
+
+    `own` names the prompt's own terms when others come from the previous turn. `general`
+    says the prompt asks for general knowledge: a memory must then explain GENERAL_BREADTH
+    times as much of it.
+    """
+    if not terms:
+        return []
+    facts = search.Lookups(db, [t for t, _ in terms])
+    scored = search.relevance(db, terms, own=own, lookups=facts)
+    if not scored:
+        return []
+    projects_named = facts.projects
+    now = time.time() if today is None else today
+    hits = []
+    for ev in scored.values():
+        hit = Hit(ev.row[2:], ev.relevance, ev.coverage)
+        hit.relevance *= _scope(hit, project, projects_named)
+        hit.priority = _priority(hit, now)
+        hit.score = hit.relevance * hit.priority
+        hits.append(hit)
+    hits.sort(key=lambda h: (-h.score, h.id))
+    return (_apply_floors(hits, BREADTH_FLOOR * (GENERAL_BREADTH if general else 1.0)) if floors else hits)[:limit]
+
+
+def _clears(h: Hit, breadth: float) -> bool:
+    """The absolute floor: enough evidence, and enough of the prompt explained by it.
+
+    Breadth is relevance × coverage: a strong match on one word of a long question about
+    something else (a general programming question that brushes the store) stays silent.
+    """
+    return h.relevance >= ABS_FLOOR and h.relevance * h.coverage >= breadth
+
+
+def _apply_floors(hits: list[Hit], breadth: float = BREADTH_FLOOR) -> list[Hit]:
+    relevant = [h for h in hits if _clears(h, breadth)]
+    if not relevant:
+        return []
+    top = relevant[0].score
+    return [h for h in relevant if h.score >= REL_FLOOR * top]
