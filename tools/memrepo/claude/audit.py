@@ -15,6 +15,8 @@ import glob
 import os
 from typing import Any
 
+from memrepo.importers.claude_code import claude_home
+
 LINE_LIMIT = 200
 UNIT_LIMIT = 25_000
 CLAUDE_MD_MAX_BYTES = 4 * 1024 * 1024
@@ -127,10 +129,6 @@ def audit_file(path: str) -> Result:
     if os.path.basename(path) in CLAUDE_MD_NAMES:
         return audit_claude_md(path, data)
     return audit_index(path, data.decode("utf-8", "replace"))
-
-
-def claude_home() -> str:
-    return os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
 
 
 def discover(cwd: str | None = None) -> list[str]:

@@ -22,8 +22,9 @@ OLD_MARKS = ("memrepo.hookio", "memrepo.claude.hookio")
 
 
 def settings_path() -> str:
-    base = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
-    return os.path.join(base, "settings.json")
+    from memrepo.importers.claude_code import claude_home
+
+    return os.path.join(claude_home(), "settings.json")
 
 
 def _load(path: str) -> dict[str, Any]:

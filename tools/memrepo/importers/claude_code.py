@@ -22,20 +22,21 @@ import os
 import re
 from typing import Any
 
-import yaml
-
-from memrepo.format import notes
+from memrepo.format import foreign, notes
 from memrepo.importers import common
 
 CLASS_OF = {"user": "preference", "feedback": "rule", "project": "project", "reference": "reference"}
 INDEX_LINE = re.compile(r"^\s*[-*]\s+\[(?P<title>[^\]]+)\]\((?P<file>[^)\s]+)\)\s*(?:[—–:-]+\s*(?P<hook>.*))?$")
 
 
+def claude_home() -> str:
+    """Claude Code's configuration directory: `CLAUDE_CONFIG_DIR`, else ~/.claude."""
+    return os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
+
+
 def default_dirs() -> list[str]:
     """Every auto-memory directory of this machine."""
-    from memrepo.claude import audit
-
-    return sorted(d for d in glob.glob(os.path.join(audit.claude_home(), "projects", "*", "memory")) if os.path.isdir(d))
+    return sorted(d for d in glob.glob(os.path.join(claude_home(), "projects", "*", "memory")) if os.path.isdir(d))
 
 
 def project_of(memory_dir: str) -> str | None:
@@ -74,14 +75,6 @@ def read_index(memory_dir: str, report: common.Report) -> dict[str, tuple[str, s
     return out
 
 
-def _front_matter(text: str) -> tuple[dict[str, Any], str]:
-    head, body, _ = notes.split(text)
-    meta = yaml.safe_load(head)
-    if not isinstance(meta, dict):
-        raise ValueError("front matter is not a mapping")
-    return meta, body
-
-
 def _date(value: Any, path: str) -> str:
     if isinstance(value, (_dt.date, _dt.datetime)):
         return value.isoformat()[:10]
@@ -94,11 +87,14 @@ def topic_note(path: str, key: str, listed: tuple[str, str] | None, project: str
                report: common.Report) -> notes.Note | None:
     """The memory of one topic file, or None (reported) when it cannot be one."""
     try:
-        with open(path, encoding="utf-8") as fh:
-            meta, body = _front_matter(fh.read())
-    except (OSError, UnicodeDecodeError, ValueError, notes.ParseError, yaml.YAMLError) as exc:
-        report.skip(path, f"unreadable front matter ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})")
+        found = foreign.read(path)
+    except (OSError, ValueError) as exc:
+        report.skip(path, f"unreadable ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})")
         return None
+    if found.problem:
+        report.skip(path, f"unreadable front matter ({found.problem})")
+        return None
+    meta, body = found.meta, found.body
     _nested = meta.get("metadata")
     nested: dict[str, Any] = _nested if isinstance(_nested, dict) else {}
     kind = nested.get("type", meta.get("type"))

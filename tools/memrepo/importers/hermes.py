@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import re
 
-from memrepo.format import notes, redact
+from memrepo.format import foreign, notes, redact
 from memrepo.passes import profile
 from memrepo.store import memories as store
 from memrepo.importers import common
@@ -40,9 +40,17 @@ def memories_dir(given: str) -> str:
     return inner if os.path.isdir(inner) else given
 
 
+def _read_entries(path: str, report: common.Report) -> list[str]:
+    """The entries of one file (through the lenient reader: bounded, a stray front matter dropped)."""
+    try:
+        return entries(foreign.read(path).body)
+    except (OSError, ValueError) as exc:
+        report.skip(path, f"unreadable ({exc})")
+        return []
+
+
 def memory_notes(repo: str, path: str, report: common.Report) -> list[notes.Note]:
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        found = entries(fh.read())
+    found = _read_entries(path, report)
     out = []
     for n, text in enumerate(found, start=1):
         note_id = common.stable_id("hermes", text, text)
@@ -61,8 +69,7 @@ def memory_notes(repo: str, path: str, report: common.Report) -> list[notes.Note
 
 def user_lines(repo: str, path: str, report: common.Report) -> list[str]:
     """USER.md entries not yet in the profile nor demoted from it."""
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        found = entries(fh.read())
+    found = _read_entries(path, report)
     current = {profile.normalize(e.text).lower() for e in profile.read(repo)}
     out = []
     for n, text in enumerate(found, start=1):

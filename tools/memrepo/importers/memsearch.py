@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import re
 
-from memrepo.format import notes
+from memrepo.format import foreign, notes
 from memrepo.store import memories as store
 from memrepo.importers import common
 
@@ -91,8 +91,11 @@ def collect(repo: str, directory: str, project: str | None, report: common.Repor
             why = "a summary memsearch rewrites, not a journal" if name in SUMMARIES else "not a daily journal (YYYY-MM-DD.md)"
             report.skip(path, why)
             continue
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            found = sections(fh.read())
+        try:
+            found = sections(foreign.read(path).body)
+        except (OSError, ValueError) as exc:
+            report.skip(path, f"unreadable ({exc})")
+            continue
         seen: dict[str, int] = {}
         for n, heading, lines in found:
             t = TURN.match(heading)
