@@ -12,10 +12,10 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import subprocess
 import time
 from typing import Any
 
+from memrepo import proc
 from memrepo.store import config
 from memrepo.recall import paths
 from memrepo.format import redact
@@ -72,19 +72,23 @@ def call(repo: str, pass_name: str, prompt: str, timeout: float = TIMEOUT) -> st
     try:
         # MEMREPO_PASS tells memrepo's own hooks in a `claude -p` model session to stand aside.
         env = dict(os.environ, MEMREPO_PASS=pass_name)
-        proc = subprocess.run(args, input=prompt, capture_output=True, text=True, timeout=timeout, env=env)
-    except FileNotFoundError:
-        raise ModelError(f"model command not found: {args[0]}", hint=f"install it, or set {ENV_CMD}") from None
-    except subprocess.TimeoutExpired:
-        entry.update(ok=False, error="timeout", ms=round((time.perf_counter() - start) * 1000))
-        _append(repo, LEDGER, entry)
-        raise ModelError(f"the model command timed out after {timeout:.0f}s") from None
+        res = proc.run(args, input=prompt.encode("utf-8"), timeout=timeout, env=env, max_output=MAX_OUTPUT)
+    except OSError as exc:
+        raise ModelError(f"model command not found: {args[0]} ({exc.strerror})", hint=f"install it, or set {ENV_CMD}") from None
     entry["ms"] = round((time.perf_counter() - start) * 1000)
-    if proc.returncode != 0:
-        entry.update(ok=False, error=f"exit {proc.returncode}")
+    if res.timed_out:
+        entry.update(ok=False, error="timeout")
         _append(repo, LEDGER, entry)
-        raise ModelError(f"the model command exited {proc.returncode}: {proc.stderr.strip()[:300]}")
-    text, tokens = _answer(proc.stdout[:MAX_OUTPUT])
+        raise ModelError(f"the model command timed out after {timeout:.0f}s")
+    if res.truncated:
+        entry.update(ok=False, error="output over the bound")
+        _append(repo, LEDGER, entry)
+        raise ModelError(f"the model command printed more than {MAX_OUTPUT} bytes")
+    if res.returncode != 0:
+        entry.update(ok=False, error=f"exit {res.returncode}")
+        _append(repo, LEDGER, entry)
+        raise ModelError(f"the model command exited {res.returncode}: {res.text('stderr').strip()[:300]}")
+    text, tokens = _answer(res.text())
     entry.update(ok=True, **tokens)
     _append(repo, LEDGER, entry)
     return text

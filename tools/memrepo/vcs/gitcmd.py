@@ -1,9 +1,14 @@
-"""One way to run the git CLI (stdlib only; used by git hooks, where GitPython is too slow)."""
+"""One way to run the git CLI: every git process memrepo starts goes through `run_git`."""
 
 from __future__ import annotations
 
 import os
-import subprocess
+
+from memrepo import proc
+
+# A commit runs the repository's hooks (post-commit reindexes), a push talks to a remote: long
+# enough for both, short enough that a git waiting on a credential prompt cannot hang a worker.
+TIMEOUT = 600.0
 
 
 def no_git_env() -> dict[str, str]:
@@ -12,17 +17,22 @@ def no_git_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or k in keep}
 
 
-def run_git(*args: str, cwd: str, input: bytes | None = None, env: dict[str, str] | None = None) -> tuple[int, bytes, bytes]:
+def run_git(*args: str, cwd: str, input: bytes | None = None, env: dict[str, str] | None = None,
+            timeout: float = TIMEOUT) -> tuple[int, bytes, bytes]:
     """Run `git args` in cwd and return (returncode, stdout, stderr); never raises for a git failure.
 
     The environment is inherited by default: inside a git hook GIT_INDEX_FILE names the index
-    being committed (a temporary one for `git commit -a` or partial commits).
+    being committed (a temporary one for `git commit -a` or partial commits). A git that runs
+    out of time or output is killed and reported as a failure (nonzero code, the reason on stderr).
     """
-    proc = subprocess.run(
-        ("git",) + args, cwd=cwd, input=input, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        env=env,
-    )
-    return proc.returncode, proc.stdout, proc.stderr
+    try:
+        res = proc.run(("git",) + args, cwd=cwd, input=input, env=env, timeout=timeout)
+    except OSError as exc:
+        return 127, b"", f"cannot run git: {exc}".encode()
+    if res.timed_out or res.truncated:
+        why = f"git {args[0] if args else ''} {'timed out' if res.timed_out else 'printed too much'}; killed"
+        return res.returncode or -9, res.stdout, res.stderr + why.encode()
+    return res.returncode, res.stdout, res.stderr
 
 
 def head(cwd: str) -> str | None:

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import time
 
+from memrepo import proc
 from memrepo.recall import paths
 
 PIP_TIMEOUT = 900
@@ -30,11 +30,23 @@ def _report(repo: str, state: str, **extra: object) -> None:
 
 
 def _has_deps(python: str) -> bool:
-    code = "import git, yaml, click, memrepo.cli.main"
     try:
-        return subprocess.run([python, "-c", code], capture_output=True, timeout=60).returncode == 0
-    except (OSError, subprocess.TimeoutExpired):
+        return proc.run([python, "-c", "import yaml, frontmatter, click, memrepo.cli.main"], timeout=60).ok
+    except OSError:
         return False
+
+
+def _run(argv: list[str], what: str, timeout: float) -> proc.Result:
+    """Run a setup step to its end; RuntimeError with the lines of stderr that say what went wrong."""
+    try:
+        res = proc.run(argv, timeout=timeout)
+    except OSError as exc:
+        raise RuntimeError(f"{what} could not start: {exc}") from None
+    if res.timed_out:
+        raise RuntimeError(f"{what} did not finish in {timeout:.0f}s")
+    if res.returncode != 0:
+        raise RuntimeError(f"{what} failed: {_cause(res.text('stderr'))}")
+    return res
 
 
 def _recorded(repo: str) -> str | None:
@@ -72,14 +84,13 @@ def prepare_venv(repo: str) -> str:
         raise RuntimeError("no interpreter with memrepo's dependencies; run `pip install memrepo` (or the repository with `pip install .`)")
     venv = os.path.join(data, "venv")
     _report(repo, "creating-venv", venv=venv)
-    proc = subprocess.run([sys.executable, "-m", "venv", venv], capture_output=True, text=True, timeout=300)
-    if proc.returncode != 0:
-        raise RuntimeError(f"python -m venv failed: {_cause(proc.stderr)} (on Debian/Ubuntu: apt install python3-venv)")
+    try:
+        _run([sys.executable, "-m", "venv", venv], "python -m venv", 300)
+    except RuntimeError as exc:
+        raise RuntimeError(f"{exc} (on Debian/Ubuntu: apt install python3-venv)") from None
     py = os.path.join(venv, "bin", "python")
     _report(repo, "installing", venv=venv, source=root)
-    proc = subprocess.run([py, "-m", "pip", "install", "--quiet", root], capture_output=True, text=True, timeout=PIP_TIMEOUT)
-    if proc.returncode != 0:
-        raise RuntimeError("pip install failed: " + _cause(proc.stderr))
+    _run([py, "-m", "pip", "install", "--quiet", root], "pip install", PIP_TIMEOUT)
     return py
 
 
@@ -91,18 +102,12 @@ def main(argv: list[str]) -> int:
         py = find_python(repo) or prepare_venv(repo)
         if not os.path.isdir(os.path.join(repo, ".git")):
             _report(repo, "init", python=py)
-            subprocess.run([py, "-m", "memrepo", "init", repo], check=True, capture_output=True, text=True, timeout=300)
+            _run([py, "-m", "memrepo", "init", repo], "memrepo init", 300)
         _report(repo, "indexing", python=py)
-        proc = subprocess.run([py, "-m", "memrepo", "--repo", repo, "index"], capture_output=True, text=True, timeout=1800)
-        if proc.returncode != 0:
-            raise RuntimeError("memrepo index failed: " + (proc.stderr.strip().splitlines() or ["?"])[-1])
+        _run([py, "-m", "memrepo", "--repo", repo, "index"], "memrepo index", 1800)
         _report(repo, "done", reason=reason, python=py)
     except Exception as exc:  # noqa: BLE001 — a detached worker reports, it has nobody to raise to
-        stderr = getattr(exc, "stderr", None)
-        if isinstance(stderr, bytes):
-            stderr = stderr.decode("utf-8", "replace")
-        detail = _cause(stderr) if isinstance(exc, subprocess.CalledProcessError) and stderr else str(exc)
-        _report(repo, "failed", reason=reason, error=detail)
+        _report(repo, "failed", reason=reason, error=str(exc))
         return 1
     return 0
 

@@ -252,26 +252,14 @@ def work(repo: str, handler: Callable[[str, dict[str, Any]], Any] = dispatch) ->
 
 
 def spawn_worker(repo: str) -> int:
-    """Start a detached worker for `repo` (a new session, no terminal); returns its pid.
+    """Start a detached worker for `repo` (a new session, no terminal); returns its pid."""
+    from memrepo import proc
 
-    os.posix_spawn, not subprocess: importing subprocess alone costs ~30 ms on the hook path.
-    """
     os.makedirs(jobs_dir(repo), exist_ok=True)
     tools = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env = dict(os.environ, PYTHONPATH=tools + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    argv = [sys.executable, "-m", "memrepo.worker.jobs", repo]
-    log_path = os.path.join(jobs_dir(repo), WORKER_LOG)
-    actions = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-               (os.POSIX_SPAWN_OPEN, 1, log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600),
-               (os.POSIX_SPAWN_DUP2, 1, 2)]
-    try:
-        return os.posix_spawn(sys.executable, argv, env, file_actions=actions, setsid=True)
-    except (AttributeError, NotImplementedError, TypeError):
-        import subprocess
-
-        with open(log_path, "ab") as out:
-            return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=out, env=env,
-                                    start_new_session=True, close_fds=True).pid
+    return proc.spawn_detached([sys.executable, "-m", "memrepo.worker.jobs", repo],
+                               log_path=os.path.join(jobs_dir(repo), WORKER_LOG), env=env)
 
 
 # -- the capture hooks -------------------------------------------------------------------------
@@ -351,7 +339,7 @@ def main(argv: list[str]) -> int:
     """`python -m memrepo.worker.jobs REPO`: the detached worker; moves to an interpreter with memrepo's dependencies."""
     repo = os.path.abspath(argv[0]) if argv else paths.memory_repo()
     try:
-        import git  # noqa: F401
+        import click  # noqa: F401
         import yaml  # noqa: F401
     except ImportError:
         from memrepo.worker import bootstrap

@@ -1,41 +1,33 @@
-"""The verifier's fixed registry of typed probes: argument validation, then running them.
+"""The verifier's fixed registry of typed probes: checking a claim against it, then running it.
 
 A claim is a call of one registered probe with arguments that passed its schema. Nothing
 here ever builds a shell command or takes a command from a memory or a model: processes are
 argument lists fixed in this module (git, gh) or written by the user in settings
 (`providers`), started by `_spawn` with a timeout and a bounded read. Every side effect a
-probe has goes through `_spawn`, `_fetch`, `_which` or `_exists`, and `check` runs before
-any of them.
+probe has goes through `_spawn`, `_fetch`, `_which` or `_exists`, and `check` (with the
+argument types of `argtypes`) runs before any of them.
 """
 
 from __future__ import annotations
 
 import enum
 import os
-import posixpath
 import re
-import selectors
 import shutil
-import signal
-import subprocess
-import time
 import urllib.error
-import urllib.parse
 import urllib.request
 from typing import Any, Callable, NamedTuple
 
+from memrepo import proc
+from memrepo.passes.verify.argtypes import (
+    ClaimRejected, branch_name, command_name, gh_repo, http_url, instance_id, pr_number, project_name, provider_name,
+    rel_path, repo_path, secret_name,
+)
 from memrepo.vcs import gitcmd
-from memrepo.format import redact
-from memrepo.errors import MemrepoError
 
 TIMEOUT = 10.0
 URL_TIMEOUT = 5.0
 MAX_OUTPUT = 64 * 1024
-MAX_NUMBER = 10_000_000
-
-
-class ClaimRejected(MemrepoError):
-    """A claim's probe or arguments failed validation; nothing was run."""
 
 
 class Verdict(enum.Enum):
@@ -70,133 +62,6 @@ class Call(NamedTuple):
 
     probe: str
     args: dict[str, Any]
-
-
-# -- argument types --------------------------------------------------------------------
-
-# Characters a shell, an option parser or a terminal would give meaning to; none is needed
-# by any argument a probe takes (URLs have their own, narrower check).
-_META = set(";|&$`<>(){}[]*?!'\"\\#~^%,= \t\r\n") | {chr(c) for c in range(32)} | {"\x7f"}
-
-
-def _plain(value: Any, what: str, limit: int, pattern: str) -> str:
-    if not isinstance(value, str):
-        raise ClaimRejected(f"{what} must be text, not {type(value).__name__}")
-    if not value:
-        raise ClaimRejected(f"{what} is empty")
-    if len(value) > limit:
-        raise ClaimRejected(f"{what} is {len(value)} characters, over {limit}")
-    odd = next((ch for ch in value if ord(ch) > 126), None)
-    if odd is not None:
-        # Look-alikes (Cyrillic а for Latin a, fullwidth ／) would pass a visual review.
-        raise ClaimRejected(f"{what} has a non-ASCII character U+{ord(odd):04X}")
-    if value.startswith("-"):
-        raise ClaimRejected(f"{what} starts with '-' (it would be read as an option)")
-    bad = next((ch for ch in value if ch in _META), None)
-    if bad is not None:
-        raise ClaimRejected(f"{what} has a forbidden character {bad!r}")
-    if not re.fullmatch(pattern, value):
-        raise ClaimRejected(f"{what} {value!r} is not of the allowed form")
-    return value
-
-
-def rel_path(value: Any, what: str = "path") -> str:
-    """A relative path inside a project: no absolute paths, no `..`, normalized."""
-    text = _plain(value, what, 300, r"[A-Za-z0-9._/@+-]+")
-    if text.startswith("/"):
-        raise ClaimRejected(f"{what} {text!r} is absolute; claims name paths inside a project")
-    if ".." in text.split("/"):
-        raise ClaimRejected(f"{what} {text!r} climbs out with '..'")
-    norm = posixpath.normpath(text)
-    return "." if norm in ("", ".") else norm
-
-
-def repo_path(value: Any) -> str:
-    return rel_path(value, "repo")
-
-
-def project_name(value: Any) -> str:
-    return _plain(value, "project", 100, r"[A-Za-z0-9][A-Za-z0-9._-]*")
-
-
-def branch_name(value: Any) -> str:
-    text = _plain(value, "branch", 200, r"[A-Za-z0-9._/-]+")
-    parts = text.split("/")
-    if ".." in text or "//" in text or text.endswith((".lock", ".", "/")) or text.startswith("/") \
-            or any(p.startswith(".") for p in parts) or text == "HEAD":
-        raise ClaimRejected(f"branch {text!r} is not a valid git branch name")
-    return text
-
-
-def gh_repo(value: Any) -> str:
-    text = _plain(value, "repo", 140, r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}")
-    if text.split("/")[1] in (".", ".."):
-        raise ClaimRejected(f"repo {text!r} is not owner/name")
-    return text
-
-
-def pr_number(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ClaimRejected(f"number must be an integer, not {type(value).__name__}")
-    if not 1 <= value <= MAX_NUMBER:
-        raise ClaimRejected(f"number {value} is out of range")
-    return value
-
-
-def command_name(value: Any) -> str:
-    return _plain(value, "name", 64, r"[A-Za-z0-9._+-]+")
-
-
-def secret_name(value: Any) -> str:
-    text = _plain(value, "name", 200, r"[A-Za-z0-9._/-]+")
-    if ".." in text:
-        raise ClaimRejected(f"name {text!r} has '..'")
-    return text
-
-
-def instance_id(value: Any) -> str:
-    text = _plain(value, "id", 200, r"[A-Za-z0-9._:/-]+")
-    if ".." in text:
-        raise ClaimRejected(f"id {text!r} has '..'")
-    return text
-
-
-def provider_name(value: Any) -> str:
-    return _plain(value, "provider", 40, r"[a-z0-9][a-z0-9_-]*")
-
-
-_URL_BAD = set(" \t\r\n`$|;<>\\\"'{}^") | {chr(c) for c in range(32)} | {"\x7f"}
-_URL_SECRET_PARAM = re.compile(r"(?i)(?:^|[?&;])(?:[a-z_-]*token|secret|password|passwd|pwd|api[_-]?key|access[_-]?key"
-                               r"|key|sig|signature|auth|credentials?|x-amz-[a-z-]+)=")
-
-
-def http_url(value: Any) -> str:
-    """An http(s) URL with a plain host, no credentials and nothing a shell or terminal reads."""
-    if not isinstance(value, str) or not value:
-        raise ClaimRejected("url must be non-empty text")
-    if len(value) > 2048:
-        raise ClaimRejected(f"url is {len(value)} characters, over 2048")
-    odd = next((ch for ch in value if ord(ch) > 126), None)
-    if odd is not None:
-        raise ClaimRejected(f"url has a non-ASCII character U+{ord(odd):04X}")
-    bad = next((ch for ch in value if ch in _URL_BAD), None)
-    if bad is not None:
-        raise ClaimRejected(f"url has a forbidden character {bad!r}")
-    parts = urllib.parse.urlsplit(value)
-    if parts.scheme.lower() not in ("http", "https"):
-        raise ClaimRejected(f"url scheme {parts.scheme or '(none)'!r} is not http or https")
-    if "@" in parts.netloc:
-        raise ClaimRejected("url carries credentials (user@host)")
-    if _URL_SECRET_PARAM.search("?" + parts.query) or redact.find_secrets(value):
-        raise ClaimRejected("url carries a credential in its query")
-    host = parts.hostname or ""
-    if not re.fullmatch(r"[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?|[0-9a-f:]+", host):
-        raise ClaimRejected(f"url host {host!r} is not a plain host name")
-    try:
-        parts.port
-    except ValueError:
-        raise ClaimRejected("url port is not a number from 0 to 65535") from None
-    return value
 
 
 # -- the registry ----------------------------------------------------------------------
@@ -281,31 +146,13 @@ def describe(call: Call, project: str | None = None) -> str:
 
 def _spawn(argv: list[str], timeout: float = TIMEOUT, env: dict[str, str] | None = None,
            cwd: str | None = None) -> tuple[int | None, bytes]:
-    """Run an argument list (never a shell); (exit code or None on timeout/not found, first MAX_OUTPUT bytes)."""
+    """Run an argument list (never a shell); (exit code, or None when it did not start, ran out of
+    time or printed more than MAX_OUTPUT; the first MAX_OUTPUT bytes of stdout)."""
     try:
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                env=env, cwd=cwd, start_new_session=True)
+        res = proc.run(argv, env=env, cwd=cwd, timeout=timeout, max_output=MAX_OUTPUT)
     except OSError:
         return None, b""
-    out = bytearray()
-    deadline = time.monotonic() + timeout
-    assert proc.stdout is not None
-    with selectors.DefaultSelector() as sel:
-        sel.register(proc.stdout, selectors.EVENT_READ)
-        while len(out) < MAX_OUTPUT and time.monotonic() < deadline:
-            if not sel.select(max(0.0, deadline - time.monotonic())):
-                break
-            chunk = os.read(proc.stdout.fileno(), min(65536, MAX_OUTPUT - len(out)))
-            if not chunk:
-                break
-            out += chunk
-    proc.stdout.close()
-    try:
-        return proc.wait(max(0.0, deadline - time.monotonic())), bytes(out)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-        return None, bytes(out)
+    return (None if res.timed_out or res.truncated else res.returncode), res.stdout
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
