@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from helpers import ROOT, commit_all, git, head, write_file, write_memory
-from memrepo.vcs import gitops
+from memrepo.vcs import trailers
 from memrepo.format import notes
 from memrepo.passes.verify import probes, verifier as verify
 from memrepo.recall import decide as recall
@@ -60,7 +60,7 @@ def test_a_failed_claim_is_stamped_committed_shown_by_recall_and_cleared_later(r
         "  - {probe: path_exists, args: {path: src/shop/app.py}, by: text}\n---\n" + CELERY_BODY)
     assert "verification:\n  status: verified\n  checked: '2026-11-29'\nclaims:" in _text(repo, "runbook")
     assert "verification" not in _text(repo, "tabs")
-    entry = gitops.trailer_log(repo, 1)[0]
+    entry = trailers.read(repo, limit=1)[0]
     assert entry["commit"] == report.commit == head(repo)
     assert entry["subject"] == "verify: restamp 2 memories (1 unverified, 1 verified)"
     assert entry["trailers"] == {"Action": "verify", "Run": RUN, "Memories": "2"}
@@ -243,6 +243,6 @@ def test_undo_of_a_verify_run_restores_the_files(repo: str, world: dict[str, str
     undo = runs.undo(repo, RUN)
     assert undo == [head(repo)]
     assert {note_id: _text(repo, note_id) for note_id in before} == before
-    assert gitops.trailer_log(repo, 1)[0]["trailers"]["Undoes"] == RUN
+    assert trailers.read(repo, limit=1)[0]["trailers"]["Undoes"] == RUN
     d = recall.decide(repo, "where is the celery beat schedule configured?", project="shop")
     assert [(h.id, h.labels()) for h in d.hits][:1] == [("celery-beat", [])]

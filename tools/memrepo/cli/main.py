@@ -256,14 +256,14 @@ def doctor(ctx: click.Context, as_json: bool) -> None:
 @_fail_friendly
 def log(ctx: click.Context, limit: int, as_json: bool, runs: bool) -> None:
     """The Memrepo-* trailers of history, newest first."""
-    from memrepo.vcs import gitops
+    from memrepo.vcs import trailers
     from memrepo.store import memories as store
 
     if runs:
         from memrepo.cli.curate import show_runs
 
         return show_runs(_repo(ctx), limit, as_json)
-    entries = gitops.trailer_log(store.require_repo(_repo(ctx)), limit)
+    entries = trailers.read(store.require_repo(_repo(ctx)), limit=limit)
     if as_json:
         return _json(entries)
     for e in entries:

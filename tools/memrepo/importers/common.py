@@ -2,23 +2,17 @@
 
 An import is all or nothing: every generated memory is validated before any file is
 written, the files are written, and one commit (`Memrepo-Action: import`, `Memrepo-Run`)
-records them, so `memrepo undo RUN` reverts the whole import. If the commit fails, the files
-are put back as they were.
+records them (`vcs.commit.commit_files`), so `memrepo undo RUN` reverts the whole import. If
+the commit fails, the files are put back as they were.
 """
 
 from __future__ import annotations
 
-import hashlib
-import os
 from typing import Any
 
-from memrepo.vcs import gitcmd, gitops
-from memrepo.format import notes, spec, validate
+from memrepo.format import notes, validate
 from memrepo.recall import paths
 from memrepo.store import memories as store
-
-ELLIPSIS = "…"
-
 
 class Report:
     """The outcome of one import: memories added, entries skipped (with why) and already imported."""
@@ -42,31 +36,7 @@ class Report:
                 "run": self.run, "commit": self.commit}
 
 
-def short(text: str, limit: int) -> str:
-    """One line of at most `limit` characters, cut at a word boundary with an ellipsis."""
-    line = " ".join(text.split())
-    if len(line) <= limit:
-        return line
-    cut = line[: limit - 1]
-    if " " in cut[limit // 2:]:
-        cut = cut[: cut.rindex(" ")]
-    return cut.rstrip(" ,;:.-") + ELLIPSIS
-
-
-def stable_id(prefix: str, label: str, key: str) -> str:
-    """A deterministic id: prefix, a slug of `label`, and a hash of `key` (the entry's origin).
-
-    The same entry always maps to the same id, which is how a second import run knows what the
-    first one took.
-    """
-    digest = hashlib.sha1(key.encode("utf-8")).hexdigest()[:6]
-    room = spec.MAX_ID - len(prefix) - len(digest) - 2
-    slug = store.slugify(label)[:room].rstrip("-") or "entry"
-    return f"{prefix}-{slug}-{digest}"
-
-
-def exists(repo: str, note_id: str) -> bool:
-    return os.path.exists(paths.note_path(repo, note_id))
+short, stable_id, exists = store.short, store.stable_id, store.exists  # the importers' names for them
 
 
 def build(where: str, report: Report, **fields: Any) -> notes.Note | None:
@@ -80,55 +50,13 @@ def build(where: str, report: Report, **fields: Any) -> notes.Note | None:
     return note
 
 
-def commit_files(repo: str, texts: dict[str, str], subject: str, trailers: dict[str, Any], body: str = "") -> str:
-    """Write every `{repo-relative path: text}` and commit them in one commit; on failure restore them.
-
-    Nothing is left half-written: a file that existed gets its old text back, a new one is
-    removed and unstaged.
-    """
-    before: dict[str, str | None] = {}
-    for rel in texts:
-        path = os.path.join(repo, rel)
-        if os.path.exists(path):
-            with open(path, encoding="utf-8", newline="") as fh:
-                before[rel] = fh.read()
-        else:
-            before[rel] = None
-    try:
-        for rel, text in texts.items():
-            _write(os.path.join(repo, rel), text)
-        return gitops.commit(repo, sorted(texts), subject, trailers, body)
-    except BaseException:
-        for rel, old in before.items():
-            path = os.path.join(repo, rel)
-            if old is None:
-                if os.path.exists(path):
-                    os.remove(path)
-            else:
-                _write(path, old)
-        gitcmd.run_git("reset", "-q", "--", *sorted(texts), cwd=repo)
-        raise
-
-
-def _write(path: str, text: str) -> None:
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = f"{path}.tmp-{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
-
-
-def note_texts(new: list[notes.Note]) -> dict[str, str]:
-    return {f"{paths.MEMORY_DIR}/{n.id}.md": notes.serialize(n) for n in new}
-
-
 def commit_run(repo: str, report: Report, new: list[notes.Note], extra: dict[str, str] | None = None,
                demoted: list[str] | None = None) -> Report:
     """Commit a run's new memories (and any other files, e.g. profile.md) in one `Memrepo-Action: import` commit.
 
     Nothing new means no commit: a second run of the same import adds nothing.
     """
-    from memrepo.vcs import runs
+    from memrepo.vcs import commit, runs
 
     texts: dict[str, str] = {}
     for note in new:
@@ -151,5 +79,5 @@ def commit_run(repo: str, report: Report, new: list[notes.Note], extra: dict[str
         trailers["Demoted"] = " ".join(report.demoted)
     body = "\n".join([f"add: {i}" for i in report.added] + [f"profile: {t}" for t in report.profile]
                      + [f"demote: {i}" for i in report.demoted] + [f"skipped: {w}: {y}" for w, y in report.skipped])
-    report.commit = commit_files(repo, texts, f"import: {' and '.join(parts)} from {report.tool}", trailers, body)
+    report.commit = commit.commit_files(repo, texts, f"import: {' and '.join(parts)} from {report.tool}", trailers, body)
     return report

@@ -25,8 +25,9 @@ from memrepo.format import notes, redact, spec, transcript, validate
 from memrepo.passes import model
 from memrepo.passes.curate import curator as curate, guards, review
 from memrepo.recall import paths, query, search
-from memrepo.store import config, index, memories as store
-from memrepo.vcs import gitcmd, gitops, runs
+from memrepo.store import config, memories as store
+from memrepo.vcs import runs
+from memrepo.vcs.commit import commit_files
 from memrepo.worker import jobs
 from memrepo.format.notes import Note
 
@@ -352,35 +353,17 @@ def commit(plan: Plan, report: CaptureReport, review_branch: bool = False) -> No
         report.added += [n.id for n in plan.new]
         return
     if plan.new:
-        _commit_files(plan.repo, plan.new, subject, trailers, report, new=True)
+        _commit_files(plan.repo, plan.new, subject, trailers, report)
         report.added += [n.id for n in plan.new]
     for note, extra in plan.changes:
-        _commit_files(plan.repo, [note], f"capture: {extra['Action']} {note.id}", extra, report, new=False)
+        _commit_files(plan.repo, [note], f"capture: {extra['Action']} {note.id}", extra, report)
         if extra.get("Refuted"):
             report.refuted.append({"id": note.id, "action": extra["Action"], "by": extra.get("Winner"), "reason": extra["Reason"]})
 
 
-def _commit_files(repo: str, batch: list[Note], subject: str, trailers: dict[str, Any], report: CaptureReport, new: bool) -> None:
-    rels = [f"{paths.MEMORY_DIR}/{n.id}.md" for n in batch]
-    before = {}
-    for rel, note in zip(rels, batch):
-        path = os.path.join(repo, rel)
-        if not new:
-            with open(path, "rb") as fh:
-                before[path] = fh.read()
-        notes.write(note, path)
-    try:
-        report.commits.append(gitops.commit(repo, rels, subject, trailers))
-    except MemrepoError:
-        gitcmd.run_git("reset", "-q", "--", *rels, cwd=repo)
-        for rel in rels:
-            path = os.path.join(repo, rel)
-            if path in before:
-                with open(path, "wb") as fh:
-                    fh.write(before[path])
-            elif os.path.exists(path):
-                os.remove(path)
-        raise
+def _commit_files(repo: str, batch: list[Note], subject: str, trailers: dict[str, Any], report: CaptureReport) -> None:
+    files = {f"{paths.MEMORY_DIR}/{n.id}.md": notes.serialize(n) for n in batch}
+    report.commits.append(commit_files(repo, files, subject, trailers))
 
 
 # -- one capture ---------------------------------------------------------------------------

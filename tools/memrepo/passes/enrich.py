@@ -15,12 +15,12 @@ import json
 import os
 from typing import Any
 
-from memrepo.vcs import gitcmd, gitops, runs
+from memrepo.vcs import gitcmd, runs
+from memrepo.vcs.commit import commit_files
 from memrepo.passes import model
 from memrepo.format import notes, redact, spec
 from memrepo.recall import paths, query
 from memrepo.store import memories as store
-from memrepo.errors import MemrepoError
 from memrepo.format.notes import Note
 
 PASS = "enrich"
@@ -174,21 +174,15 @@ def run(repo: str, ids: list[str] | None = None, run_id: str | None = None) -> d
     report["asked"] = [n.id for n in targets]
     found = aliases_for(repo, targets, report)
     state = _load_state(repo)
-    changed = []
+    files = {}
     for note in targets:
         state[note.id] = _fingerprint(note)
         if found.get(note.id):
-            notes.write(apply(note, found[note.id]), paths.note_path(repo, note.id))
-            changed.append(note.id)
+            files[f"{paths.MEMORY_DIR}/{note.id}.md"] = notes.serialize(apply(note, found[note.id]))
             report["enriched"][note.id] = found[note.id]
-    if changed:
-        files = [f"{paths.MEMORY_DIR}/{i}.md" for i in changed]
-        try:
-            report["commit"] = gitops.commit(repo, files, f"enrich: aliases for {len(changed)} memor{'y' if len(changed) == 1 else 'ies'}",
-                                             {"Action": "enrich", "Run": report["run_id"], "Count": len(changed)})
-        except MemrepoError:
-            gitcmd.run_git("reset", "-q", "--", *files, cwd=repo)
-            gitcmd.run_git("checkout", "--", *files, cwd=repo)
-            raise
+    if files:
+        n = len(files)
+        report["commit"] = commit_files(repo, files, f"enrich: aliases for {n} memor{'y' if n == 1 else 'ies'}",
+                                        {"Action": "enrich", "Run": report["run_id"], "Count": n})
     _save_state(repo, state)
     return report

@@ -205,12 +205,12 @@ def normalize(text: str) -> str:
 def demotion_note(repo: str, entry: Entry, today: str, taken: set[str]) -> notes.Note:
     """The memory a demoted line becomes: class preference, the whole line, its provenance in the body."""
     from memrepo.format import notes
-    from memrepo.importers import common
+    from memrepo.store import memories as store
 
-    note_id = common.stable_id("profile", entry.text, entry.text)
-    if note_id in taken or common.exists(repo, note_id):
+    note_id = store.stable_id("profile", entry.text, entry.text)
+    if note_id in taken or store.exists(repo, note_id):
         base, n = note_id, 2
-        while note_id in taken or common.exists(repo, note_id):
+        while note_id in taken or store.exists(repo, note_id):
             note_id, n = f"{base}-{n}", n + 1
     taken.add(note_id)
     said = "Said by the user" if entry.source == "user" else "Inferred about the user"
@@ -218,7 +218,7 @@ def demotion_note(repo: str, entry: Entry, today: str, taken: set[str]) -> notes
     uses = f"recall used it {entry.uses} time{'s' * (entry.uses != 1)}"
     description = f"{said}; in the always-on profile from {added} until {today} ({uses})."
     body = f"{entry.text}\n\n{description} Demoted by `memrepo profile` to keep the profile within its bound.\n"
-    return notes.new_note(id=note_id, title=common.short(entry.text, 120), description=description,
+    return notes.new_note(id=note_id, title=store.short(entry.text, 120), description=description,
                           class_="preference", source="user" if entry.source == "user" else "agent",
                           created=added, updated=today, body=body)
 
@@ -300,14 +300,13 @@ def validate_plan(plan: Plan) -> None:
 
 
 def _commit(repo: str, plan: Plan, subject: str, action: str) -> str:
-    from memrepo.vcs import runs
-    from memrepo.importers import common
+    from memrepo.vcs import commit, runs
 
     validate_plan(plan)
     trailers: dict[str, Any] = {"Action": action, "Run": runs.fresh_run_id(repo, "profile")}
     if plan.demoted:
         trailers["Demoted"] = " ".join(n.id for _, n in plan.demoted)
-    return common.commit_files(repo, plan.texts(), subject, trailers, plan.body())
+    return commit.commit_files(repo, plan.texts(), subject, trailers, plan.body())
 
 
 def add(repo: str, text: str, source: str = "user") -> dict[str, Any]:
@@ -367,6 +366,6 @@ def show(repo: str) -> dict[str, Any]:
 
 
 def _quote(text: str) -> str:
-    from memrepo.importers import common
+    from memrepo.store import memories as store
 
-    return "'" + common.short(text, 60) + "'"
+    return "'" + store.short(text, 60) + "'"

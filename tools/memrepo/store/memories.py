@@ -8,7 +8,6 @@ import re
 import sqlite3
 from typing import TYPE_CHECKING, Any
 
-from memrepo.vcs import gitcmd
 from memrepo.store import index
 from memrepo.recall import paths
 from memrepo.format import spec
@@ -17,7 +16,7 @@ from memrepo.errors import NoteInvalid, NoteNotFound, RepoNotFound
 if TYPE_CHECKING:
     from memrepo.format import notes
 
-# GitPython and PyYAML load inside the functions that write or parse: `memrepo search` and
+# git helpers and PyYAML load inside the functions that write or parse: `memrepo search` and
 # `memrepo list` only read the cache and should start fast.
 
 
@@ -35,6 +34,35 @@ def slugify(title: str) -> str:
     return slug[: spec.MAX_ID].rstrip("-") or "memory"
 
 
+def stable_id(prefix: str, label: str, key: str) -> str:
+    """A deterministic id: prefix, a slug of `label`, and a hash of `key` (the entry's origin).
+
+    The same entry always maps to the same id, which is how a second import run knows what the
+    first one took.
+    """
+    import hashlib
+
+    digest = hashlib.sha1(key.encode("utf-8")).hexdigest()[:6]
+    room = spec.MAX_ID - len(prefix) - len(digest) - 2
+    slug = slugify(label)[:room].rstrip("-") or "entry"
+    return f"{prefix}-{slug}-{digest}"
+
+
+def exists(repo: str, note_id: str) -> bool:
+    return os.path.exists(paths.note_path(repo, note_id))
+
+
+def short(text: str, limit: int) -> str:
+    """One line of at most `limit` characters, cut at a word boundary with an ellipsis."""
+    line = " ".join(text.split())
+    if len(line) <= limit:
+        return line
+    cut = line[: limit - 1]
+    if " " in cut[limit // 2:]:
+        cut = cut[: cut.rindex(" ")]
+    return cut.rstrip(" ,;:.-") + "…"
+
+
 def unique_id(repo: str, base: str) -> str:
     candidate, n = base, 2
     while os.path.exists(paths.note_path(repo, candidate)):
@@ -46,7 +74,7 @@ def unique_id(repo: str, base: str) -> str:
 
 def add(repo: str, note: notes.Note) -> tuple[str, str]:
     """Validate, write and commit a new memory; returns (id, commit sha). Nothing is written if invalid."""
-    from memrepo.vcs import gitops
+    from memrepo.vcs import commit
     from memrepo.format import notes, validate
 
     require_repo(repo)
@@ -62,15 +90,7 @@ def add(repo: str, note: notes.Note) -> tuple[str, str]:
     problems, _ = validate.check_text(text, rel)
     if problems:
         raise NoteInvalid(f"{rel} is not a valid memory", [str(p) for p in problems], hint="fix the fields named above and run it again")
-    notes.write(note, path)
-    try:
-        sha = gitops.commit(repo, [rel], f"add: {note_id}", {"Action": "add", "Id": note_id})
-    except Exception:
-        with contextlib.suppress(OSError):
-            os.remove(path)
-        # `git add` staged it already: unstage, or the next commit would record a deletion of nothing.
-        gitcmd.run_git("reset", "-q", "--", rel, cwd=repo)
-        raise
+    sha = commit.commit_files(repo, {rel: text}, f"add: {note_id}", {"Action": "add", "Id": note_id})
     return note_id, sha
 
 

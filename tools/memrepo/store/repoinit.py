@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from memrepo.vcs import gitcmd, gitops, hookwire
+from memrepo.vcs import commit as vcs_commit, gitcmd, gitops, hookwire
 from memrepo.store import index
 from memrepo.recall import paths
 from memrepo.errors import MemrepoError
@@ -68,9 +68,8 @@ def _uncommitted(root: str) -> list[str]:
     rels = [f"{paths.MEMORY_DIR}/.gitkeep", f"{paths.INDEX_DIR}/.gitignore", f"{paths.INDEX_DIR}/README.md",
             ".gitattributes"] + [f"{hookwire.HOOKS_DIR}/{h}" for h in hookwire.HOOKS]
     rels = [r for r in rels if os.path.exists(os.path.join(root, r))]
-    gitcmd.run_git("add", "--", *rels, cwd=root)
-    _, out, _ = gitcmd.run_git("diff", "--cached", "--name-only", "-z", "--", *rels, cwd=root)
-    return gitcmd.split_z(out)
+    _, out, _ = gitcmd.run_git("status", "--porcelain=v1", "-z", "--untracked-files=all", "--", *rels, cwd=root)
+    return sorted(entry[3:] for entry in gitcmd.split_z(out) if len(entry) > 3)
 
 
 def init(path: str) -> dict[str, Any]:
@@ -87,7 +86,7 @@ def init(path: str) -> dict[str, Any]:
         if not gitops.has_identity(root):
             raise MemrepoError("git has no user name/email here, so memrepo cannot commit",
                                hint='run `git config --global user.name "You"` and `git config --global user.email you@example.com`')
-        commit = gitops.commit(root, pending, "memrepo: init memory repository", {"Action": "init"})
+        commit = vcs_commit.commit_paths(root, pending, "memrepo: init memory repository", {"Action": "init"})
     report = index.update(root)
     return {"path": root, "git_init": created, "written": changed, "wiring": wiring, "commit": commit,
             "indexed": report.added + report.updated + report.unchanged}

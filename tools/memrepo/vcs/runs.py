@@ -14,11 +14,10 @@ import re
 import time
 from typing import Any
 
-from memrepo.vcs import gitcmd, gitops
-from memrepo.errors import GitError, MemrepoError
+from memrepo.vcs import commit, gitcmd, lock, trailers
+from memrepo.errors import MemrepoError
 
 RUN_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-[a-z][a-z0-9-]*$")
-_FORMAT = "%H%x1f%aI%x1f%s%x1f%(trailers:unfold,only)%x1e"
 
 
 class UndoError(MemrepoError):
@@ -41,35 +40,14 @@ def fresh_run_id(repo: str, pass_name: str) -> str:
         time.sleep(0.2)
 
 
-def _parse_log(out: bytes) -> list[dict[str, Any]]:
-    entries = []
-    for record in out.decode("utf-8", "replace").split("\x1e"):
-        record = record.strip("\n")
-        if not record:
-            continue
-        sha, date, subject, block = record.split("\x1f", 3)
-        trailers = {}
-        for line in block.splitlines():
-            key, _, value = line.partition(":")
-            if key.startswith(gitops.TRAILER_PREFIX):
-                trailers[key[len(gitops.TRAILER_PREFIX):]] = value.strip()
-        entries.append({"commit": sha, "date": date, "subject": subject, "trailers": trailers})
-    return entries
-
-
 def log(repo: str, rev: str = "HEAD", grep: str | None = None, limit: int = 10000) -> list[dict[str, Any]]:
     """Commits reachable from `rev` with `Memrepo-*` trailers, newest first (optionally grepped, fixed string)."""
-    args = ["log", f"-n{limit}", f"--format={_FORMAT}"]
-    args += ["--fixed-strings", f"--grep={grep}"] if grep else ["--extended-regexp", f"--grep=^{gitops.TRAILER_PREFIX}[A-Za-z]+: "]
-    rc, out, err = gitcmd.run_git(*args, rev, "--", cwd=repo)
-    if rc != 0:
-        return []
-    return [e for e in _parse_log(out) if e["trailers"]]
+    return trailers.read(repo, rev, grep, limit)
 
 
 def commits_of(repo: str, run_id: str) -> list[dict[str, Any]]:
     """The commits of one run reachable from HEAD, newest first."""
-    return [e for e in log(repo, grep=f"{gitops.TRAILER_PREFIX}Run: {run_id}") if e["trailers"].get("Run") == run_id]
+    return [e for e in log(repo, grep=f"{trailers.PREFIX}Run: {run_id}") if e["trailers"].get("Run") == run_id]
 
 
 def list_runs(repo: str, limit: int = 20) -> list[dict[str, Any]]:
@@ -130,7 +108,7 @@ def undo(repo: str, run_id: str) -> list[str]:
     commits = commits_of(repo, run_id)
     if not commits:
         raise UndoError(f"no commits of run {run_id} on this branch", hint="`memrepo log --runs` lists the runs")
-    done = [e for e in log(repo, grep=f"{gitops.TRAILER_PREFIX}Undoes: {run_id}") if e["trailers"].get("Undoes") == run_id]
+    done = [e for e in log(repo, grep=f"{trailers.PREFIX}Undoes: {run_id}") if e["trailers"].get("Undoes") == run_id]
     if done:
         raise UndoError(f"run {run_id} was already undone by {done[0]['commit'][:12]}",
                         hint=f"undo that instead: `memrepo undo {done[0]['trailers'].get('Run', '')}`")
@@ -138,24 +116,18 @@ def undo(repo: str, run_id: str) -> list[str]:
     files = _files_of(repo, shas)
     if not files:
         return []
-    _check_clean(repo, files)
-    rc, _, err = gitcmd.run_git("revert", "--no-commit", "--no-edit", *shas, cwd=repo)
-    if rc != 0:
-        gitcmd.run_git("revert", "--abort", cwd=repo)
-        raise UndoError(f"git revert of run {run_id} failed: {err.decode('utf-8', 'replace').strip()}",
-                        hint="later commits changed the same files; revert the run's commits by hand with `git revert`")
-    return [_commit_undo(repo, run_id, shas)]
-
-
-def _commit_undo(repo: str, run_id: str, shas: list[str]) -> str:
-    subject = f"undo: run {run_id} ({len(shas)} commit{'s' * (len(shas) != 1)})"
-    body = "Reverts, newest first:\n" + "\n".join(f"  {s}" for s in shas)
-    trailers = {"Action": "undo", "Run": fresh_run_id(repo, "undo"), "Undoes": run_id}
-    rc, _, err = gitcmd.run_git("commit", "-q", "-F", "-", cwd=repo, input=gitops.message(subject, trailers, body).encode())
-    if rc != 0:
-        gitcmd.run_git("revert", "--abort", cwd=repo)
-        raise GitError(f"git commit of the undo failed:\n{err.decode('utf-8', 'replace').strip()}",
-                       hint="fix the problems above, then run undo again")
-    # A multi-commit `revert --no-commit` leaves sequencer state behind; the commit settled it.
-    gitcmd.run_git("revert", "--quit", cwd=repo)
-    return gitcmd.head(repo) or ""
+    with lock.held(repo):
+        _check_clean(repo, files)
+        with commit.transaction(repo, files):
+            try:
+                rc, _, err = gitcmd.run_git("revert", "--no-commit", "--no-edit", *shas, cwd=repo)
+                if rc != 0:
+                    raise UndoError(f"git revert of run {run_id} failed: {err.decode('utf-8', 'replace').strip()}",
+                                    hint="later commits changed the same files; revert the run's commits by hand with `git revert`")
+            finally:
+                # Forget the sequencer state, keep what the revert wrote: the transaction commits or restores it.
+                gitcmd.run_git("revert", "--quit", cwd=repo)
+            subject = f"undo: run {run_id} ({len(shas)} commit{'s' * (len(shas) != 1)})"
+            body = "Reverts, newest first:\n" + "\n".join(f"  {s}" for s in shas)
+            found = {"Action": "undo", "Run": fresh_run_id(repo, "undo"), "Undoes": run_id}
+            return [commit.commit_staged(repo, files, subject, found, body)]

@@ -16,10 +16,11 @@ import os
 from typing import Any
 
 from memrepo.store import config, index, memories as store
-from memrepo.vcs import gitcmd, gitops, runs
+from memrepo.vcs import gitcmd, runs
+from memrepo.vcs.commit import commit_files
 from memrepo.passes.curate import guards, pairs, review, tidy
 from memrepo.passes import model
-from memrepo.format import notes, spec
+from memrepo.format import notes
 from memrepo.recall import paths
 from memrepo.errors import GitError, MemrepoError
 from memrepo.format.notes import Note
@@ -122,16 +123,9 @@ class _Run:
         """Write and commit one memory (unless dry run); False when git refused (then nothing changed)."""
         rel = f"{paths.MEMORY_DIR}/{note.id}.md"
         if not self.report.dry_run:
-            path = os.path.join(self.repo, rel)
-            with open(path, "rb") as fh:
-                before = fh.read()
-            notes.write(note, path)
             try:
-                decision["commit"] = gitops.commit(self.repo, [rel], subject, trailers)
+                decision["commit"] = commit_files(self.repo, {rel: notes.serialize(note)}, subject, trailers)
             except GitError as exc:
-                with open(path, "wb") as fh:
-                    fh.write(before)
-                gitcmd.run_git("reset", "-q", "--", rel, cwd=self.repo)
                 self.report.skipped.append({**decision, "reason": f"git refused the commit: {exc}"})
                 return False
         self.memories[note.id] = note

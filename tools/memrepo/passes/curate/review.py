@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import tempfile
 from typing import Any
 
+from memrepo import proc
 from memrepo.store import config, index
-from memrepo.vcs import gitcmd, gitops, runs
+from memrepo.vcs import commit, gitcmd, lock, runs, trailers as trailer_text
 from memrepo.format import validate
 from memrepo.errors import GitError, MemrepoError
 
@@ -68,7 +68,7 @@ def propose(repo: str, run_id: str, files: dict[str, str], subject: str, trailer
             blob = _git(repo, "hash-object", "-w", "--stdin", input=text.encode("utf-8"))
             _git(repo, "update-index", "--add", "--cacheinfo", f"100644,{blob},{rel}", env=env)
         tree = _git(repo, "write-tree", env=env)
-    msg = gitops.message(subject, {**trailers, "Run": run_id}, body)
+    msg = trailer_text.message(subject, {**trailers, "Run": run_id}, body)
     sha = _git(repo, "commit-tree", tree, "-p", parent, "-F", "-", input=msg.encode("utf-8"))
     _git(repo, "update-ref", ref, sha, old or "0" * 40)
     return sha
@@ -77,7 +77,7 @@ def propose(repo: str, run_id: str, files: dict[str, str], subject: str, trailer
 def _decided(repo: str) -> dict[str, dict[str, Any]]:
     """Proposal sha → the accept/reject commit (reachable from HEAD) that settled it."""
     found: dict[str, dict[str, Any]] = {}
-    for e in runs.log(repo, grep=f"{gitops.TRAILER_PREFIX}Proposal: "):
+    for e in runs.log(repo, grep=f"{trailer_text.PREFIX}Proposal: "):
         sha = e["trailers"].get("Proposal")
         if sha:
             found.setdefault(sha, e)
@@ -109,7 +109,7 @@ def proposals(repo: str, include_closed: bool = False) -> list[dict[str, Any]]:
 def pairs_seen(repo: str) -> set[frozenset[str]]:
     """Pairs of memory ids with an open or rejected proposal: the curator does not propose them again."""
     seen = {frozenset((p["trailers"].get("Id", ""), p["trailers"].get("Winner", ""))) for p in proposals(repo)}
-    for e in runs.log(repo, grep=f"{gitops.TRAILER_PREFIX}Action: reject"):
+    for e in runs.log(repo, grep=f"{trailer_text.PREFIX}Action: reject"):
         seen.add(frozenset((e["trailers"].get("Id", ""), e["trailers"].get("Winner", ""))))
     return seen
 
@@ -142,26 +142,20 @@ def accept(repo: str, n: int) -> str:
     """Bring open proposal `n` onto the current branch as a commit (hooks run); returns its sha."""
     p = _get(repo, n)
     files = gitcmd.split_z(gitcmd.run_git("diff-tree", "--no-commit-id", "-r", "--name-only", "-z", p["commit"], cwd=repo)[1])
-    _require_clean(repo, files)
-    rc, _, err = gitcmd.run_git("cherry-pick", "--no-commit", p["commit"], cwd=repo)
-    if rc != 0:
-        _restore(repo, files)
-        raise ReviewError(f"proposal {n} no longer applies: {err.decode('utf-8', 'replace').strip()}",
-                          hint=f"the memory changed since; reject it with `memrepo review reject {n}` and run `memrepo curate` again")
     trailers = {k: v for k, v in p["trailers"].items() if k not in ("Run", "Review")}
     trailers.update({"Run": runs.fresh_run_id(repo, "review"), "Proposal": p["commit"], "Proposed-In": p["run"]})
     subject = p["subject"].replace(" (proposed)", "", 1)
-    msg = gitops.message(subject, trailers, f"Accepted from {p['branch']}.")
-    rc, _, err = gitcmd.run_git("commit", "-q", "-F", "-", cwd=repo, input=msg.encode("utf-8"))
-    if rc != 0:
-        _restore(repo, files)
-        raise GitError(f"git commit failed:\n{err.decode('utf-8', 'replace').strip()}", hint="fix the problems above, then accept again")
-    return gitcmd.head(repo) or ""
-
-
-def _restore(repo: str, files: list[str]) -> None:
-    gitcmd.run_git("cherry-pick", "--quit", cwd=repo)
-    gitcmd.run_git("restore", "--source=HEAD", "--staged", "--worktree", "--", *files, cwd=repo)
+    with lock.held(repo):
+        _require_clean(repo, files)
+        with commit.transaction(repo, files):
+            try:
+                rc, _, err = gitcmd.run_git("cherry-pick", "--no-commit", p["commit"], cwd=repo)
+                if rc != 0:
+                    raise ReviewError(f"proposal {n} no longer applies: {err.decode('utf-8', 'replace').strip()}",
+                                      hint=f"the memory changed since; reject it with `memrepo review reject {n}` and run `memrepo curate` again")
+            finally:
+                gitcmd.run_git("cherry-pick", "--quit", cwd=repo)  # keep what it wrote; the transaction commits or restores it
+            return commit.commit_staged(repo, files, subject, trailers, f"Accepted from {p['branch']}.")
 
 
 def reject(repo: str, n: int, reason: str = "") -> str:
@@ -178,9 +172,10 @@ def reject(repo: str, n: int, reason: str = "") -> str:
                 "Proposed-In": p["run"], "Id": t.get("Id", ""), "Winner": t.get("Winner", "")}
     if reason:
         trailers["Reason"] = reason
-    msg = gitops.message(f"review: reject proposal {p['commit'][:12]} ({p['subject']})", trailers)
-    sha = _git(repo, "commit-tree", f"{head}^{{tree}}", "-p", head, "-F", "-", input=msg.encode("utf-8"))
-    _git(repo, "update-ref", "-m", "memrepo review reject", "HEAD", sha, head)
+    msg = trailer_text.message(f"review: reject proposal {p['commit'][:12]} ({p['subject']})", trailers)
+    with lock.held(repo):
+        sha = _git(repo, "commit-tree", f"{head}^{{tree}}", "-p", head, "-F", "-", input=msg.encode("utf-8"))
+        _git(repo, "update-ref", "-m", "memrepo review reject", "HEAD", sha, head)
     index.update(repo)  # no post-commit hook ran: record the new HEAD, or the cache looks stale
     return sha
 
@@ -208,13 +203,13 @@ def _open_pr(repo: str, branch: str, base: str, items: list[dict[str, Any]]) -> 
     if not shutil.which("gh"):
         return None
     try:
-        if subprocess.run(["gh", "auth", "status"], cwd=repo, capture_output=True, timeout=30).returncode != 0:
+        if not proc.run(["gh", "auth", "status"], cwd=repo, timeout=30).ok:
             return None
         body = "Proposals the memrepo curator was not sure of; merge what holds.\n\n" + "\n".join(
             f"- {p['subject']} — {p['trailers'].get('Review', '')}" for p in items)
-        proc = subprocess.run(["gh", "pr", "create", "--head", branch, "--base", base,
-                               "--title", f"memrepo review: {branch[len(PREFIX):]}", "--body", body],
-                              cwd=repo, capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.TimeoutExpired):
+        res = proc.run(["gh", "pr", "create", "--head", branch, "--base", base,
+                        "--title", f"memrepo review: {branch[len(PREFIX):]}", "--body", body], cwd=repo, timeout=60)
+    except OSError:
         return None
-    return proc.stdout.strip().splitlines()[-1] if proc.returncode == 0 and proc.stdout.strip() else None
+    out = res.text().strip()
+    return out.splitlines()[-1] if res.ok and out else None

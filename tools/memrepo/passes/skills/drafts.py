@@ -24,7 +24,8 @@ import shutil
 from typing import Any
 
 from memrepo.store import config, memories as store
-from memrepo.vcs import gitops, runs
+from memrepo.vcs import runs
+from memrepo.vcs.commit import commit_files
 from memrepo.passes.skills import procedures
 from memrepo.errors import MemrepoError
 
@@ -165,22 +166,18 @@ def write_draft(repo: str, candidate: dict[str, Any], draft: dict[str, Any], run
     reasons = gate(draft, len(candidate["sessions"]), project_roots(repo))
     name = _safe_name(draft.get("name"), f"procedure-{candidate['id']}")
     folder = os.path.join(REJECTED if reasons else DRAFTS, name)
-    os.makedirs(os.path.join(repo, folder), exist_ok=True)
-    files = [os.path.join(folder, "SKILL.md"), os.path.join(folder, "draft.json")]
-    with open(os.path.join(repo, files[0]), "w", encoding="utf-8") as fh:
-        fh.write(skill_md({**draft, "name": name}))
     record = {"name": name, "procedure": candidate["id"], "steps": candidate["steps"], "sessions": candidate["sessions"],
               "failure_prevented": draft.get("failure_prevented", ""), "run": run_id, "reasons": reasons}
-    with open(os.path.join(repo, files[1]), "w", encoding="utf-8") as fh:
-        fh.write(json.dumps(record, indent=2, ensure_ascii=False) + "\n")
+    files = {os.path.join(folder, "SKILL.md"): skill_md({**draft, "name": name}),
+             os.path.join(folder, "draft.json"): json.dumps(record, indent=2, ensure_ascii=False) + "\n"}
     action = "skill-reject" if reasons else "skill-draft"
     trailers: dict[str, Any] = {"Action": action, "Run": run_id, "Procedure": candidate["id"],
                                 "Sessions": len(candidate["sessions"])}
     if reasons:
         trailers["Reason"] = "; ".join(reasons)
     body = "Refused by the gate:\n" + "\n".join(f"- {r}" for r in reasons) if reasons else ""
-    gitops.commit(repo, files, f"skills: {'reject' if reasons else 'draft'} {name}", trailers, body)
-    return {"name": name, "admitted": not reasons, "reasons": reasons, "path": files[0]}
+    commit_files(repo, files, f"skills: {'reject' if reasons else 'draft'} {name}", trailers, body)
+    return {"name": name, "admitted": not reasons, "reasons": reasons, "path": os.path.join(folder, "SKILL.md")}
 
 
 def draft(repo: str, numbers: list[int] | None = None) -> list[dict[str, Any]]:
@@ -264,8 +261,6 @@ def promote(repo: str, name: str, project_dir: str | None = None) -> str:
     record = _record(folder)
     record["promoted"] = [*record.get("promoted", []), dest]
     rel = os.path.join(DRAFTS, name, "draft.json")
-    with open(os.path.join(repo, rel), "w", encoding="utf-8") as fh:
-        fh.write(json.dumps(record, indent=2, ensure_ascii=False) + "\n")
-    gitops.commit(repo, [rel], f"skills: promote {name}", {"Action": "skill-promote", "Run": runs.fresh_run_id(repo, "skill-promote"),
-                                                        "Target": dest})
+    trailers = {"Action": "skill-promote", "Run": runs.fresh_run_id(repo, "skill-promote"), "Target": dest}
+    commit_files(repo, {rel: json.dumps(record, indent=2, ensure_ascii=False) + "\n"}, f"skills: promote {name}", trailers)
     return dest

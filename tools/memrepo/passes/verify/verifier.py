@@ -17,7 +17,8 @@ from typing import Any
 
 from memrepo.passes.verify import claims, probes
 from memrepo.store import config, memories as store
-from memrepo.vcs import gitcmd, gitops
+from memrepo.vcs import gitcmd
+from memrepo.vcs.commit import commit_files
 from memrepo.passes import model
 from memrepo.format import notes, spec
 from memrepo.recall import paths
@@ -158,7 +159,7 @@ def run(repo: str, ids: list[str] | None = None, *, use_model: bool = True, run_
     settings = config.load(repo)
     report = VerifyReport(run_id or new_run_id())
     today = today or _dt.date.today().isoformat()
-    dirty, changed = _dirty(repo), []
+    dirty, changed = _dirty(repo), {}
     for note_id in _targets(repo, ids):
         rel = f"{paths.MEMORY_DIR}/{note_id}.md"
         result = MemoryResult(note_id)
@@ -175,12 +176,11 @@ def run(repo: str, ids: list[str] | None = None, *, use_model: bool = True, run_
             use_model = False
             touched = check_note(repo, note, settings, use_model, today, result)
         if touched:
-            notes.write(note, paths.note_path(repo, note_id))
             result.changed = True
-            changed.append(rel)
+            changed[rel] = notes.serialize(note)
     _log_refusals(repo, report)
     if changed:
-        report.commit = gitops.commit(repo, changed, _subject(report), {"Action": "verify", "Run": report.run_id,
+        report.commit = commit_files(repo, changed, _subject(report), {"Action": "verify", "Run": report.run_id,
                                       "Memories": len(changed)}, body=_body(report))
     return report
 

@@ -1,0 +1,144 @@
+"""The one way memrepo commits: write files, stage exactly them, commit them; or change nothing.
+
+`commit_files` holds the repository lock (`vcs.lock`), writes every file atomically, stages
+exactly those paths and commits them with `git commit -F - -- <paths>`: the message goes on
+stdin (any length), and whatever else the user has staged stays staged and out of the commit.
+The repository's own hooks run on that commit: pre-commit validates what memrepo wrote like
+anything else, post-commit indexes it, exactly once. On any failure (a pre-commit rejection,
+a crash, ^C) every path is put back byte for byte and nothing stays staged for it.
+
+`transaction` + `commit_staged` are the same steps for a writer that lets git change the files
+(`git revert --no-commit`, `git cherry-pick --no-commit`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from memrepo.errors import GitError
+from memrepo.vcs import gitcmd, lock, trailers as trailer_text
+
+Snapshot = dict[str, "tuple[bytes, int] | None"]  # path -> (bytes, mode) or None when it did not exist
+
+
+def _read(repo: str, rel: str) -> tuple[bytes, int] | None:
+    path = os.path.join(repo, rel)
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(), os.fstat(fh.fileno()).st_mode & 0o7777
+    except FileNotFoundError:
+        return None
+
+
+def _write(path: str, data: bytes, mode: int | None = None) -> None:
+    """Write `path` atomically (a temporary file renamed over it), keeping `mode` when given."""
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    tmp = f"{path}.tmp-memrepo-{os.getpid()}"
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        raise
+
+
+def _put(repo: str, rel: str, data: str | bytes | None, old: tuple[bytes, int] | None) -> None:
+    path = os.path.join(repo, rel)
+    if data is None:
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(path)
+        return
+    _write(path, data.encode("utf-8") if isinstance(data, str) else data, old[1] if old else None)
+
+
+def _restore(repo: str, before: Snapshot, head: str | None) -> None:
+    """Every path as it was: its old bytes and mode, or gone; its index entry back to HEAD's."""
+    for rel, old in before.items():
+        if old is None:
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(os.path.join(repo, rel))
+        else:
+            _write(os.path.join(repo, rel), old[0], old[1])
+    rels = sorted(before)
+    if head:
+        gitcmd.run_git("reset", "-q", "--", *rels, cwd=repo)
+    else:
+        gitcmd.run_git("rm", "--cached", "-q", "--ignore-unmatch", "--", *rels, cwd=repo)
+
+
+@contextlib.contextmanager
+def transaction(repo: str, rels: list[str], wait: float = lock.WAIT) -> Iterator[None]:
+    """Hold the repository lock; if the block raises before its commit lands, restore `rels`."""
+    with lock.held(repo, wait):
+        before: Snapshot = {rel: _read(repo, rel) for rel in rels}
+        head = gitcmd.head(repo)
+        try:
+            yield
+        except BaseException:
+            # A commit that landed (^C just after it) is history now: leave its files be.
+            if gitcmd.head(repo) == head:
+                _restore(repo, before, head)
+            raise
+
+
+def _stage(repo: str, rels: list[str]) -> None:
+    present = [r for r in rels if os.path.lexists(os.path.join(repo, r))]
+    gone = [r for r in rels if r not in present]
+    for args in (["add", "--", *present] if present else None, ["rm", "--cached", "-q", "--ignore-unmatch", "--", *gone] if gone else None):
+        if args:
+            rc, out, err = gitcmd.run_git(*args, cwd=repo)
+            if rc != 0:
+                raise GitError(f"git {args[0]} failed: {(err or out).decode('utf-8', 'replace').strip()}",
+                               hint="check the repository with `git status` and `memrepo doctor`")
+
+
+def commit_staged(repo: str, rels: list[str], subject: str, trailers: dict[str, Any], body: str = "") -> str:
+    """Commit `rels` as the working tree holds them (call inside `transaction`); returns the sha.
+
+    Raises GitError with git's and the hooks' output when the commit is refused.
+    """
+    msg = trailer_text.message(subject, trailers, body).encode("utf-8")
+    rc, out, err = gitcmd.run_git("commit", "-q", "-F", "-", "--", *rels, cwd=repo, input=msg)
+    if rc != 0:
+        detail = "\n".join(s for s in (err.decode("utf-8", "replace").strip(), out.decode("utf-8", "replace").strip()) if s)
+        raise GitError(f"git commit failed:\n{detail}", hint="fix the problems above, then run the command again")
+    return gitcmd.head(repo) or ""
+
+
+def commit_files(repo: str, files: Mapping[str, str | bytes | None], subject: str, trailers: dict[str, Any],
+                 body: str = "", *, wait: float = lock.WAIT) -> str:
+    """Write `files` ({repo-relative path: text, bytes, or None to delete}) and commit exactly them.
+
+    Returns the new commit's sha. On any failure every path is put back byte for byte (a new
+    file removed) and nothing stays staged for it, then the exception propagates.
+    """
+    with lock.held(repo, wait):
+        # Deleting what never existed is no change, and git would reject it as an unknown path.
+        rels = sorted(rel for rel, data in files.items()
+                      if data is not None or os.path.lexists(os.path.join(repo, rel)) or _tracked(repo, rel))
+        with transaction(repo, rels):
+            for rel in rels:
+                _put(repo, rel, files[rel], _read(repo, rel))
+            _stage(repo, rels)
+            return commit_staged(repo, rels, subject, trailers, body)
+
+
+def commit_paths(repo: str, rels: list[str], subject: str, trailers: dict[str, Any], body: str = "",
+                 *, wait: float = lock.WAIT) -> str:
+    """Commit files another step already wrote (e.g. `memrepo init`'s layout); nothing stays staged on failure."""
+    rels = sorted(rels)
+    with transaction(repo, rels, wait):
+        _stage(repo, rels)
+        return commit_staged(repo, rels, subject, trailers, body)
+
+
+def _tracked(repo: str, rel: str) -> bool:
+    rc, out, _ = gitcmd.run_git("ls-files", "-z", "--", rel, cwd=repo)
+    return rc == 0 and bool(out)
