@@ -8,6 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from helpers import ROOT
+from memrepo.format.steps import normalize_command, step_of
 from memrepo.passes.skills import procedures
 from memrepo.store import sessions
 from memrepo.cli.main import cli
@@ -30,7 +31,7 @@ MIGRATION = ["alembic revision", "Edit <path>", "alembic upgrade head", "pytest 
     ("echo 'unclosed", ["echo"]),
 ])
 def test_normalize_command(command: str, steps: list[str]) -> None:
-    assert procedures.normalize_command(command) == steps
+    assert normalize_command(command) == steps
 
 
 @pytest.mark.parametrize("name, command, paths, step", [
@@ -42,7 +43,7 @@ def test_normalize_command(command: str, steps: list[str]) -> None:
     ("Bash", "cd /x", [], None),
 ])
 def test_step_of(name: str, command: str, paths: list[str], step: str | None) -> None:
-    assert procedures.step_of(name, command, paths) == step
+    assert step_of(name, command, paths) == step
 
 
 def test_three_sessions_found_two_not_different_names_and_flags_one_candidate(repo: str) -> None:

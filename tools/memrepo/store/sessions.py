@@ -28,7 +28,7 @@ import sqlite3
 from typing import Any, Iterator
 
 from memrepo.recall import paths
-from memrepo.passes.skills import procedures
+from memrepo.format import steps
 from memrepo.format import transcript
 from memrepo.errors import CacheError
 
@@ -206,7 +206,7 @@ def _store(db: sqlite3.Connection, path: str, turn: transcript.Turn) -> int:
     db.execute("INSERT INTO fts(rowid, text) VALUES (?, ?)", (rowid, text))
     for call in turn.tools:
         db.execute("INSERT INTO tools (turn, session, name, command, norm, paths) VALUES (?, ?, ?, ?, ?, ?)",
-                   (rowid, session, call.name, call.command, procedures.step_of(call.name, call.command, call.paths),
+                   (rowid, session, call.name, call.command, steps.step_of(call.name, call.command, call.paths),
                     json.dumps(call.paths)))
     return 1
 
