@@ -1,7 +1,8 @@
-"""Claude Code integration: the hook stdin/stdout contract, the hook handlers, settings
-install and the MEMORY.md / CLAUDE.md audit.
+"""Claude Code integration: the hook stdin/stdout contract (`hookio`), the dispatcher that
+settings install registers (`entry`), the hook handlers (`prompt_hook`, `session_start`),
+settings install and the MEMORY.md / CLAUDE.md audit.
 
 May import: the standard library, `memrepo.errors`, `memrepo.proc`, and every layer below
-(`recall` … `worker`). `hookio` and the handlers run on hook paths: standard library only at
-import time, heavy layers only inside the handler that needs them.
+(`recall` … `worker`). `hookio`, `entry` and the handlers run on hook paths: standard library
+only at import time, heavy layers only inside the handler that needs them.
 """

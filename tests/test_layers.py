@@ -1,0 +1,206 @@
+"""The layering of tools/memrepo as a test: who may import whom, read from the source (AST).
+
+Every import counts, at module top or inside a function: a lazy import is still a dependency.
+The order is the one DESIGN.md ("Rooms") and each subpackage's `__init__` docstring state.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PKG = os.path.join(ROOT, "tools", "memrepo")
+
+# Bottom to top: a layer may import itself and the layers before it.
+ORDER = ("recall", "format", "vcs", "store", "passes", "importers", "worker", "claude", "evaluation", "cli")
+# Root modules every layer but recall may import (recall: not even memrepo.errors).
+SHARED = ("errors", "proc")
+# The other root modules, and the layer each belongs to: compat entry points forward upward.
+ROOT_MODULES = {"errors": "errors", "proc": "proc", "__init__": "root", "__main__": "cli",
+                "hookio": "claude", "githooks": "store"}
+# Third-party modules, and the only layer that may import each.
+OWNED_IMPORTS = {"yaml": "format", "frontmatter": "format", "git": "vcs", "click": "cli"}
+# Violations known, with the rule they break, as (file, what) -> rule: each test fails on any
+# other violation, and on an entry here that no longer happens (delete it then).
+KNOWN = {
+    ("tools/memrepo/passes/capture.py", "passes imports memrepo.worker.jobs (worker)"): "layers",
+    # a presence probe of the worker's dependencies: importlib.util.find_spec would not import them
+    ("tools/memrepo/worker/jobs.py", "click"): "click",
+    ("tools/memrepo/worker/jobs.py", "yaml"): "yaml",
+    ("tools/memrepo/passes/verify/probes.py", "runs git"): "git argv",  # the git-branch probe
+}
+
+
+def _module_name(path: str) -> str:
+    rel = os.path.relpath(path, os.path.dirname(PKG))[:-3].replace(os.sep, ".")
+    return rel[: -len(".__init__")] if rel.endswith(".__init__") else rel
+
+
+def _sources() -> dict[str, str]:
+    out = {}
+    for folder, dirs, files in os.walk(PKG):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        for name in files:
+            if name.endswith(".py"):
+                path = os.path.join(folder, name)
+                out[_module_name(path)] = path
+    return out
+
+
+SOURCES = _sources()
+
+
+def layer_of(module: str) -> str:
+    """The layer of a memrepo module name (`memrepo.recall.search` -> recall)."""
+    parts = module.split(".")
+    if len(parts) == 1:
+        return "root"
+    if parts[1] in ORDER:
+        return parts[1]
+    return ROOT_MODULES.get(parts[1], "root")
+
+
+def allowed_layers(layer: str) -> set[str]:
+    if layer == "recall":
+        return {"recall"}
+    if layer in ("errors", "root"):
+        return {"errors", "root"}
+    if layer == "proc":
+        return {"errors", "proc", "root"}
+    return set(ORDER[: ORDER.index(layer) + 1]) | set(SHARED) | {"root"}
+
+
+def _resolve(module: str, node: ast.ImportFrom) -> str:
+    if not node.level:
+        return node.module or ""
+    package = module.split(".")
+    if not SOURCES[module].endswith("__init__.py"):
+        package = package[:-1]
+    base = package[: len(package) - node.level + 1]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def imports(module: str, tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, imported module) for every import in the tree, functions and branches included.
+
+    `from memrepo.x import y` yields `memrepo.x.y` when y is a module, else `memrepo.x`;
+    `importlib.import_module("...")` and `__import__("...")` with a literal count too.
+    """
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.extend((node.lineno, alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = _resolve(module, node)
+            for alias in node.names:
+                sub = f"{base}.{alias.name}"
+                found.append((node.lineno, sub if sub in SOURCES else base))
+        elif (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
+              and isinstance(node.args[0].value, str)
+              and ((isinstance(node.func, ast.Attribute) and node.func.attr == "import_module")
+                   or (isinstance(node.func, ast.Name) and node.func.id == "__import__"))):
+            found.append((node.lineno, node.args[0].value))
+    return found
+
+
+def _parsed() -> dict[str, tuple[str, ast.AST]]:
+    out = {}
+    for module, path in sorted(SOURCES.items()):
+        with open(path, encoding="utf-8") as fh:
+            out[module] = (os.path.relpath(path, ROOT), ast.parse(fh.read(), path))
+    return out
+
+
+PARSED = _parsed()
+
+
+def _where(module: str, line: int) -> str:
+    return f"{PARSED[module][0]}:{line}"
+
+
+def _check(found: list[tuple[str, int, str]], rule: str) -> None:
+    """Fail on every (file, line, what) not in KNOWN, and on KNOWN entries of `rule` not found."""
+    new = sorted(f"{path}:{line}: {what}" for path, line, what in found if (path, what) not in KNOWN)
+    seen = {(path, what) for path, _, what in found}
+    stale = sorted(k for k, r in KNOWN.items() if r == rule and k not in seen)
+    assert (new, stale) == ([], [])
+
+
+def _all_imports() -> list[tuple[str, int, str]]:
+    return [(module, line, target) for module, (_, tree) in PARSED.items() for line, target in imports(module, tree)]
+
+
+def test_the_walk_sees_every_layer_and_imports_inside_functions() -> None:
+    assert {layer_of(m) for m in SOURCES} >= set(ORDER) | set(SHARED)
+    # decide.py imports search inside decide(): the walk must see it.
+    assert ("memrepo.recall.search" in {t for m, _, t in _all_imports() if m == "memrepo.recall.decide"})
+
+
+def test_recall_imports_only_the_standard_library_and_itself() -> None:
+    stdlib = sys.stdlib_module_names
+    bad = [(PARSED[m][0], line, target) for m, line, target in _all_imports() if layer_of(m) == "recall"
+           and not (target.split(".")[0] in stdlib or target == "memrepo.recall" or target.startswith("memrepo.recall."))]
+    _check(bad, "recall")
+
+
+def test_every_layer_imports_only_the_layers_below_it() -> None:
+    bad = []
+    for m, line, target in _all_imports():
+        if target.split(".")[0] != "memrepo":
+            continue
+        src, dst = layer_of(m), layer_of(target)
+        if dst not in allowed_layers(src):
+            bad.append((PARSED[m][0], line, f"{src} imports {target} ({dst})"))
+    _check(bad, "layers")
+
+
+@pytest.mark.parametrize("name,owner", sorted(OWNED_IMPORTS.items()))
+def test_only_its_layer_imports(name: str, owner: str) -> None:
+    bad = [(PARSED[m][0], line, name) for m, line, target in _all_imports()
+           if target.split(".")[0] == name and layer_of(m) != owner]
+    _check(bad, name)
+
+
+def _git_argv(node: ast.AST) -> bool:
+    """A list/tuple literal or a call whose first element is the string "git"."""
+    if isinstance(node, (ast.List, ast.Tuple)):
+        first = node.elts[0] if node.elts else None
+    elif isinstance(node, ast.Call):
+        first = node.args[0] if node.args else None
+    else:
+        return False
+    return isinstance(first, ast.Constant) and first.value == "git"
+
+
+def test_only_vcs_runs_git() -> None:
+    bad = [(PARSED[m][0], node.lineno, "runs git") for m, (_, tree) in PARSED.items() if layer_of(m) != "vcs"
+           for node in ast.walk(tree) if _git_argv(node)]
+    _check(bad, "git argv")
+
+
+def test_every_layer_states_what_it_may_import() -> None:
+    for layer in ORDER:
+        with open(os.path.join(PKG, layer, "__init__.py"), encoding="utf-8") as fh:
+            doc = ast.get_docstring(ast.parse(fh.read())) or ""
+        assert "May import:" in doc, layer
+
+
+def test_the_plugin_hooks_import_only_the_standard_library_and_the_hook_layers() -> None:
+    stdlib = sys.stdlib_module_names
+    bad = []
+    hooks = os.path.join(ROOT, "hooks")
+    for name in sorted(os.listdir(hooks)):
+        if name.endswith(".py"):
+            path = os.path.join(hooks, name)
+            with open(path, encoding="utf-8") as fh:
+                tree = ast.parse(fh.read(), path)
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Import | ast.ImportFrom):
+                    targets = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+                    bad += [f"hooks/{name}:{node.lineno}: {t}" for t in targets
+                            if t.split(".")[0] not in stdlib and layer_of(t) not in ("claude", "worker")]
+    assert bad == []
