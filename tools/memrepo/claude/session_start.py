@@ -12,6 +12,7 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
+from memrepo import proc
 from memrepo.recall import paths
 from memrepo.passes import profile
 from memrepo.store import freshness
@@ -38,17 +39,13 @@ def _cooldown_ok(marker: str) -> bool:
 
 def spawn_bootstrap(repo: str, reason: str) -> bool:
     """Start `python -m memrepo.worker.bootstrap` detached from this process group; True if started."""
-    import subprocess
-
     os.makedirs(paths.index_dir(repo), exist_ok=True)
     if not _cooldown_ok(os.path.join(paths.index_dir(repo), ".refresh-spawned")):
         return False
     tools = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env = dict(os.environ, PYTHONPATH=tools + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    log = open(os.path.join(paths.index_dir(repo), "bootstrap.log"), "ab")
-    with log:
-        subprocess.Popen([sys.executable, "-m", "memrepo.worker.bootstrap", repo, reason], stdin=subprocess.DEVNULL,
-                         stdout=log, stderr=log, env=env, start_new_session=True, close_fds=True)
+    proc.spawn_detached([sys.executable, "-m", "memrepo.worker.bootstrap", repo, reason],
+                        log_path=os.path.join(paths.index_dir(repo), "bootstrap.log"), env=env)
     return True
 
 
