@@ -1,4 +1,4 @@
-"""lightos: the prompt path's os calls without `import os` must agree with os and os.path."""
+"""recall._fast: the prompt path's os, JSON and sqlite calls without `os`, `json` or functools must agree with them."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ import os
 import posixpath
 import subprocess
 import sys
+
+import json
 
 import pytest
 
@@ -60,3 +62,34 @@ def test_getenv_without_os_reads_the_start_environment() -> None:
     envb = {**{k.encode(): v.encode() for k, v in os.environ.items()}, b"MEMREPO_LIGHTOS_PROBE": b"raw\xff"}
     out = subprocess.run([sys.executable, "-I", "-S", "-c", code], cwd=ROOT, env=envb, capture_output=True, text=True, check=True)
     assert out.stdout.split()[0] == repr(os.fsdecode(b"raw\xff"))
+
+
+VALUES = [{}, [], "", "ä — \u2028 \"q\" \\ \x00", 0, -1.5, 1e300, True, False, None,
+          {"a": [1, {"b": None}], "ü": "x"}, [[[]]], 12345678901234567890]
+
+
+@pytest.mark.parametrize("value", VALUES)
+def test_json_round_trips_and_agrees_with_json(value: object) -> None:
+    text = lightos.dumps(value)
+    assert json.loads(text) == value and lightos.loads(text) == value
+    assert lightos.loads(json.dumps(value)) == value
+
+
+@pytest.mark.parametrize("text", ["", " ", "{", "[1,]", "{} {}", "nul", "'x'", "[1] x"])
+def test_json_rejects_what_is_not_one_value(text: str) -> None:
+    with pytest.raises(ValueError):
+        lightos.loads(text)
+
+
+def test_json_writes_non_finite_numbers_as_null_and_refuses_other_types() -> None:
+    assert lightos.dumps([float("nan"), float("inf")]) == "[null, null]"
+    with pytest.raises(TypeError):
+        lightos.dumps({1, 2})
+
+
+def test_sqlite_loads_without_functools_and_leaves_no_stand_in() -> None:
+    code = ("import sys; sys.path.insert(0, 'tools'); from memrepo.recall import _fast; s = _fast.load_sqlite(); "
+            "db = s.connect(':memory:'); print(db.execute('select 1 + 1').fetchone()[0], "
+            "'functools' in sys.modules, 'json' in sys.modules, 'os' in sys.modules)")
+    out = subprocess.run([sys.executable, "-I", "-S", "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["2", "False", "False", "False"]
