@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
 import posixpath
 import subprocess
 import sys
-
-import json
 
 import pytest
 
