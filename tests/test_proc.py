@@ -56,10 +56,11 @@ def test_timeout_kills_the_whole_group(tmp_path: Any, monkeypatch: pytest.Monkey
 
 
 def test_output_is_bounded_and_the_child_stopped(tmp_path: Any) -> None:
-    loud = _script(tmp_path, "loud", "import sys, time\nwhile True:\n    sys.stdout.write('x' * 65536)\n")
-    res = proc.run([loud], max_output=100_000, timeout=60)
+    # 1 MB, then it hangs: only the bound stops it before the timeout.
+    loud = _script(tmp_path, "loud", "import sys, time\nsys.stdout.write('x' * 1_000_000)\nsys.stdout.flush()\ntime.sleep(300)\n")
+    res = proc.run([loud], max_output=100_000, timeout=30)
     assert (len(res.stdout), res.truncated, res.timed_out) == (100_000, True, False)
-    assert res.returncode < 0  # killed: it would never have stopped on its own
+    assert res.returncode < 0  # killed
 
 
 def test_output_exactly_at_the_bound_is_whole(tmp_path: Any) -> None:

@@ -133,3 +133,24 @@ def test_push_to_a_remote(repo: str, fake, tmp_path) -> None:  # noqa: F811
     branch = review.branch_name(report.run_id)
     assert (code, out) == (0, f"pushed {branch} to origin (1 open)\n")
     assert git(bare, "rev-parse", branch).stdout == git(repo, "rev-parse", branch).stdout
+
+
+def test_accept_whose_commit_is_refused_changes_nothing(repo: str, fake, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    from memrepo.vcs import gitcmd
+
+    tensions(repo, fake, "p13")
+    before_head, before = head(repo), snapshot(repo)
+    real = gitcmd.run_git
+
+    def run_git(*args: str, **kwargs):
+        if args and args[0] == "commit":
+            return 1, b"", b"memory/x.md: refused by a pre-commit hook"
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(gitcmd, "run_git", run_git)
+    with pytest.raises(MemrepoError, match="refused by a pre-commit hook"):
+        review.accept(repo, 1)
+    monkeypatch.undo()
+    assert (head(repo), snapshot(repo), git(repo, "status", "--porcelain").stdout) == (before_head, before, "")
+    assert not os.path.exists(os.path.join(repo, ".git", "CHERRY_PICK_HEAD"))
+    assert len(review.proposals(repo)) == 1

@@ -114,3 +114,25 @@ def test_log_runs(repo: str, fake, tmp_path) -> None:  # noqa: F811
 def test_run_ids() -> None:
     assert runs.new_run_id("curate", now=1795977602) == "2026-11-29T18-40-02-curate"
     assert runs.RUN_RE.match(runs.new_run_id("verify"))
+
+
+def test_an_undo_whose_commit_fails_changes_nothing(repo: str, fake, tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    from memrepo.vcs import gitcmd
+
+    _, _, report = curated(repo, fake, tmp_path)
+    after, tip = snapshot(repo), head(repo)
+    real = gitcmd.run_git
+
+    def run_git(*args: str, **kwargs):
+        if args and args[0] == "commit":
+            raise KeyboardInterrupt  # ^C while git commits the revert
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(gitcmd, "run_git", run_git)
+    with pytest.raises(KeyboardInterrupt):
+        runs.undo(repo, report.run_id)
+    monkeypatch.undo()
+    assert (snapshot(repo), head(repo)) == (after, tip)
+    assert git(repo, "status", "--porcelain").stdout == ""
+    assert not os.path.exists(os.path.join(repo, ".git", "sequencer"))
+    assert runs.undo(repo, report.run_id) != []  # and it can be undone for real afterwards
