@@ -181,7 +181,7 @@ def floors(python: str, rounds: int) -> dict[str, Any]:
     Ratios are to `-I -S -c pass`, the interpreter started as hooks/run starts the hook. The hook
     imports neither json nor sqlite3's Python package: `-I -S` and `_sqlite3` (the C module) are
     its real floor, shown last. Plain `import _sqlite3` also imports
-    functools and collections (CPython 3.11+); the hook gives it a stand-in (search._load_sqlite),
+    functools and collections (CPython 3.11+); the hook gives it a stand-in (recall._fast.load_sqlite),
     so the last line is the floor it actually has.
     """
     stand_in = ("import sys; m = type(sys)('functools'); m.lru_cache = lambda *a, **k: (lambda f: f); "
