@@ -2,16 +2,15 @@
 
 Every child runs in its own process group (a new session), so a timeout or an interrupt kills
 the whole group, grandchildren included; output is read bounded, both streams at once, with
-the input written in between so no pipe can deadlock. Standard library only, and `subprocess`
-and `selectors` load inside `run`: the capture hooks import this module for `spawn_detached`.
+the input written in between so no pipe can deadlock. Standard library only, and `subprocess`,
+`selectors` and `signal` load inside `run`: the capture hooks import this for `spawn_detached`.
 """
 
 from __future__ import annotations
 
 import os
-import signal
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False  # not `typing`: it loads `re`, and the capture hooks import this module
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
@@ -46,6 +45,8 @@ class Result:
 
 
 def _kill_group(pid: int) -> None:
+    import signal
+
     try:
         os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
