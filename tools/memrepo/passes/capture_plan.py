@@ -1,0 +1,190 @@
+"""Where a capture's candidates go: new memories, duplicates dropped, supersessions, and the commits.
+
+Candidates are deduplicated against the store (FTS neighbours + the curator's verdict behind
+the four guards), enriched with aliases, and committed: the new memories in one commit
+(`Memrepo-Action: capture`), each supersede/retire in its own, or all of it as one proposal
+on `memrepo/review/<run>` when `capture_review` is set.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+from typing import Any
+
+from memrepo.format import notes, validate
+from memrepo.format.notes import Note
+from memrepo.passes import model
+from memrepo.passes.curate import curator as curate, guards, review
+from memrepo.recall import paths, query, search
+from memrepo.store import memories as store
+from memrepo.vcs.commit import commit_files
+
+PASS = "capture"
+
+
+class CaptureReport:
+    """What one capture did."""
+
+    def __init__(self, run_id: str, session: str, transcript_path: str) -> None:
+        self.run_id = run_id
+        self.session = session
+        self.transcript = transcript_path
+        self.turns = 0
+        self.model_calls = 0
+        self.added: list[str] = []
+        self.refuted: list[dict[str, Any]] = []
+        self.superseded: list[dict[str, Any]] = []
+        self.dropped: list[dict[str, Any]] = []
+        self.commits: list[str] = []
+        self.review_branch: str | None = None
+        self.last_line = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def session_memories(repo: str, session: str) -> list[Note]:
+    """Active memories an earlier capture of `session` wrote."""
+    try:
+        with contextlib.closing(store.fresh_db(repo)) as db:
+            ids = [r[0] for r in db.execute("SELECT id FROM memories WHERE session = ? AND status = 'active' ORDER BY id", (session,))]
+    except sqlite3.Error:
+        return []
+    return [notes.read(paths.note_path(repo, i)) for i in ids if os.path.exists(paths.note_path(repo, i))]
+
+
+def neighbours(repo: str, note: Note, skip: set[str], limit: int = 2) -> list[Note]:
+    """The active memories FTS finds nearest to a candidate's title and description."""
+    terms = query.subject_terms(f"{note.get('title', '')} {note.get('description', '')}", 12)
+    if not terms:
+        return []
+    sql = ("SELECT m.id FROM fts JOIN memories m ON m.rowid = fts.rowid WHERE fts MATCH ? AND m.status = 'active'"
+           " ORDER BY bm25(fts) LIMIT ?")
+    try:
+        with contextlib.closing(search.connect(paths.index_db(repo))) as db:
+            ids = [r[0] for r in db.execute(sql, (" OR ".join(search.quote(t) for t in terms), limit + len(skip)))]
+    except sqlite3.Error:
+        return []
+    found = [notes.read(paths.note_path(repo, i)) for i in ids if i not in skip and os.path.exists(paths.note_path(repo, i))]
+    return found[:limit]
+
+
+def _same_title(a: Note, b: Note) -> bool:
+    return " ".join(str(a.get("title", "")).lower().split()) == " ".join(str(b.get("title", "")).lower().split())
+
+
+class Plan:
+    """The files one capture writes: new memories, and memories it supersedes or retires."""
+
+    def __init__(self, repo: str, run_id: str, session: str) -> None:
+        self.repo = repo
+        self.run_id = run_id
+        self.session = session
+        self.new: list[Note] = []
+        self.changes: list[tuple[Note, dict[str, Any]]] = []  # (new text of an old memory, its commit's trailers)
+        self.taken: set[str] = set()
+
+    def add(self, note: Note, report: CaptureReport) -> None:
+        """Give the candidate a free id and keep it if it is a valid memory."""
+        base = store.slugify(str(note.get("title", "")))
+        note_id, n = store.unique_id(self.repo, base), 2
+        while note_id in self.taken:
+            note_id = store.unique_id(self.repo, f"{base[:70]}-{n}")
+            n += 1
+        meta = {**note.meta, "id": note_id}
+        note.meta = {k: meta[k] for k in notes.ordered_keys(meta)}
+        problems, _ = validate.check_text(notes.serialize(note), f"{paths.MEMORY_DIR}/{note_id}.md")
+        if problems:
+            report.dropped.append({"title": note.get("title"), "reason": f"not a valid memory: {problems[0]}"})
+            return
+        self.taken.add(note_id)
+        self.new.append(note)
+
+    def change(self, old: Note, reason: str, winner: Note | None, **extra: Any) -> None:
+        meta = dict(old.meta)
+        if winner is not None:
+            meta.update(status="superseded", superseded_by=winner.id)
+        else:
+            meta["status"] = "retired"
+        action = "supersede" if winner is not None else "retire"
+        trailers = {"Action": action, "Run": self.run_id, "Id": old.id, "Session": self.session, **extra, "Reason": reason}
+        if winner is not None:
+            trailers["Winner"] = winner.id
+        self.changes.append((Note({k: meta[k] for k in notes.ordered_keys(meta)}, old.body, old.path), trailers))
+
+    def refute(self, old: Note, replacement: Note | None, reason: str) -> None:
+        """A memory captured earlier in the session that this part refuted: never left live."""
+        live = replacement is not None and replacement in self.new
+        self.change(old, reason, replacement if live else None, Refuted="yes")
+
+
+def place(plan: Plan, note: Note, report: CaptureReport, skip: set[str]) -> None:
+    """Add a candidate unless the store already holds it; let it supersede what it replaces (guarded)."""
+    for old in neighbours(plan.repo, note, skip):
+        if _same_title(note, old) and note.get("class") == old.get("class"):
+            report.dropped.append({"title": note.get("title"), "reason": f"duplicate of {old.id} (same title)"})
+            return
+        probe = Note(dict(note.meta, id="candidate"), note.body)
+        report.model_calls += 1
+        verdict = model.ask_json(plan.repo, PASS, curate.prompt(probe, old), curate.verdict_schema(probe.id, old.id))
+        if verdict is None or verdict["relation"] == "unrelated" or verdict["winner"] == "none":
+            continue
+        if verdict["winner"] == old.id:
+            if verdict["relation"] == "duplicates" and not guards.failures(verdict, old, probe):
+                report.dropped.append({"title": note.get("title"), "reason": f"duplicate of {old.id}: {verdict['reason']}"})
+                return
+            continue
+        plan.add(note, report)
+        if note in plan.new and not guards.failures(verdict, probe, old):
+            plan.change(old, " ".join(verdict["reason"].split()), note, Confidence=f"{verdict['confidence']:.2f}")
+            report.superseded.append({"id": old.id, "by": note.id, "reason": verdict["reason"]})
+        return
+    plan.add(note, report)
+
+
+def _enrich(plan: Plan, report: CaptureReport) -> None:
+    from memrepo.passes import enrich
+
+    try:
+        found = enrich.aliases_for(plan.repo, plan.new)
+    except model.ModelError as exc:
+        report.dropped.append({"reason": f"enrichment skipped, the sweep will retry: {exc}"})
+        return
+    report.model_calls += (len(plan.new) + enrich.BATCH - 1) // enrich.BATCH
+    plan.new = [enrich.apply(n, found[n.id]) if found.get(n.id) else n for n in plan.new]
+
+
+def _texts(plan: Plan) -> dict[str, str]:
+    out = {f"{paths.MEMORY_DIR}/{n.id}.md": notes.serialize(n) for n in plan.new}
+    out.update({f"{paths.MEMORY_DIR}/{n.id}.md": notes.serialize(n) for n, _ in plan.changes})
+    return out
+
+
+def commit(plan: Plan, report: CaptureReport, review_branch: bool = False) -> None:
+    """Write and commit the plan: the captures in one commit, each supersede/retire in its own."""
+    if not plan.new and not plan.changes:
+        return
+    if plan.new:
+        _enrich(plan, report)
+    subject = f"capture: {len(plan.new)} memor{'y' if len(plan.new) == 1 else 'ies'} from session {plan.session[:12]}"
+    trailers = {"Action": "capture", "Run": plan.run_id, "Session": plan.session, "Count": len(plan.new)}
+    if review_branch:
+        body = "\n".join(f"- {t['Action']} {t['Id']}: {t['Reason']}" for _, t in plan.changes)
+        report.commits.append(review.propose(plan.repo, plan.run_id, _texts(plan), subject + " (proposed)", trailers, body))
+        report.review_branch = review.branch_name(plan.run_id)
+        report.added += [n.id for n in plan.new]
+        return
+    if plan.new:
+        _commit_files(plan.repo, plan.new, subject, trailers, report)
+        report.added += [n.id for n in plan.new]
+    for note, extra in plan.changes:
+        _commit_files(plan.repo, [note], f"capture: {extra['Action']} {note.id}", extra, report)
+        if extra.get("Refuted"):
+            report.refuted.append({"id": note.id, "action": extra["Action"], "by": extra.get("Winner"), "reason": extra["Reason"]})
+
+
+def _commit_files(repo: str, batch: list[Note], subject: str, trailers: dict[str, Any], report: CaptureReport) -> None:
+    files = {f"{paths.MEMORY_DIR}/{n.id}.md": notes.serialize(n) for n in batch}
+    report.commits.append(commit_files(repo, files, subject, trailers))
