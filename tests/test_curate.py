@@ -164,21 +164,41 @@ def test_invalid_answers_apply_nothing_and_are_logged(repo: str, fake, reply: di
     assert entry["pass"] == "curate" and error in entry["errors"][0]
 
 
-def test_labeled_set_figures() -> None:
-    """The guarded pass on the 35 labeled pairs (see tests/data/curate/README.md)."""
-    import tempfile
+@pytest.fixture(scope="module")
+def labeled(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """The guarded pass on the 35 labeled pairs (see tests/data/curate/README.md), run once."""
+    tmp = str(tmp_path_factory.mktemp("labeled-set"))
+    result = report_curate.evaluate(tmp)
+    repo = os.path.join(tmp, "labeled")
+    result["deleted"] = git(repo, "log", "--all", "--diff-filter=D", "--name-only", "--format=", "--", "memory/").stdout
+    result["files"] = len(os.listdir(os.path.join(repo, "memory")))
+    with open(os.path.join(repo, "index", model.REJECTS), encoding="utf-8") as fh:
+        result["rejects"] = [json.loads(line) for line in fh]
+    return result
 
-    with tempfile.TemporaryDirectory() as tmp:
-        result = report_curate.evaluate(tmp)
-        repo = os.path.join(tmp, "labeled")
-        deleted = git(repo, "log", "--all", "--diff-filter=D", "--name-only", "--format=", "--", "memory/").stdout
-        files = len(os.listdir(os.path.join(repo, "memory")))
-    assert result["matrix"] == {"applied": {"applied": 10, "review": 2, "left alone": 1},
-                                "review": {"applied": 0, "review": 9, "left alone": 0},
-                                "left alone": {"applied": 1, "review": 0, "left alone": 12}}
-    assert result["cross_pairs"] == {"applied": 0, "review": 0, "left alone": 51}
-    assert [r["name"] for r in result["rows"] if r["expect"] != r["got"]] == ["p11", "p12", "p29", "p32"]
-    assert deleted.strip() == "" and files == 2 * 35 + 1  # + .gitkeep
+
+# What must hold on the labeled set, not today's figures: a better curator passes these too.
+
+def test_labeled_set_no_trap_is_applied(labeled: dict) -> None:
+    # A near-miss or unrelated pair superseded automatically is the harm the guards exist to stop.
+    assert [(r["name"], r["why"]) for r in labeled["rows"] if r["kind"] != "genuine" and r["got"] == "applied"] == []
+    assert labeled["cross_pairs"]["applied"] == labeled["cross_pairs"]["review"] == 0
+
+
+def test_labeled_set_every_genuine_supersession_is_applied_or_reviewed(labeled: dict) -> None:
+    # A genuine pair is never silently lost, unless the model's answer was invalid: that one is
+    # dropped and logged, never fixed up (DESIGN.md, Offline passes).
+    invalid = {p["name"] for p in PAIRS.values() if "reply_text" in p}
+    rows = [r for r in labeled["rows"] if r["kind"] == "genuine"]
+    assert len(rows) >= 10
+    assert [r["name"] for r in rows if r["name"] not in invalid and r["got"] not in ("applied", "review")] == []
+    assert [r["got"] for r in labeled["rows"] if r["name"] in invalid] == ["left alone"] * len(invalid)
+    logged = [e["answer"] for e in labeled["rejects"] if e["pass"] == "curate"]
+    assert [name for name in sorted(invalid) if PAIRS[name]["reply_text"] not in logged] == []
+
+
+def test_labeled_set_nothing_is_deleted(labeled: dict) -> None:
+    assert labeled["deleted"].strip() == "" and labeled["files"] == 2 * len(PAIRS) + 1  # + .gitkeep
 
 
 def test_duplicates_keep_the_oldest_copy(repo: str, fake) -> None:

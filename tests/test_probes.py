@@ -10,7 +10,6 @@ import stat
 import subprocess
 import sys
 import threading
-import time
 from typing import Any, Iterator
 
 import pytest
@@ -284,20 +283,45 @@ def test_configured_providers(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) ->
                                                      ["describe", "--id=i-odd"]]
 
 
+def _lingering(tmp_path: Any, name: str, before: str = "") -> tuple[str, str, str]:
+    """A script that records its pid, does `before`, then sleeps 30 s and leaves a marker.
+
+    No clock in the test: a call that waited for the script to finish would find the marker,
+    and one that left it running would find its pid alive (see issue 13, item 6).
+    """
+    pid_file, done = os.path.join(str(tmp_path), f"{name}.pid"), os.path.join(str(tmp_path), f"{name}.done")
+    code = (f"import os, signal, sys, time\nopen({pid_file!r}, 'w').write(str(os.getpid()))\n"
+            f"signal.signal(signal.SIGPIPE, signal.SIG_IGN)\n{before}\n"
+            f"time.sleep(30)\nopen({done!r}, 'w').write('finished')\n")
+    return _script(tmp_path, name, code), pid_file, done
+
+
+def _gone(pid_file: str, done: str) -> bool:
+    """The script was stopped before it finished, and nothing of it runs any more."""
+    if os.path.exists(done):
+        return False
+    if not os.path.exists(pid_file):  # stopped before it even wrote its pid
+        return True
+    try:
+        os.kill(int(open(pid_file).read()), 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
 def test_provider_that_hangs_is_unknown(tmp_path: Any) -> None:
-    slow = _script(tmp_path, "slow", "import time\ntime.sleep(30)\n")
+    slow, pid_file, done = _lingering(tmp_path, "slow")
     ctx = Context({}, {"slow": {"instance_exists": [slow, "{id}"], "timeout": 0.5}})
-    start = time.monotonic()
     assert _run("instance_exists", {"provider": "slow", "id": "i-1"}, ctx) == (UNKNOWN, "the provider command did not answer")
-    assert time.monotonic() - start < 5
+    assert _gone(pid_file, done)
 
 
 def test_spawn_reads_a_bounded_amount(tmp_path: Any) -> None:
-    loud = _script(tmp_path, "loud", "import sys\nsys.stdout.write('x' * 5_000_000)\n")
-    start = time.monotonic()
-    rc, out = probes._spawn([loud], timeout=5)
-    assert len(out) == probes.MAX_OUTPUT
-    assert time.monotonic() - start < 5
+    before = "try:\n    sys.stdout.write('x' * 5_000_000); sys.stdout.flush()\nexcept OSError:\n    pass"
+    loud, pid_file, done = _lingering(tmp_path, "loud", before)
+    rc, out = probes._spawn([loud], timeout=2)
+    assert (rc, out) == (None, b"x" * probes.MAX_OUTPUT)
+    assert _gone(pid_file, done)
 
 
 def test_spawn_of_a_missing_program() -> None:
@@ -313,8 +337,16 @@ def test_pr_merged_with_the_real_gh_when_present() -> None:
     verdict, detail = _run("pr_merged", {"repo": "cli/cli", "number": 1}, Context({}, {}))
     if probes._which("gh") is None:
         assert (verdict, detail) == (UNKNOWN, "gh is not installed")
+    elif subprocess.run(["gh", "auth", "status"], capture_output=True, timeout=30).returncode != 0:
+        assert (verdict, detail) == (UNKNOWN, "gh is not authenticated")
     else:
-        assert verdict in (TRUE, FALSE, UNKNOWN)
+        # What gh itself says of the pull request, asked independently: the probe must agree.
+        view = subprocess.run(["gh", "pr", "view", "1", "--repo", "cli/cli", "--json", "state"],
+                              capture_output=True, text=True, timeout=30)
+        state = json.loads(view.stdout)["state"] if view.returncode == 0 else None
+        expected = {"MERGED": (TRUE, "merged"), "OPEN": (FALSE, "open"), "CLOSED": (FALSE, "closed"),
+                    None: (UNKNOWN, "gh could not read the pull request")}[state]
+        assert (verdict, detail) == expected
 
 
 @pytest.mark.parametrize("auth_rc,state,expected", [

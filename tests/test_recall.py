@@ -51,13 +51,20 @@ def ids(d: recall.Decision) -> list[str]:
 
 
 def test_replacement_outranks_superseded_and_both_are_labelled(store: str) -> None:
-    d = recall.decide(store, "how do we deploy the shop api to production these days, still heroku?", today=TODAY)
-    assert ids(d)[0] == "deploy-fly"
-    loser = [h for h in d.hits if h.id == "deploy-heroku"]
-    if loser:
-        assert loser[0].labels() == ["superseded by deploy-fly"]
-        assert ids(d).index("deploy-heroku") > ids(d).index("deploy-fly")
-        assert "[superseded by deploy-fly] (id: deploy-heroku)" in recall.format_context(d.hits)
+    # The prompt is in the superseded note's own words: it matches the loser far better (its
+    # relevance is the higher one), and the penalty still ranks it under its replacement.
+    d = recall.decide(store, "git push heroku main to deploy the shop api", today=TODAY)
+    assert ids(d) == ["deploy-fly", "deploy-heroku"]
+    fly, heroku = d.hits
+    assert heroku.relevance > fly.relevance and heroku.score < fly.score
+    assert [h.labels() for h in d.hits] == [[], ["superseded by deploy-fly"]]
+    lines = recall.format_context(d.hits).splitlines()
+    assert [line for line in lines if line.startswith("- ")] == [
+        "- (fact) The shop API deploys to Fly.io from GitHub Actions: Merging to main deploys the shop API to Fly.io;"
+        " Heroku is gone. (id: deploy-fly)",
+        "- (fact) Deploying the shop API with git push heroku: The shop API deploys by pushing main to the heroku"
+        " remote. [superseded by deploy-fly] (id: deploy-heroku)",
+    ]
 
 
 def test_unverified_label_is_shown(store: str) -> None:
@@ -78,10 +85,12 @@ def test_naming_another_project_lifts_its_penalty(store: str) -> None:
     assert "queue-blog" in ids(d)[:2]
 
 
-@pytest.mark.parametrize("prompt", ["ok, go ahead", "thanks!", "sim, pode seguir", "lgtm 👍", "", "   "])
-def test_conversational_prompts_are_silent(store: str, prompt: str) -> None:
+@pytest.mark.parametrize("prompt, reason", [("ok, go ahead", "conversational"), ("thanks!", "conversational"),
+                                            ("sim, pode seguir", "conversational"), ("lgtm 👍", "conversational"),
+                                            ("", "empty"), ("   ", "empty")])
+def test_conversational_prompts_are_silent(store: str, prompt: str, reason: str) -> None:
     d = recall.decide(store, prompt, previous="deploy the shop api to fly on friday", today=TODAY)
-    assert d.hits == [] and d.silent in ("conversational", "empty")
+    assert (d.hits, d.silent, d.context_terms) == ([], reason, ())
 
 
 @pytest.mark.parametrize("prompt", [
@@ -89,8 +98,29 @@ def test_conversational_prompts_are_silent(store: str, prompt: str) -> None:
     "explain big-O notation with a sorting example",
     "write a regex that matches an IPv4 address",
 ])
+def test_prompts_that_share_no_word_with_the_store_are_silent(store: str, prompt: str) -> None:
+    d = recall.decide(store, prompt, today=TODAY)
+    assert (d.hits, d.silent) == ([], "no-match")
+
+
+@pytest.mark.parametrize("prompt", [
+    # Each brushes the store (production, redis, jobs, date/utc) without being about any note in it.
+    "my python list comprehension is slow, how do I profile it on production data?",
+    "what is a good name for a variable holding a production config in rust",
+    "what does the redis INCR command return on overflow",
+    "explain the difference between threads and processes for background jobs",
+    "convert this date string to utc in javascript",
+])
 def test_offtopic_prompts_are_silent(store: str, prompt: str) -> None:
-    assert recall.decide(store, prompt, today=TODAY).hits == []
+    # Without the floors these prompts find notes: the floors alone keep them silent.
+    q = query.build_query(prompt)
+    db = search.connect(paths.index_db(store))
+    try:
+        assert rank.rank(db, recall.weigh(q.terms, 1.0), today=TODAY, floors=False) != []
+    finally:
+        db.close()
+    d = recall.decide(store, prompt, today=TODAY)
+    assert (d.hits, d.silent) == ([], "no-match")
 
 
 FORCE_PUSH = dict(title="Never force-push main or any shared branch", class_="rule", topics=["git", "branches"],
@@ -136,6 +166,63 @@ def test_previous_turn_sharpens_but_never_invents_a_subject(store: str) -> None:
     d = recall.decide(store, "and how long are those kept?", previous=previous, today=TODAY)
     assert ids(d)[:1] == ["backups-nightly"]
     assert "backblaze" in d.context_terms
+
+
+BACKUPS_TURN = "Are the nightly database backups still kept for 30 days in Backblaze?"
+
+
+def test_a_prompt_that_says_enough_on_its_own_never_reads_the_previous_turn(store: str) -> None:
+    calls: list[str] = []
+
+    def previous() -> str:
+        calls.append("read")
+        return BACKUPS_TURN
+
+    prompt = "the shop worker queue on redis keeps dropping background jobs"  # seven terms of its own
+    d = recall.decide(store, prompt, previous=previous, today=TODAY)
+    assert (calls, d.context_terms) == ([], ())
+    assert ids(d) == ids(recall.decide(store, prompt, today=TODAY))
+    assert ids(d)[:1] == ["queue-shop"] and "backups-nightly" not in ids(d)
+
+
+@pytest.mark.parametrize("prompt", ["ok do it", "yes do it", "", "and those?"])
+def test_a_prompt_with_no_subject_never_reads_the_previous_turn(store: str, prompt: str) -> None:
+    calls: list[str] = []
+    d = recall.decide(store, prompt, previous=lambda: calls.append("read") or BACKUPS_TURN, today=TODAY)
+    assert (calls, d.hits, d.context_terms) == ([], [], ())
+
+
+def test_a_follow_up_leans_on_the_previous_turn(store: str) -> None:
+    # Alone, the follow-up finds nothing; the previous turn says what "those" are.
+    prompt = "and how long are those kept?"
+    assert recall.decide(store, prompt, today=TODAY).hits == []
+    d = recall.decide(store, prompt, previous=lambda: BACKUPS_TURN, today=TODAY)
+    assert d.context_terms == ("nightly", "database", "backups", "backblaze")
+    assert ids(d) == ["backups-nightly"]
+
+
+def test_context_only_evidence_counts_for_less(store: str) -> None:
+    own = ("shop", "queue")
+    context = ("nightly", "database", "backups", "kept", "backblaze")
+    terms = recall.weigh(own, 1.0) + recall.weigh(context, recall.CONTEXT_WEIGHT)
+    db = search.connect(paths.index_db(store))
+    try:
+        plain = {ev.row[2]: ev for ev in search.relevance(db, terms).values()}
+        leaning = {ev.row[2]: ev for ev in search.relevance(db, terms, own=set(own)).values()}
+    finally:
+        db.close()
+    # Found by the previous turn's words alone: penalised; found by the prompt's own: untouched.
+    assert not leaning["backups-nightly"].own
+    assert leaning["backups-nightly"].relevance < 0.75 * plain["backups-nightly"].relevance
+    assert leaning["queue-shop"].own and leaning["queue-shop"].relevance == plain["queue-shop"].relevance
+
+
+def test_a_note_only_the_previous_turn_found_ranks_below_the_prompts_own(store: str) -> None:
+    # DESIGN.md, rule 3: the previous turn sharpens a query that has a subject, never invents one.
+    # "the shop queue" is the subject here; the backups note only shares words with the last turn.
+    d = recall.decide(store, "and the shop queue?", previous=lambda: BACKUPS_TURN, today=TODAY)
+    assert "backblaze" in d.context_terms
+    assert ids(d)[:1] == ["queue-shop"]
 
 
 def test_decay_ranks_an_old_event_below_a_new_one(repo: str) -> None:

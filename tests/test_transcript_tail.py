@@ -6,7 +6,8 @@ import json
 import os
 import shutil
 import sys
-import time
+
+from typing import Any
 
 import pytest
 
@@ -287,7 +288,7 @@ def big_transcript(path: str, size: int, *tail: dict) -> str:
     return path
 
 
-def test_five_megabytes_only_the_tail_is_read(tmp_path: object) -> None:
+def test_five_megabytes_only_the_tail_is_read(tmp_path: object, monkeypatch: pytest.MonkeyPatch) -> None:
     path = big_transcript(
         os.path.join(str(tmp_path), "big.jsonl"),
         5 * 1024 * 1024,
@@ -296,9 +297,32 @@ def test_five_megabytes_only_the_tail_is_read(tmp_path: object) -> None:
         user("now"),
     )
     assert os.path.getsize(path) > 5 * 1024 * 1024
-    start = time.perf_counter()
+    # Counted, not timed: the bytes the reader asks the file for stay within the window.
+    asked: list[int] = []
+    real_open = open
+
+    class Counting:
+        def __init__(self, f: Any) -> None:
+            self.f = f
+
+        def __enter__(self) -> "Counting":
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            self.f.close()
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.f, name)
+
+        def read(self, n: int = -1) -> bytes:
+            assert n >= 0  # never "the rest of the file"
+            data: bytes = self.f.read(n)
+            asked.append(len(data))
+            return data
+
+    monkeypatch.setattr(transcript_tail, "open", lambda *a, **k: Counting(real_open(*a, **k)), raising=False)
     assert previous_turn(path, "now") == "tail prompt\ntail reply"
-    assert time.perf_counter() - start < 0.5
+    assert 0 < sum(asked) <= transcript_tail.MAX_BYTES + 1 and sum(asked) < os.path.getsize(path) // 4
 
 
 def test_five_megabytes_prompt_out_of_reach(tmp_path: object) -> None:
