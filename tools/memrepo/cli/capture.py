@@ -22,10 +22,10 @@ def capture(ctx: click.Context, transcript_path: str, session: str | None, as_js
     Example:
       memrepo capture ~/.claude/projects/-home-me-app/9f9ec6e8.jsonl
     """
-    from memrepo.passes import capture as cap
     from memrepo.store import memories as store
+    from memrepo.worker import capture_job
 
-    report = cap.capture_locked(store.require_repo(_repo(ctx)), transcript_path, session)
+    report = capture_job.capture_locked(store.require_repo(_repo(ctx)), transcript_path, session)
     if as_json:
         return _json(report.as_dict())
     click.echo(f"run {report.run_id}: {report.turns} new turns, {report.model_calls} model calls")

@@ -23,7 +23,6 @@ from memrepo.passes.capture_plan import PASS, CaptureReport, Plan, commit, place
 from memrepo.recall import paths
 from memrepo.store import config, memories as store
 from memrepo.vcs import runs
-from memrepo.worker import jobs
 from memrepo.format.notes import Note
 
 STATE = "capture-state.json"
@@ -106,12 +105,13 @@ def _save_state(repo: str, session: str, path: str, line: int) -> None:
     os.replace(tmp, _state_path(repo))
 
 
-def start_line(repo: str, session: str, path: str) -> int:
+def start_line(repo: str, session: str, path: str, log: list[str] | None = None) -> int:
     """The line after which this session's transcript is new; 0 when the file no longer matches."""
     entry = load_state(repo).get(session) or {}
     line = int(entry.get("line", 0))
     if line and transcript.uuid_at(path, line) != entry.get("uuid"):
-        jobs.log(repo, f"{path}: line {line} is not the one last captured; reading it again from the start")
+        if log is not None:
+            log.append(f"{path}: line {line} is not the one last captured; reading it again from the start")
         return 0
     return line
 
@@ -201,7 +201,7 @@ def capture(repo: str, path: str, session: str | None = None, cwd: str = "", run
         raise MemrepoError(f"no transcript at {path}", hint="pass the path of a Claude Code session .jsonl file")
     session = session or os.path.splitext(os.path.basename(path))[0]
     report = CaptureReport(run_id or runs.fresh_run_id(repo, PASS), session, path)
-    begin = start_line(repo, session, path)
+    begin = start_line(repo, session, path, report.log)
     end = transcript.count_lines(path)
     project = paths.project_of(cwd) if cwd else None
     last = begin
@@ -240,23 +240,3 @@ def _capture_group(repo: str, group: list[transcript.Turn], session: str, projec
         plan.refute(by_id[item["id"]], candidates[i] if i is not None and i < len(candidates) else None,
                     " ".join(item["reason"].split()))
     commit(plan, report, review_branch=bool(config.get(repo, "capture_review", False)))
-
-
-def run_job(repo: str, job: dict[str, Any]) -> dict[str, Any]:
-    """The worker's handler for a capture job (a transcript deleted since is nothing to retry)."""
-    if not os.path.isfile(str(job.get("transcript"))):
-        jobs.log(repo, f"capture {job.get('session')}: transcript {job.get('transcript')} is gone; nothing to do")
-        return {"skipped": "no transcript"}
-    report = capture(repo, str(job["transcript"]), str(job.get("session") or "") or None, str(job.get("cwd") or ""))
-    jobs.log(repo, f"capture {report.session}: {report.turns} turns, added {report.added}, "
-                   f"refuted {[r['id'] for r in report.refuted]}, dropped {len(report.dropped)}")
-    return report.as_dict()
-
-
-def capture_locked(repo: str, path: str, session: str | None = None, wait: float = 300.0) -> CaptureReport:
-    """`memrepo capture`: one capture by hand, waiting for a running worker to finish first."""
-    with jobs.lock(repo, wait=wait) as got:
-        if not got:
-            raise MemrepoError("a memrepo worker has held the lock for over five minutes",
-                               hint="look at index/jobs/worker.log, then run the command again")
-        return capture(repo, path, session)

@@ -40,6 +40,8 @@ class CaptureReport:
         self.commits: list[str] = []
         self.review_branch: str | None = None
         self.last_line = 0
+        # What the worker should log about this capture (the pass itself writes no worker log).
+        self.log: list[str] = []
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)

@@ -227,9 +227,9 @@ def drain(repo: str, handler: Callable[[str, dict[str, Any]], Any], kinds: tuple
 def dispatch(repo: str, job: dict[str, Any]) -> Any:
     """Run one job in this (full) interpreter."""
     if job.get("kind") == "capture":
-        from memrepo.passes import capture
+        from memrepo.worker import capture_job
 
-        return capture.run_job(repo, job)
+        return capture_job.run_job(repo, job)
     if job.get("kind") == "sweep":
         from memrepo.worker import sweep
 
@@ -338,10 +338,9 @@ def request_sweep(repo: str) -> int:
 def main(argv: list[str]) -> int:
     """`python -m memrepo.worker.jobs REPO`: the detached worker; moves to an interpreter with memrepo's dependencies."""
     repo = os.path.abspath(argv[0]) if argv else paths.memory_repo()
-    try:
-        import click  # noqa: F401
-        import yaml  # noqa: F401
-    except ImportError:
+    import importlib.util
+
+    if not all(importlib.util.find_spec(name) for name in ("click", "yaml", "frontmatter")):
         from memrepo.worker import bootstrap
 
         py = bootstrap.find_python(repo)
