@@ -15,7 +15,7 @@ import json
 import os
 from typing import Any
 
-from memrepo.vcs import gitcmd, runs
+from memrepo.vcs import runs, status
 from memrepo.vcs.commit import commit_files
 from memrepo.passes import model
 from memrepo.format import notes, redact, spec
@@ -155,18 +155,12 @@ def needs_enrichment(repo: str) -> list[Note]:
     return found
 
 
-def _dirty(repo: str) -> set[str]:
-    """Ids of memory files with uncommitted changes: enrichment leaves them to their author."""
-    _, out, _ = gitcmd.run_git("status", "--porcelain", "-z", "--", paths.MEMORY_DIR, cwd=repo)
-    return {os.path.basename(p[3:])[:-3] for p in gitcmd.split_z(out) if p.endswith(".md")}
-
-
 def run(repo: str, ids: list[str] | None = None, run_id: str | None = None) -> dict[str, Any]:
     """Enrich the memories named (default: every un-enriched one); one commit. Returns a report."""
     store.require_repo(repo)
     report: dict[str, Any] = {"run_id": run_id or runs.fresh_run_id(repo, PASS), "asked": [], "enriched": {}, "model_calls": 0}
     targets = [notes.read(paths.note_path(repo, i)) for i in ids if store.read_text(repo, i)] if ids else needs_enrichment(repo)
-    dirty = _dirty(repo)
+    dirty = status.dirty_ids(repo, paths.MEMORY_DIR)
     report["skipped_dirty"] = [n.id for n in targets if n.id in dirty]
     targets = [n for n in targets if n.id not in dirty]
     if not targets:

@@ -16,7 +16,7 @@ import os
 from typing import Any
 
 from memrepo.store import config, index, memories as store
-from memrepo.vcs import gitcmd, runs
+from memrepo.vcs import gitcmd, runs, status
 from memrepo.vcs.commit import commit_files
 from memrepo.passes.curate import guards, pairs, review, tidy
 from memrepo.passes import model
@@ -104,12 +104,6 @@ def _load(repo: str) -> dict[str, Note]:
     return found
 
 
-def _dirty(repo: str) -> set[str]:
-    """Ids of memory files with uncommitted changes: the curator leaves them to their author."""
-    _, out, _ = gitcmd.run_git("status", "--porcelain", "-z", "--", paths.MEMORY_DIR, cwd=repo)
-    return {os.path.basename(p[3:])[:-3] for p in gitcmd.split_z(out) if p.endswith(".md")}
-
-
 class _Run:
     """The state of one run: the memories as they now stand, and the report."""
 
@@ -117,7 +111,7 @@ class _Run:
         self.repo = repo
         self.report = report
         self.memories = _load(repo)
-        self.dirty = _dirty(repo)
+        self.dirty = status.dirty_ids(repo, paths.MEMORY_DIR)
 
     def commit(self, note: Note, subject: str, trailers: dict[str, Any], decision: dict[str, Any]) -> bool:
         """Write and commit one memory (unless dry run); False when git refused (then nothing changed)."""

@@ -23,7 +23,7 @@ from memrepo.passes.verify.argtypes import (
     ClaimRejected, branch_name, command_name, gh_repo, http_url, instance_id, pr_number, project_name, provider_name,
     rel_path, repo_path, secret_name,
 )
-from memrepo.vcs import gitcmd
+from memrepo.vcs import status
 
 TIMEOUT = 10.0
 URL_TIMEOUT = 5.0
@@ -216,11 +216,10 @@ def _git_branch_exists(ctx: Context, branch: str, project: str | None = None, re
     where = _inside(root, repo or ".")
     if where is None or not _exists(os.path.join(where, ".git")):
         return Outcome(Verdict.UNKNOWN, "no git repository there")
-    rc, out = _spawn(["git", "-C", where, "for-each-ref", "--format=%(refname)",
-                      f"refs/heads/{branch}", f"refs/remotes/*/{branch}"], env=gitcmd.no_git_env())
-    if rc != 0:
+    found = status.branch_exists(where, branch, timeout=TIMEOUT)
+    if found is None:
         return Outcome(Verdict.UNKNOWN, "git could not list branches")
-    return Outcome(Verdict.TRUE, "exists") if out.strip() else Outcome(Verdict.FALSE, "no such branch")
+    return Outcome(Verdict.TRUE, "exists") if found else Outcome(Verdict.FALSE, "no such branch")
 
 
 def _pr_merged(ctx: Context, repo: str, number: int) -> Outcome:

@@ -17,7 +17,7 @@ from typing import Any
 
 from memrepo.passes.verify import claims, probes
 from memrepo.store import config, memories as store
-from memrepo.vcs import gitcmd
+from memrepo.vcs import status
 from memrepo.vcs.commit import commit_files
 from memrepo.passes import model
 from memrepo.format import notes, spec
@@ -65,8 +65,8 @@ class VerifyReport:
                "unknown": verdicts.count("unknown"), "refused": refused,
                "changed": len([r for r in self.results if r.changed]),
                "model_dropped": len([r for r in self.results if r.model_note])}
-        for status in spec.VERIFICATION_STATUSES:
-            out[f"stamped_{status}"] = len([r for r in self.results if r.status == status])
+        for stamp in spec.VERIFICATION_STATUSES:
+            out[f"stamped_{stamp}"] = len([r for r in self.results if r.status == stamp])
         return out
 
     def as_dict(self) -> dict[str, Any]:
@@ -76,13 +76,6 @@ class VerifyReport:
 
 def new_run_id(now: float | None = None) -> str:
     return time.strftime("%Y-%m-%dT%H-%M-%S", time.gmtime(now)) + "-verify"
-
-
-def _dirty(repo: str) -> set[str]:
-    """Memory files with uncommitted changes: a stamp must not sweep a person's edit into its commit."""
-    rc, out, _ = gitcmd.run_git("status", "--porcelain=v1", "-z", "--untracked-files=all", "--", paths.MEMORY_DIR,
-                                cwd=repo, env=gitcmd.no_git_env())
-    return {entry[3:] for entry in gitcmd.split_z(out) if len(entry) > 3} if rc == 0 else set()
 
 
 def _targets(repo: str, ids: list[str] | None) -> list[str]:
@@ -159,7 +152,7 @@ def run(repo: str, ids: list[str] | None = None, *, use_model: bool = True, run_
     settings = config.load(repo)
     report = VerifyReport(run_id or new_run_id())
     today = today or _dt.date.today().isoformat()
-    dirty, changed = _dirty(repo), {}
+    dirty, changed = status.dirty_paths(repo, paths.MEMORY_DIR) or set(), {}
     for note_id in _targets(repo, ids):
         rel = f"{paths.MEMORY_DIR}/{note_id}.md"
         result = MemoryResult(note_id)

@@ -1,0 +1,44 @@
+"""What git says of a work tree: uncommitted paths, and the branches a repository has."""
+
+from __future__ import annotations
+
+from memrepo.vcs import gitcmd
+
+
+def dirty_paths(repo: str, under: str) -> set[str] | None:
+    """Repository-relative paths below `under` with uncommitted changes (untracked included);
+    None when git could not say.
+
+    Reads `git status --porcelain=v1 -z`: a rename or copy entry is followed by its origin path
+    as an entry of its own, and both count as changed.
+    """
+    rc, out, _ = gitcmd.run_git("status", "--porcelain=v1", "-z", "--untracked-files=all", "--", under,
+                                cwd=repo, env=gitcmd.no_git_env())
+    if rc != 0:
+        return None
+    found: set[str] = set()
+    entries = gitcmd.split_z(out)
+    i = 0
+    while i < len(entries):
+        entry = entries[i]
+        found.add(entry[3:])
+        if entry[:1] in "RC" or entry[1:2] in "RC":
+            i += 1
+            if i < len(entries):
+                found.add(entries[i])
+        i += 1
+    return found
+
+
+def dirty_ids(repo: str, memory_dir: str) -> set[str]:
+    """Ids of memory files (`<memory_dir>/<id>.md`) with uncommitted changes; a pass leaves them to their author."""
+    prefix = memory_dir.rstrip("/") + "/"
+    return {p[len(prefix):-3] for p in dirty_paths(repo, memory_dir) or set()
+            if p.startswith(prefix) and p.endswith(".md") and "/" not in p[len(prefix):]}
+
+
+def branch_exists(where: str, branch: str, timeout: float) -> bool | None:
+    """Whether the repository at `where` has `branch`, locally or on any remote; None when git could not say."""
+    rc, out, _ = gitcmd.run_git("-C", where, "for-each-ref", "--format=%(refname)", f"refs/heads/{branch}",
+                                f"refs/remotes/*/{branch}", cwd=where, env=gitcmd.no_git_env(), timeout=timeout)
+    return bool(out.strip()) if rc == 0 else None
