@@ -27,11 +27,6 @@ OWNED_IMPORTS = {"yaml": "format", "frontmatter": "format", "git": "vcs", "click
 # Violations known, with the rule they break, as (file, what) -> rule: each test fails on any
 # other violation, and on an entry here that no longer happens (delete it then).
 KNOWN = {
-    ("tools/memrepo/passes/capture.py", "passes imports memrepo.worker.jobs (worker)"): "layers",
-    # a presence probe of the worker's dependencies: importlib.util.find_spec would not import them
-    ("tools/memrepo/worker/jobs.py", "click"): "click",
-    ("tools/memrepo/worker/jobs.py", "yaml"): "yaml",
-    ("tools/memrepo/passes/verify/probes.py", "runs git"): "git argv",  # the git-branch probe
 }
 
 
