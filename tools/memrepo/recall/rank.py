@@ -30,7 +30,7 @@ GENERAL_BREADTH = 2.0  # times BREADTH_FLOOR, for a request for general knowledg
 
 class Hit:
     __slots__ = ("id", "cls", "status", "superseded_by", "project", "updated", "half_life", "verification",
-                 "verify_reason", "title", "description", "session", "relevance", "coverage", "priority", "score")
+                 "verify_reason", "title", "description", "session", "relevance", "coverage", "priority", "score", "own")
 
     def __init__(self, row: tuple, relevance: float, coverage: float) -> None:  # type: ignore[type-arg]
         (self.id, self.cls, self.status, self.superseded_by, self.project, self.updated, self.half_life,
@@ -39,6 +39,7 @@ class Hit:
         self.coverage = coverage
         self.priority = 1.0
         self.score = relevance
+        self.own = True  # found by the prompt's own words (False: only by the previous turn's)
 
     def labels(self) -> list[str]:
         out = []
@@ -115,12 +116,18 @@ def rank(db: "sqlite3.Connection", terms: list[tuple[str, float]], project: str 
     hits = []
     for ev in scored.values():
         hit = Hit(ev.row[2:], ev.relevance, ev.coverage)
+        hit.own = ev.own or not own
         hit.relevance *= _scope(hit, project, projects_named)
         hit.priority = _priority(hit, now)
         hit.score = hit.relevance * hit.priority
         hits.append(hit)
     hits.sort(key=lambda h: (-h.score, h.id))
-    return (_apply_floors(hits, BREADTH_FLOOR * (GENERAL_BREADTH if general else 1.0)) if floors else hits)[:limit]
+    kept = _apply_floors(hits, BREADTH_FLOOR * (GENERAL_BREADTH if general else 1.0)) if floors else hits
+    if own:
+        # The previous turn sharpens a query, never replaces its subject (DESIGN, rule 3): what the
+        # prompt's own words found comes first; the floors above are unchanged.
+        kept.sort(key=lambda h: not h.own)
+    return kept[:limit]
 
 
 def _clears(h: Hit, breadth: float) -> bool:
