@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 
-from memrepo.recall import paths, query, rank, search
+from memrepo.recall import query, rank
 from memrepo.store import memories as store
 
 
