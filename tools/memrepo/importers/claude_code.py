@@ -23,6 +23,7 @@ import re
 from typing import Any
 
 from memrepo.format import foreign, notes
+from memrepo.store import memories as store
 from memrepo.importers import common
 
 CLASS_OF = {"user": "preference", "feedback": "rule", "project": "project", "reference": "reference"}
@@ -110,8 +111,8 @@ def topic_note(path: str, key: str, listed: tuple[str, str] | None, project: str
     # Unlisted (the cliff hid it, or it was never indexed): its description is the best title.
     title, description = (listed[0], description) if listed else (description, first_line)
     updated = _date(meta.get("modified"), path)
-    return common.build(path, report, id=common.stable_id("cc", name, key), title=common.short(title, 120),
-                        description=common.short(description, 200), class_=CLASS_OF[kind], source="import",
+    return common.build(path, report, id=store.stable_id("cc", name, key), title=store.short(title, 120),
+                        description=store.short(description, 200), class_=CLASS_OF[kind], source="import",
                         created=updated, updated=updated, project=None if kind == "user" else project,
                         body=body.strip("\n") + "\n")
 
@@ -130,7 +131,7 @@ def collect(repo: str, memory_dir: str, report: common.Report) -> list[notes.Not
         note = topic_note(path, key, listed.get(name), project, report)
         if note is None:
             continue
-        if common.exists(repo, note.id):
+        if store.exists(repo, note.id):
             report.already += 1
             continue
         out.append(note)
@@ -139,7 +140,6 @@ def collect(repo: str, memory_dir: str, report: common.Report) -> list[notes.Not
 
 def run(repo: str, dirs: list[str] | None = None) -> common.Report:
     """Import the given auto-memory directories (default: all of this machine's) in one commit."""
-    from memrepo.store import memories as store
     from memrepo.errors import MemrepoError
 
     store.require_repo(repo)

@@ -12,7 +12,7 @@ from typing import Any
 
 from memrepo.format import notes, validate
 from memrepo.recall import paths
-from memrepo.store import memories as store
+
 
 class Report:
     """The outcome of one import: memories added, entries skipped (with why) and already imported."""
@@ -36,7 +36,6 @@ class Report:
                 "run": self.run, "commit": self.commit}
 
 
-short, stable_id, exists = store.short, store.stable_id, store.exists  # the importers' names for them
 
 
 def build(where: str, report: Report, **fields: Any) -> notes.Note | None:

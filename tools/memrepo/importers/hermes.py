@@ -53,13 +53,13 @@ def memory_notes(repo: str, path: str, report: common.Report) -> list[notes.Note
     found = _read_entries(path, report)
     out = []
     for n, text in enumerate(found, start=1):
-        note_id = common.stable_id("hermes", text, text)
-        if common.exists(repo, note_id):
+        note_id = store.stable_id("hermes", text, text)
+        if store.exists(repo, note_id):
             report.already += 1
             continue
         first, rest = first_sentence(text)
-        note = common.build(f"{path} entry {n}", report, id=note_id, title=common.short(first, 120),
-                            description=common.short(rest or "A note Hermes Agent kept in its MEMORY.md", 200),
+        note = common.build(f"{path} entry {n}", report, id=note_id, title=store.short(first, 120),
+                            description=store.short(rest or "A note Hermes Agent kept in its MEMORY.md", 200),
                             class_="fact", source="import",
                             body=text + "\n\nImported from Hermes MEMORY.md.\n")
         if note is not None:
@@ -76,7 +76,7 @@ def user_lines(repo: str, path: str, report: common.Report) -> list[str]:
         line = profile.normalize(text)
         if redact.find_secrets(line):
             report.skip(f"{path} entry {n}", "looks like it holds a secret; the profile is injected into every session")
-        elif line.lower() in current or common.exists(repo, common.stable_id("profile", line, line)):
+        elif line.lower() in current or store.exists(repo, store.stable_id("profile", line, line)):
             report.already += 1
         else:
             out.append(line)

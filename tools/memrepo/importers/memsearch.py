@@ -74,7 +74,7 @@ def turn_note(day: str, heading: str, lines: list[str], note_id: str, project: s
     if meta.get("transcript"):
         tail += f" Transcript: {meta['transcript']}"
     created = f"{day}T{hh:02d}:{mm:02d}" + (f":{ss}" if ss else "")
-    return common.build(where, report, id=note_id, title=common.short(first, 120), description=common.short(summary, 200),
+    return common.build(where, report, id=note_id, title=store.short(first, 120), description=store.short(summary, 200),
                         class_="event", source="import", created=created, updated=day, project=project,
                         session=meta.get("session"), body="\n".join(content).strip("\n") + tail + "\n")
 
@@ -102,7 +102,7 @@ def collect(repo: str, directory: str, project: str | None, report: common.Repor
             stem = f"{prefix}-{m[1]}-{int(t[1]):02d}{t[2]}" if t else f"{prefix}-{m[1]}-x"
             seen[stem] = seen.get(stem, 0) + 1
             note_id = stem if seen[stem] == 1 else f"{stem}-{seen[stem]}"
-            if t and common.exists(repo, note_id):
+            if t and store.exists(repo, note_id):
                 report.already += 1
                 continue
             note = turn_note(m[1], heading, lines, note_id, project, f"{path}:{n}", report)
