@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner, Result
 from helpers import build_template, commit_all, git, head, write_file, write_memory
 
+from memrepo.store import memories as store
 from memrepo.recall import paths
 from memrepo.cli.main import cli
 
@@ -94,6 +95,15 @@ def test_add_from_flags_writes_and_commits(mem: str) -> None:
     assert git(mem, "status", "--porcelain").stdout == ""
     # committed through the hooks: post-commit indexed it
     assert [h["id"] for h in json.loads(invoke(mem, "search", "friday", "--json").stdout)] == ["no-deploys-on-friday"]
+
+
+def test_add_ids_fold_accents_and_give_non_latin_titles_a_stable_id(mem: str) -> None:
+    result = invoke(mem, "add", "--class", "rule", "--title", "Ação rápida no deploy", "-d", "Deploy só com aprovação")
+    assert result.exit_code == 0 and result.stdout.startswith("Added acao-rapida-no-deploy (")
+    result = invoke(mem, "add", "--class", "fact", "--title", "日本語のメモ", "-d", "A note titled in Japanese")
+    expected = store.slugify("日本語のメモ")
+    assert expected.startswith("memory-") and result.stdout.startswith(f"Added {expected} (")
+    assert os.path.exists(paths.note_path(mem, expected))
 
 
 def test_add_body_from_stdin_with_explicit_id(mem: str) -> None:

@@ -295,3 +295,39 @@ def test_fmt_rewrites_what_it_can_and_names_what_it_cannot_read(tmp_path) -> Non
         f"{memory}/latin.md:1: file is not UTF-8 — save it as UTF-8",
     ]
     assert _read(root, "deploy-ci.md") == CANONICAL_SIMPLE.encode("utf-8")
+
+
+# -- ids from titles --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("title, slug", [
+    ("Ação rápida no deploy", "acao-rapida-no-deploy"),
+    ("Gonçalo's façade über naïve", "goncalo-s-facade-uber-naive"),
+    ("Deploy via Kamal 2 (staging)", "deploy-via-kamal-2-staging"),
+    ("C++ build flags", "c-build-flags"),
+])
+def test_slugify_folds_accents_as_the_tokenizer_does(title: str, slug: str) -> None:
+    assert store.slugify(title) == slug
+
+
+@pytest.mark.parametrize("title", ["日本語のメモ", "!!!", "—", ""])
+def test_a_title_without_latin_letters_gets_a_stable_non_empty_id(title: str) -> None:
+    slug = store.slugify(title)
+    assert slug.startswith("memory-") and len(slug) == len("memory-") + 8
+    assert slug == store.slugify(title) and spec_ok(slug)
+
+
+def test_different_non_latin_titles_get_different_ids_and_a_fallback_wins() -> None:
+    assert store.slugify("日本語のメモ") != store.slugify("中文笔记")
+    assert store.slugify("日本語のメモ", "procedure-3") == "procedure-3"
+
+
+def test_importers_stable_ids_do_not_change_with_the_new_folding() -> None:
+    # Ids issued by earlier imports are how a second import run knows what it took.
+    assert store.stable_id("cc", "Ação rápida", "k") == "cc-a-o-r-pida-13fbd7"
+    assert store.stable_id("cc", "日本語", "k") == "cc-memory-13fbd7"
+
+
+def spec_ok(note_id: str) -> bool:
+    import re
+
+    return bool(re.fullmatch(r"[a-z0-9-]{1,80}", note_id))

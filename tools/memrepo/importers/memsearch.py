@@ -80,7 +80,7 @@ def turn_note(day: str, heading: str, lines: list[str], note_id: str, project: s
 
 
 def collect(repo: str, directory: str, project: str | None, report: common.Report) -> list[notes.Note]:
-    prefix = "memsearch" + (f"-{store.slugify(project)[:30].rstrip('-')}" if project else "")
+    prefix = "memsearch" + (f"-{store.import_slug(project)[:30].rstrip('-')}" if project else "")
     out = []
     for name in sorted(os.listdir(directory)):
         path = os.path.join(directory, name)

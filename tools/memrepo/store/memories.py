@@ -28,9 +28,27 @@ def require_repo(repo: str) -> str:
     return repo
 
 
-def slugify(title: str) -> str:
-    """A kebab-case id from a title."""
-    slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
+def slugify(title: str, fallback: str | None = None) -> str:
+    """A kebab-case id from a title, accents folded as recall's tokenizer folds them.
+
+    'Ação rápida no deploy' -> 'acao-rapida-no-deploy'. A title with no Latin letter or digit
+    (all CJK, all punctuation) gets `fallback` when given, else `memory-` and a short hash of
+    the title: stable across runs and machines, and different for different titles.
+    """
+    from memrepo.recall.clean import tokenize
+
+    words = ["".join(c for c in word if c.isascii() and c.isalnum()) for word in tokenize(title)]
+    slug = "-".join(w for w in words if w)[: spec.MAX_ID].rstrip("-")
+    if slug or fallback is not None:
+        return slug or str(fallback)
+    import hashlib
+
+    return "memory-" + hashlib.sha1(" ".join(title.split()).encode("utf-8")).hexdigest()[:8]
+
+
+def import_slug(label: str) -> str:
+    """The slug inside importers' stable ids: frozen, since ids issued by earlier imports depend on it."""
+    slug = re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-")
     return slug[: spec.MAX_ID].rstrip("-") or "memory"
 
 
@@ -44,7 +62,7 @@ def stable_id(prefix: str, label: str, key: str) -> str:
 
     digest = hashlib.sha1(key.encode("utf-8")).hexdigest()[:6]
     room = spec.MAX_ID - len(prefix) - len(digest) - 2
-    slug = slugify(label)[:room].rstrip("-") or "entry"
+    slug = import_slug(label)[:room].rstrip("-") or "entry"
     return f"{prefix}-{slug}-{digest}"
 
 

@@ -158,7 +158,7 @@ def prompt(repo: str, candidate: dict[str, Any]) -> str:
 
 def _safe_name(name: Any, fallback: str) -> str:
     text = str(name or "")
-    return text if NAME_RE.match(text) else (store.slugify(text)[:60].strip("-") or fallback)
+    return text if NAME_RE.match(text) else (store.slugify(text, "")[:60].strip("-") or fallback)
 
 
 def write_draft(repo: str, candidate: dict[str, Any], draft: dict[str, Any], run_id: str) -> dict[str, Any]:
