@@ -455,3 +455,28 @@ def test_post_hook_entry_points_exit_0_outside_a_repository(tmp_path: os.PathLik
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
     assert os.listdir(str(tmp_path)) == []  # no cache made where there is no memory repository
 
+
+
+def test_a_post_hook_gives_up_on_a_held_index_lock_marks_stale_and_exits_0(mem: str) -> None:
+    # A live holder (a long rebuild, a stuck process) must not hold the user's `git commit`.
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import fcntl, sys, time; fh = open(sys.argv[1], 'a'); fcntl.flock(fh, fcntl.LOCK_EX); "
+         "print('held', flush=True); time.sleep(120)", os.path.join(paths.index_dir(mem), ".lock")],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        write_memory(mem, "while-locked", title="Written while the index was locked")
+        git(mem, "add", "-A")
+        git(mem, "commit", "-q", "--no-verify", "-m", "add while locked")  # --no-verify: hooks off, run below
+        code = ("import sys; from memrepo.store import githooks; githooks.HOOK_LOCK_WAIT = 0.3; "
+                "raise SystemExit(githooks.main(['post-commit']))")
+        proc = subprocess.run([sys.executable, "-c", code], cwd=mem, capture_output=True, text=True, input="")
+    finally:
+        holder.kill()
+        holder.wait()
+    assert proc.returncode == 0
+    assert "marked stale" in proc.stderr and "index lock" in proc.stderr
+    assert os.path.exists(paths.stale_marker(mem))
+    assert "while-locked" not in ids(mem)
+    assert CliRunner().invoke(cli, ["--repo", mem, "index"], catch_exceptions=False).exit_code == 0
+    assert "while-locked" in ids(mem) and not os.path.exists(paths.stale_marker(mem))

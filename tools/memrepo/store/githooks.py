@@ -15,6 +15,9 @@ from memrepo.recall import paths
 from memrepo.vcs import gitcmd
 
 POST_HOOKS = ("post-commit", "post-merge", "post-checkout", "post-rewrite")
+# A post hook waits this long for a running index update or rebuild, then marks the index stale
+# and lets the user's git command finish (DESIGN rule 7: post hooks never block).
+HOOK_LOCK_WAIT = 10.0
 SUP_RE = re.compile(r"^superseded_by:\s*'?([a-z0-9-]+)'?\s*$", re.M)
 
 
@@ -105,7 +108,7 @@ def post_hook(root: str, hook: str) -> int:
         if not os.path.isdir(paths.memory_dir(root)) and not os.path.exists(paths.index_db(root)):
             return 0  # no memory repository here (e.g. a branch from before `memrepo init`): make no cache
         force = _changed_in_head(root) if hook == "post-commit" else ()
-        index.update(root, force=force)
+        index.update(root, force=force, wait=HOOK_LOCK_WAIT)
     except Exception as exc:  # noqa: BLE001 — a post hook must never block the user's git
         index.mark_stale(root, f"{hook}: {exc}")
         print(f"memrepo {hook}: index update failed ({exc}); marked stale — run `memrepo index --rebuild`", file=sys.stderr)

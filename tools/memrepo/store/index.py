@@ -18,11 +18,13 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 from memrepo.vcs import gitcmd
 from memrepo.recall import paths
 from memrepo.format import spec
+from memrepo.errors import CacheError
 
 if TYPE_CHECKING:
     from memrepo.format.notes import Note
 
 SCHEMA_VERSION = 3
+LOCK_WAIT = 120.0  # seconds a writer waits for the index lock (a rebuild of 100,000 memories fits)
 FTS_COLUMNS = ("title", "aliases", "topics", "entities", "tech", "description", "body")
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 SCHEMA = f"""
@@ -74,14 +76,31 @@ class Report:
                 "seconds": round(self.seconds, 3)}
 
 
+class IndexBusy(CacheError):
+    """Another process held the index lock for longer than the wait allowed."""
+
+
 @contextlib.contextmanager
-def _lock(repo: str) -> Iterator[None]:
-    """One writer at a time per repository (ten terminals may commit at once)."""
+def _lock(repo: str, wait: float | None = None) -> Iterator[None]:
+    """One writer at a time per repository (ten terminals may commit at once).
+
+    Waits at most `wait` seconds (None: LOCK_WAIT), then raises IndexBusy: a git hook that
+    gives up marks the index stale instead of holding the user's commit.
+    """
     import fcntl
 
     os.makedirs(paths.index_dir(repo), exist_ok=True)
+    deadline = time.monotonic() + (LOCK_WAIT if wait is None else wait)
     with open(os.path.join(paths.index_dir(repo), ".lock"), "a") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
+        while True:
+            try:
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise IndexBusy(f"another process has held the index lock of {repo} for too long",
+                                    hint="let it finish, then run `memrepo index` (or `--rebuild`)") from None
+                time.sleep(0.05)
         try:
             yield
         finally:
@@ -212,12 +231,12 @@ def _set_meta(db: sqlite3.Connection, repo: str) -> None:
     db.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", values.items())
 
 
-def rebuild(repo: str, progress: Progress | None = None) -> Report:
+def rebuild(repo: str, progress: Progress | None = None, wait: float | None = None) -> Report:
     """Build the whole cache into a temp file and swap it in, so readers never see half an index."""
     start = time.perf_counter()
     report = Report()
     report.rebuilt = True
-    with _lock(repo):
+    with _lock(repo, wait):
         db_path = paths.index_db(repo)
         tmp = f"{db_path}.tmp-{os.getpid()}"
         _remove_temps(db_path)
@@ -299,17 +318,17 @@ def schema_version(db_path: str) -> int | None:
         return None
 
 
-def update(repo: str, force: tuple[str, ...] = ()) -> Report:
+def update(repo: str, force: tuple[str, ...] = (), wait: float | None = None) -> Report:
     """Bring the cache up to date with `memory/`, touching only files whose stat or hash changed.
 
     A missing, corrupt or old-schema cache is rebuilt instead. `force` names paths to re-read
     even when their size and mtime look unchanged.
     """
     if schema_version(paths.index_db(repo)) != SCHEMA_VERSION:
-        return rebuild(repo)
+        return rebuild(repo, wait=wait)
     start = time.perf_counter()
     report = Report()
-    with _lock(repo), contextlib.closing(sqlite3.connect(paths.index_db(repo), timeout=10)) as db:
+    with _lock(repo, wait), contextlib.closing(sqlite3.connect(paths.index_db(repo), timeout=10)) as db:
         db.execute("PRAGMA journal_mode=WAL")
         with db:
             _apply_changes(repo, db, set(force), report)
