@@ -31,5 +31,9 @@ class GitError(MemrepoError):
     """A git command failed."""
 
 
+class Deferred(MemrepoError):
+    """Work that must wait, not a failure: the worker puts the job back without counting an attempt."""
+
+
 class CacheError(MemrepoError):
     """The cache is missing, corrupt or of another schema."""

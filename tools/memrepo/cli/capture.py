@@ -86,6 +86,9 @@ def sweep(ctx: click.Context, no_model: bool, as_json: bool) -> None:
     report = sw.run(_repo(ctx), use_model=not no_model)
     if as_json:
         return _json(report)
+    if report.get("skipped"):
+        click.echo(f"run {report['run_id']}: skipped: {report['skipped']}")
+        return None
     click.echo(f"run {report['run_id']}: {len(report['captures'])} capture job(s), "
                f"{len((report.get('enrich') or {}).get('enriched', {}))} memories enriched"
                + (f", curator applied {len(report['curate']['applied'])}" if report.get("curate") else "")

@@ -18,8 +18,39 @@ import os
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from memrepo.errors import GitError
+from memrepo.errors import Deferred, GitError
 from memrepo.vcs import gitcmd, lock, trailers as trailer_text
+
+# What a person may be in the middle of, by the file git keeps for it (in the worktree's git dir).
+_IN_PROGRESS = (("MERGE_HEAD", "a merge"), ("rebase-merge", "a rebase"), ("rebase-apply", "a rebase or `git am`"),
+                ("CHERRY_PICK_HEAD", "a cherry-pick"), ("REVERT_HEAD", "a revert"))
+
+
+class OperationInProgress(Deferred, GitError):
+    """A merge, rebase, cherry-pick or revert is under way: memrepo writes nothing into it."""
+
+
+def in_progress(repo: str) -> str | None:
+    """What git operation is under way in `repo` ("a merge", ...), or None."""
+    args = [a for name, _ in _IN_PROGRESS for a in ("--git-path", name)]
+    rc, out, _ = gitcmd.run_git("rev-parse", *args, cwd=repo)
+    if rc != 0:
+        return None
+    found = out.decode("utf-8", "surrogateescape").splitlines()
+    for (_, what), rel in zip(_IN_PROGRESS, found):
+        if os.path.lexists(os.path.join(repo, rel)):
+            return what
+    return None
+
+
+def refuse_in_progress(repo: str) -> None:
+    """Raise OperationInProgress when a person is in the middle of a git operation in `repo`."""
+    what = in_progress(repo)
+    if what:
+        # A background sweep once staged a verifier stamp into a person's merge commit.
+        raise OperationInProgress(f"{what} is in progress in {repo}; memrepo writes nothing until it is finished",
+                                  hint="finish it or abort it (`git status` says how), then run the command again")
+
 
 Snapshot = dict[str, "tuple[bytes, int] | None"]  # path -> (bytes, mode) or None when it did not exist
 
@@ -77,6 +108,7 @@ def _restore(repo: str, before: Snapshot, head: str | None) -> None:
 def transaction(repo: str, rels: list[str], wait: float = lock.WAIT) -> Iterator[None]:
     """Hold the repository lock; if the block raises before its commit lands, restore `rels`."""
     with lock.held(repo, wait):
+        refuse_in_progress(repo)
         before: Snapshot = {rel: _read(repo, rel) for rel in rels}
         head = gitcmd.head(repo)
         try:

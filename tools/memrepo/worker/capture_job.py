@@ -8,6 +8,7 @@ from typing import Any
 from memrepo.errors import MemrepoError
 from memrepo.passes import capture
 from memrepo.passes.capture_plan import CaptureReport
+from memrepo.vcs import commit
 from memrepo.worker import jobs
 
 
@@ -16,6 +17,7 @@ def run_job(repo: str, job: dict[str, Any]) -> dict[str, Any]:
     if not os.path.isfile(str(job.get("transcript"))):
         jobs.log(repo, f"capture {job.get('session')}: transcript {job.get('transcript')} is gone; nothing to do")
         return {"skipped": "no transcript"}
+    commit.refuse_in_progress(repo)  # before the model runs: the job waits, its attempts untouched
     report = capture.capture(repo, str(job["transcript"]), str(job.get("session") or "") or None, str(job.get("cwd") or ""))
     for line in report.log:
         jobs.log(repo, line)

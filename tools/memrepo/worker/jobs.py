@@ -22,6 +22,7 @@ import os
 import sys
 import time
 
+from memrepo.errors import Deferred
 from memrepo.recall import _fast, paths
 
 TYPE_CHECKING = False
@@ -201,6 +202,19 @@ def _settle(repo: str, running: str, job: dict[str, Any], error: str | None) -> 
     os.replace(running, target)
 
 
+def _defer(repo: str, running: str, job: dict[str, Any], reason: str) -> None:
+    """Put a job back for later without counting the attempt (the repository was busy, not the job wrong)."""
+    name = os.path.basename(running[: -len(RUNNING)])
+    log(repo, f"deferred {name}: {reason}")
+    job.update(attempts=max(0, int(job.get("attempts", 1)) - 1), not_before=time.time() + RETRY_DELAY)
+    target = running[: -len(RUNNING)]
+    if os.path.exists(target):  # a hook queued it again meanwhile: that copy stands
+        os.remove(running)
+        return
+    _write_json(running, job)
+    os.replace(running, target)
+
+
 def drain(repo: str, handler: Callable[[str, dict[str, Any]], Any], kinds: tuple[str, ...] | None = None) -> list[Any]:
     """Run every ready job (the lock must be held); a job whose handler raises is retried later."""
     results: list[Any] = []
@@ -217,6 +231,9 @@ def drain(repo: str, handler: Callable[[str, dict[str, Any]], Any], kinds: tuple
         running, job = claimed
         try:
             results.append(handler(repo, job))
+        except Deferred as exc:
+            _defer(repo, running, job, str(exc))
+            continue
         except Exception as exc:  # noqa: BLE001 — a job's failure is recorded and retried, never fatal
             _settle(repo, running, job, f"{type(exc).__name__}: {exc}")
             continue

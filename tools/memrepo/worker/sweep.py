@@ -19,7 +19,7 @@ from typing import Any
 from memrepo.passes import capture, enrich, model
 from memrepo.worker import jobs
 from memrepo.recall import paths
-from memrepo.vcs import runs
+from memrepo.vcs import commit, runs
 from memrepo.store import memories as store
 from memrepo.errors import MemrepoError
 
@@ -49,6 +49,13 @@ def run_locked(repo: str, use_model: bool = True, run_id: str | None = None) -> 
     """The sweep's steps; the caller holds the worker lock (and has requeued crashed jobs)."""
     run_id = run_id or runs.fresh_run_id(repo, PASS)
     report: dict[str, Any] = {"run_id": run_id, "started": time.time(), "errors": []}
+    busy = commit.in_progress(repo)
+    if busy:
+        # Nothing is drained or written into a person's merge, rebase, cherry-pick or revert.
+        # Not saved as the last sweep: it stays due and runs once the operation is finished.
+        report.update(skipped=f"{busy} is in progress; the sweep runs again once it is finished",
+                      captures=[], finished=time.time())
+        return report
 
     def one_capture(r: str, job: dict[str, Any]) -> dict[str, Any]:
         return capture.capture(r, str(job["transcript"]), job.get("session"), str(job.get("cwd") or ""), run_id=run_id).as_dict()
