@@ -16,7 +16,7 @@ import os
 from typing import Any
 
 from memrepo.vcs import runs, status
-from memrepo.vcs.commit import commit_files
+from memrepo.vcs.commit import commit_if_unchanged
 from memrepo.passes import model
 from memrepo.format import notes, redact, spec
 from memrepo.recall import paths, query
@@ -168,15 +168,27 @@ def run(repo: str, ids: list[str] | None = None, run_id: str | None = None) -> d
     report["asked"] = [n.id for n in targets]
     found = aliases_for(repo, targets, report)
     state = _load_state(repo)
-    files = {}
+    files, read = {}, {}
     for note in targets:
-        state[note.id] = _fingerprint(note)
         if found.get(note.id):
-            files[f"{paths.MEMORY_DIR}/{note.id}.md"] = notes.serialize(apply(note, found[note.id]))
-            report["enriched"][note.id] = found[note.id]
+            rel = f"{paths.MEMORY_DIR}/{note.id}.md"
+            files[rel], read[rel] = notes.serialize(apply(note, found[note.id])), notes.serialize(note)
     if files:
-        n = len(files)
-        report["commit"] = commit_files(repo, files, f"enrich: aliases for {n} memor{'y' if n == 1 else 'ies'}",
-                                        {"Action": "enrich", "Run": report["run_id"], "Count": n})
+        trailers: dict[str, Any] = {"Action": "enrich", "Run": report["run_id"]}
+
+        def subject(kept: list[str]) -> str:
+            trailers["Count"] = len(kept)
+            return f"enrich: aliases for {len(kept)} memor{'y' if len(kept) == 1 else 'ies'}"
+
+        sha, stale = commit_if_unchanged(repo, files, read, subject, trailers)
+        if sha:
+            report["commit"] = sha
+        # Changed by someone while the model answered: not enriched now, asked again next time.
+        report["skipped_changed"] = [os.path.basename(rel)[:-3] for rel in stale]
+    for note in targets:
+        if note.id not in report.get("skipped_changed", []):
+            state[note.id] = _fingerprint(note)
+            if found.get(note.id):
+                report["enriched"][note.id] = found[note.id]
     _save_state(repo, state)
     return report

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from memrepo.errors import Deferred, GitError
@@ -174,3 +174,34 @@ def commit_paths(repo: str, rels: list[str], subject: str, trailers: dict[str, A
 def _tracked(repo: str, rel: str) -> bool:
     rc, out, _ = gitcmd.run_git("ls-files", "-z", "--", rel, cwd=repo)
     return rc == 0 and bool(out)
+
+
+def _as_bytes(data: str | bytes) -> bytes:
+    return data.encode("utf-8") if isinstance(data, str) else data
+
+
+def commit_if_unchanged(repo: str, files: Mapping[str, str | bytes | None], expect: Mapping[str, str | bytes | None],
+                        subject: str | Callable[[list[str]], str], trailers: dict[str, Any],
+                        body: str | Callable[[], str] = "",
+                        *, wait: float = lock.WAIT) -> tuple[str, list[str]]:
+    """Commit the files that still hold what the writer read; leave the others alone.
+
+    A pass reads a memory, waits on a model or a probe, then writes: a person's commit in between
+    must not be reverted by the pass's stale copy. Under the lock, each path's bytes are compared
+    with `expect` (what was read; None: it did not exist). Returns (sha, or "" when nothing was
+    left to commit; the paths skipped because they changed). `subject` may be a function of the
+    paths about to be committed, and `body` a function called after it, for messages that count.
+    """
+    with lock.held(repo, wait):
+        stale = sorted(rel for rel in files if _changed_since(repo, rel, expect.get(rel)))
+        keep = {rel: data for rel, data in files.items() if rel not in stale}
+        if not keep:
+            return "", stale
+        text = subject(sorted(keep)) if callable(subject) else subject
+        return commit_files(repo, keep, text, trailers, body() if callable(body) else body, wait=wait), stale
+
+
+def _changed_since(repo: str, rel: str, read: str | bytes | None) -> bool:
+    now = _read(repo, rel)
+    return (now is not None) if read is None else (now is None or now[0] != _as_bytes(read))
+

@@ -17,7 +17,7 @@ from typing import Any
 
 from memrepo.store import config, index, memories as store
 from memrepo.vcs import gitcmd, runs, status
-from memrepo.vcs.commit import commit_files
+from memrepo.vcs.commit import commit_if_unchanged
 from memrepo.passes.curate import guards, pairs, review, tidy
 from memrepo.passes import model
 from memrepo.format import notes
@@ -117,11 +117,17 @@ class _Run:
         """Write and commit one memory (unless dry run); False when git refused (then nothing changed)."""
         rel = f"{paths.MEMORY_DIR}/{note.id}.md"
         if not self.report.dry_run:
+            read = self.memories.get(note.id)
             try:
-                decision["commit"] = commit_files(self.repo, {rel: notes.serialize(note)}, subject, trailers)
+                sha, stale = commit_if_unchanged(self.repo, {rel: notes.serialize(note)},
+                                                 {rel: notes.serialize(read) if read else None}, subject, trailers)
             except GitError as exc:
                 self.report.skipped.append({**decision, "reason": f"git refused the commit: {exc}"})
                 return False
+            if stale:
+                self.report.skipped.append({**decision, "reason": f"{rel} changed since the curator read it; left as it is"})
+                return False
+            decision["commit"] = sha
         self.memories[note.id] = note
         self.report.applied.append(decision)
         return True

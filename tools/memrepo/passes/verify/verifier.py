@@ -18,7 +18,7 @@ from typing import Any
 from memrepo.passes.verify import claims, probes
 from memrepo.store import config, memories as store
 from memrepo.vcs import status
-from memrepo.vcs.commit import commit_files
+from memrepo.vcs.commit import commit_if_unchanged
 from memrepo.passes import model
 from memrepo.format import notes, spec
 from memrepo.recall import paths
@@ -152,7 +152,7 @@ def run(repo: str, ids: list[str] | None = None, *, use_model: bool = True, run_
     settings = config.load(repo)
     report = VerifyReport(run_id or new_run_id())
     today = today or _dt.date.today().isoformat()
-    dirty, changed = status.dirty_paths(repo, paths.MEMORY_DIR) or set(), {}
+    dirty, changed, read = status.dirty_paths(repo, paths.MEMORY_DIR) or set(), {}, {}
     for note_id in _targets(repo, ids):
         rel = f"{paths.MEMORY_DIR}/{note_id}.md"
         result = MemoryResult(note_id)
@@ -160,7 +160,9 @@ def run(repo: str, ids: list[str] | None = None, *, use_model: bool = True, run_
         result.skipped = _skip_reason(repo, note_id, rel, dirty, explicit=bool(ids))
         if result.skipped:
             continue
-        note = notes.read(paths.note_path(repo, note_id))
+        with open(paths.note_path(repo, note_id), encoding="utf-8", newline="") as fh:
+            read[rel] = fh.read()
+        note = notes.parse(read[rel], paths.note_path(repo, note_id))
         try:
             touched = check_note(repo, note, settings, use_model, today, result)
         except model.ModelError as exc:
@@ -173,9 +175,24 @@ def run(repo: str, ids: list[str] | None = None, *, use_model: bool = True, run_
             changed[rel] = notes.serialize(note)
     _log_refusals(repo, report)
     if changed:
-        report.commit = commit_files(repo, changed, _subject(report), {"Action": "verify", "Run": report.run_id,
-                                      "Memories": len(changed)}, body=_body(report))
+        trailers: dict[str, Any] = {"Action": "verify", "Run": report.run_id}
+
+        def subject(kept: list[str]) -> str:
+            _left_alone(report, set(changed) - set(kept))
+            trailers["Memories"] = len(kept)
+            return _subject(report)
+
+        sha, stale = commit_if_unchanged(repo, changed, read, subject, trailers, body=lambda: _body(report))
+        _left_alone(report, set(stale))
+        report.commit = sha or None
     return report
+
+
+def _left_alone(report: VerifyReport, rels: set[str]) -> None:
+    """A person's commit landed while the probes ran: their version stands, this stamp waits."""
+    for result in report.results:
+        if result.changed and f"{paths.MEMORY_DIR}/{result.id}.md" in rels:
+            result.changed, result.skipped = False, "changed while it was checked; left as it is"
 
 
 def _skip_reason(repo: str, note_id: str, rel: str, dirty: set[str], explicit: bool) -> str:
