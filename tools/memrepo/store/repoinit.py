@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from memrepo.vcs import commit as vcs_commit, gitcmd, gitops, hookwire
+from memrepo.vcs import commit as vcs_commit, gitops, hookwire, status
 from memrepo.store import index
 from memrepo.recall import paths
 from memrepo.errors import MemrepoError
@@ -68,8 +68,7 @@ def _uncommitted(root: str) -> list[str]:
     rels = [f"{paths.MEMORY_DIR}/.gitkeep", f"{paths.INDEX_DIR}/.gitignore", f"{paths.INDEX_DIR}/README.md",
             ".gitattributes"] + [f"{hookwire.HOOKS_DIR}/{h}" for h in hookwire.HOOKS]
     rels = [r for r in rels if os.path.exists(os.path.join(root, r))]
-    _, out, _ = gitcmd.run_git("status", "--porcelain=v1", "-z", "--untracked-files=all", "--", *rels, cwd=root)
-    return sorted(entry[3:] for entry in gitcmd.split_z(out) if len(entry) > 3)
+    return sorted(status.dirty_paths(root, *rels) or ()) if rels else []
 
 
 def init(path: str) -> dict[str, Any]:

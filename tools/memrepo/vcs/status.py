@@ -5,14 +5,14 @@ from __future__ import annotations
 from memrepo.vcs import gitcmd
 
 
-def dirty_paths(repo: str, under: str) -> set[str] | None:
-    """Repository-relative paths below `under` with uncommitted changes (untracked included);
-    None when git could not say.
+def dirty_paths(repo: str, *under: str) -> set[str] | None:
+    """Repository-relative paths below the `under` pathspecs with uncommitted changes (untracked
+    included); None when git could not say.
 
     Reads `git status --porcelain=v1 -z`: a rename or copy entry is followed by its origin path
     as an entry of its own, and both count as changed.
     """
-    rc, out, _ = gitcmd.run_git("status", "--porcelain=v1", "-z", "--untracked-files=all", "--", under,
+    rc, out, _ = gitcmd.run_git("status", "--porcelain=v1", "-z", "--untracked-files=all", "--", *under,
                                 cwd=repo, env=gitcmd.no_git_env())
     if rc != 0:
         return None

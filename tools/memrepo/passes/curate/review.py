@@ -18,7 +18,7 @@ from typing import Any
 
 from memrepo import proc
 from memrepo.store import config, index
-from memrepo.vcs import commit, gitcmd, lock, runs, trailers as trailer_text
+from memrepo.vcs import commit, gitcmd, lock, runs, status, trailers as trailer_text
 from memrepo.format import validate
 from memrepo.errors import GitError, MemrepoError
 
@@ -133,7 +133,7 @@ def show(repo: str, n: int) -> dict[str, Any]:
 def _require_clean(repo: str, files: list[str]) -> None:
     if gitcmd.split_z(gitcmd.run_git("diff", "--cached", "--name-only", "-z", cwd=repo)[1]):
         raise ReviewError("the git index has staged changes", hint="commit or unstage them, then run the command again")
-    dirty = [p[3:] for p in gitcmd.split_z(gitcmd.run_git("status", "--porcelain", "-z", "--", *files, cwd=repo)[1])]
+    dirty = sorted(status.dirty_paths(repo, *files) or ()) if files else []
     if dirty:
         raise ReviewError(f"uncommitted changes in {', '.join(dirty)}", hint="commit or discard them, then run the command again")
 
