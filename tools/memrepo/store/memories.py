@@ -20,6 +20,9 @@ if TYPE_CHECKING:
 # `memrepo list` only read the cache and should start fast.
 
 
+ADD_TRIES = 20  # ids an add tries when other terminals keep taking the one it chose
+
+
 def require_repo(repo: str) -> str:
     """The repository path, or RepoNotFound naming `memrepo init`."""
     if not os.path.isdir(paths.memory_dir(repo)) or not os.path.exists(os.path.join(repo, ".git")):
@@ -96,20 +99,28 @@ def add(repo: str, note: notes.Note) -> tuple[str, str]:
     from memrepo.format import notes, validate
 
     require_repo(repo)
-    if not note.meta.get("id"):
-        note.meta["id"] = unique_id(repo, slugify(str(note.meta.get("title", ""))))
-        note.meta = {k: note.meta[k] for k in notes.ordered_keys(note.meta)}
-    note_id = note.id
-    rel = f"{paths.MEMORY_DIR}/{note_id}.md"
-    path = paths.note_path(repo, note_id)
-    if os.path.exists(path):
-        raise NoteInvalid(f"a memory with id {note_id!r} already exists", [], hint="choose another --id, or edit the file and commit it")
-    text = notes.serialize(note)
-    problems, _ = validate.check_text(text, rel)
-    if problems:
-        raise NoteInvalid(f"{rel} is not a valid memory", [str(p) for p in problems], hint="fix the fields named above and run it again")
-    sha = commit.commit_files(repo, {rel: text}, f"add: {note_id}", {"Action": "add", "Id": note_id})
-    return note_id, sha
+    generated = not note.meta.get("id")
+    for _ in range(ADD_TRIES):
+        if generated:
+            note.meta["id"] = unique_id(repo, slugify(str(note.meta.get("title", ""))))
+            note.meta = {k: note.meta[k] for k in notes.ordered_keys(note.meta)}
+        note_id = note.id
+        rel = f"{paths.MEMORY_DIR}/{note_id}.md"
+        if os.path.exists(paths.note_path(repo, note_id)):
+            raise NoteInvalid(f"a memory with id {note_id!r} already exists", [], hint="choose another --id, or edit the file and commit it")
+        text = notes.serialize(note)
+        problems, _ = validate.check_text(text, rel)
+        if problems:
+            raise NoteInvalid(f"{rel} is not a valid memory", [str(p) for p in problems], hint="fix the fields named above and run it again")
+        # Another terminal may take the same id between the check above and the lock: the file
+        # must still be absent under the lock, or this add never overwrites it.
+        sha, taken = commit.commit_if_unchanged(repo, {rel: text}, {rel: None}, f"add: {note_id}", {"Action": "add", "Id": note_id})
+        if not taken:
+            return note_id, sha
+        if not generated:
+            raise NoteInvalid(f"a memory with id {note_id!r} was just added by another process", [],
+                              hint="choose another --id, or edit the file and commit it")
+    raise NoteInvalid(f"every id tried for {note.meta.get('title')!r} was taken meanwhile", [], hint="run the command again")
 
 
 def read_text(repo: str, note_id: str) -> str:
