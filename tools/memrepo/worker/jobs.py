@@ -195,20 +195,19 @@ def _settle(repo: str, running: str, job: dict[str, Any], error: str | None) -> 
     if job["attempts"] >= MAX_ATTEMPTS:
         os.makedirs(os.path.join(jobs_dir(repo), "failed"), exist_ok=True)
         target = os.path.join(jobs_dir(repo), "failed", name)
-    if os.path.exists(target):
-        os.remove(running)
-        return
-    _write_json(running, job)
-    os.replace(running, target)
+    _put_back(running, job, target)
 
 
 def _defer(repo: str, running: str, job: dict[str, Any], reason: str) -> None:
     """Put a job back for later without counting the attempt (the repository was busy, not the job wrong)."""
-    name = os.path.basename(running[: -len(RUNNING)])
-    log(repo, f"deferred {name}: {reason}")
+    log(repo, f"deferred {os.path.basename(running[: -len(RUNNING)])}: {reason}")
     job.update(attempts=max(0, int(job.get("attempts", 1)) - 1), not_before=time.time() + RETRY_DELAY)
-    target = running[: -len(RUNNING)]
-    if os.path.exists(target):  # a hook queued it again meanwhile: that copy stands
+    _put_back(running, job, running[: -len(RUNNING)])
+
+
+def _put_back(running: str, job: dict[str, Any], target: str) -> None:
+    """Move a claimed job to `target` with its new state, unless a hook queued it there again meanwhile."""
+    if os.path.exists(target):
         os.remove(running)
         return
     _write_json(running, job)
