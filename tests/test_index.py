@@ -242,14 +242,17 @@ def test_failed_rebuild_leaves_no_temp_file_and_keeps_the_old_cache(two: str) ->
 
 
 def test_reader_keeps_a_consistent_view_during_rebuild(two: str) -> None:
-    # os.replace swaps the inode: a reader that opened the old cache finishes on it.
+    # The rebuild lands in one WAL transaction: a reader inside a transaction finishes on the old cache.
     reader = _db(two)
     with contextlib.closing(reader):
+        reader.execute("BEGIN")
         assert reader.execute("SELECT count(*) FROM memories").fetchone()[0] == 2
         write_memory(two, "third-one")
         index.rebuild(two)
         assert _count(two) == 3
         assert reader.execute("SELECT count(*) FROM memories").fetchone()[0] == 2
+        reader.execute("COMMIT")
+        assert reader.execute("SELECT count(*) FROM memories").fetchone()[0] == 3
 
 
 def test_indexed_commit_is_head(two: str) -> None:

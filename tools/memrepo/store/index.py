@@ -290,15 +290,38 @@ def _insert_unique(db: sqlite3.Connection, row: tuple[Any, ...], rel: str, repor
 
 
 def _swap_in(tmp: str, db_path: str) -> None:
-    # The old database may be in WAL mode: its -wal/-shm must not outlive it under the new file.
-    if os.path.exists(db_path):
-        with contextlib.suppress(sqlite3.Error), contextlib.closing(sqlite3.connect(db_path, timeout=2)) as old:
-            old.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            old.execute("PRAGMA journal_mode=DELETE")
-    os.replace(tmp, db_path)
+    """Make the build in `tmp` the live index, so that every reader sees the old index or the new one.
+
+    A live index is overwritten in one SQLite transaction (the backup API into the WAL file):
+    a reader keeps the snapshot it began with, the next one sees the new index. Renaming a file
+    under WAL readers instead would pair the new file with the old one's -wal and -shm. Only
+    with no live index (or one SQLite cannot open) is the build renamed into place.
+    """
+    if _copy_into_live(tmp, db_path):
+        return
+    with contextlib.closing(sqlite3.connect(tmp)) as db:
+        db.execute("PRAGMA journal_mode=WAL")
     for suffix in ("-wal", "-shm"):
         with contextlib.suppress(FileNotFoundError):
             os.remove(db_path + suffix)
+    os.replace(tmp, db_path)
+
+
+def _copy_into_live(tmp: str, db_path: str) -> bool:
+    """Copy the build over the live index in one transaction; False when there is none to copy into."""
+    if schema_version(db_path) is None:
+        return False
+    try:
+        with contextlib.closing(sqlite3.connect(tmp)) as src, \
+                contextlib.closing(sqlite3.connect(db_path, timeout=LOCK_WAIT)) as live:
+            live.execute("PRAGMA journal_mode=WAL")
+            src.backup(live)
+            live.execute("PRAGMA journal_mode=WAL")
+            live.execute("PRAGMA wal_checkpoint(PASSIVE)")
+    except sqlite3.Error as exc:
+        raise CacheError(f"could not write the rebuilt index into {db_path}: {exc}",
+                         hint="close what holds it open for writing, then run `memrepo index --rebuild`") from exc
+    return True
 
 
 def _clear_stale(repo: str) -> None:
