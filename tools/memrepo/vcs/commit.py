@@ -5,7 +5,8 @@ exactly those paths and commits them with `git commit -F - -- <paths>`: the mess
 stdin (any length), and whatever else the user has staged stays staged and out of the commit.
 The repository's own hooks run on that commit: pre-commit validates what memrepo wrote like
 anything else, post-commit indexes it, exactly once. On any failure (a pre-commit rejection,
-a crash, ^C) every path is put back byte for byte and nothing stays staged for it.
+an exception, ^C) every path is put back byte for byte and nothing stays staged for it; a
+`kill -9` that leaves no chance to do so is undone by the next writer (`vcs.journal`).
 
 `transaction` + `commit_staged` are the same steps for a writer that lets git change the files
 (`git revert --no-commit`, `git cherry-pick --no-commit`).
@@ -19,7 +20,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from memrepo.errors import Deferred, GitError
-from memrepo.vcs import gitcmd, lock, trailers as trailer_text
+from memrepo.vcs import gitcmd, journal, lock, trailers as trailer_text
 
 # What a person may be in the middle of, by the file git keeps for it (in the worktree's git dir).
 _IN_PROGRESS = (("MERGE_HEAD", "a merge"), ("rebase-merge", "a rebase"), ("rebase-apply", "a rebase or `git am`"),
@@ -89,7 +90,7 @@ def _put(repo: str, rel: str, data: str | bytes | None, old: tuple[bytes, int] |
     _write(path, data.encode("utf-8") if isinstance(data, str) else data, old[1] if old else None)
 
 
-def _restore(repo: str, before: Snapshot, head: str | None) -> None:
+def restore(repo: str, before: Snapshot, head: str | None) -> None:
     """Every path as it was: its old bytes and mode, or gone; its index entry back to HEAD's."""
     for rel, old in before.items():
         if old is None:
@@ -105,19 +106,28 @@ def _restore(repo: str, before: Snapshot, head: str | None) -> None:
 
 
 @contextlib.contextmanager
-def transaction(repo: str, rels: list[str], wait: float = lock.WAIT) -> Iterator[None]:
-    """Hold the repository lock; if the block raises before its commit lands, restore `rels`."""
+def transaction(repo: str, rels: list[str], wait: float = lock.WAIT,
+                after: Mapping[str, bytes | None] | None = None) -> Iterator[None]:
+    """Hold the repository lock; if the block raises before its commit lands, restore `rels`.
+
+    First undoes what a writer killed mid-commit left behind, then journals `rels` (and `after`,
+    what the block will write, when known) so that the next writer can undo this one.
+    """
     with lock.held(repo, wait):
+        journal.recover(repo)
         refuse_in_progress(repo)
         before: Snapshot = {rel: _read(repo, rel) for rel in rels}
         head = gitcmd.head(repo)
+        record = journal.write(repo, head, before, after)
         try:
             yield
         except BaseException:
             # A commit that landed (^C just after it) is history now: leave its files be.
             if gitcmd.head(repo) == head:
-                _restore(repo, before, head)
+                restore(repo, before, head)
+            journal.drop(record)  # kept when the restore itself failed: the next writer retries it
             raise
+        journal.drop(record)
 
 
 def _stage(repo: str, rels: list[str]) -> None:
@@ -155,7 +165,8 @@ def commit_files(repo: str, files: Mapping[str, str | bytes | None], subject: st
         # Deleting what never existed is no change, and git would reject it as an unknown path.
         rels = sorted(rel for rel, data in files.items()
                       if data is not None or os.path.lexists(os.path.join(repo, rel)) or _tracked(repo, rel))
-        with transaction(repo, rels):
+        after = {rel: None if files[rel] is None else _as_bytes(files[rel]) for rel in rels}  # type: ignore[arg-type]
+        with transaction(repo, rels, after=after):
             for rel in rels:
                 _put(repo, rel, files[rel], _read(repo, rel))
             _stage(repo, rels)
