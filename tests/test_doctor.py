@@ -40,6 +40,7 @@ def mem(template: str, tmp_path: os.PathLike[str]) -> str:
 def healthy(repo: str) -> str:
     return (f"ok  repository: {repo}\n"
             "ok  git hooks: core.hooksPath=.githooks\n"
+            "ok  merge driver: memory/*.md merge with memrepo.vcs.mergedriver\n"
             f"ok  index: 2 memories indexed, schema {index.SCHEMA_VERSION}\n"
             f"ok  index fresh: matches memory/ at {head(repo)[:12]}\n"
             "ok  memory files: 2 files valid\n")
@@ -50,7 +51,7 @@ def test_healthy_repository_exits_0(mem: str) -> None:
     assert (result.exit_code, result.stdout) == (0, healthy(mem))
     checks = json.loads(run_doctor(mem, "--json").stdout)
     assert [(c["name"], c["ok"], c["fix"]) for c in checks] == [
-        ("repository", True, ""), ("git hooks", True, ""), ("index", True, ""), ("index fresh", True, ""),
+        ("repository", True, ""), ("git hooks", True, ""), ("merge driver", True, ""), ("index", True, ""), ("index fresh", True, ""),
         ("memory files", True, "")]
 
 
@@ -63,7 +64,7 @@ def test_hooks_not_wired(mem: str) -> None:
     result = run_doctor(mem)
     assert result.exit_code == 1
     assert _lines(result)[1:3] == [
-        "FAIL git hooks: git hooks not wired (pre-commit, post-commit, post-merge, post-checkout, post-rewrite)",
+        "FAIL git hooks: git hooks not wired (pre-commit, pre-merge-commit, post-commit, post-merge, post-checkout, post-rewrite)",
         f"     fix: memrepo init {mem}"]
     # the fix it names works
     CliRunner().invoke(cli, ["init", mem], catch_exceptions=False)
@@ -109,6 +110,7 @@ def test_index_missing_or_corrupt(mem: str, damage, says: str) -> None:
     assert result.exit_code == 1
     assert _lines(result) == [
         f"ok  repository: {mem}", "ok  git hooks: core.hooksPath=.githooks",
+        "ok  merge driver: memory/*.md merge with memrepo.vcs.mergedriver",
         says.format(db=paths.index_db(mem), version=index.SCHEMA_VERSION),
         f"     fix: memrepo --repo {mem} index --rebuild",
         "ok  memory files: 2 files valid"]
@@ -141,10 +143,10 @@ def test_index_stale_after_a_change_on_disk(mem: str, change, count: int) -> Non
     change(mem)
     result = run_doctor(mem)
     assert result.exit_code == 1
-    assert _lines(result)[3:5] == [f"FAIL index fresh: {count} memory files changed since indexing",
+    assert _lines(result)[4:6] == [f"FAIL index fresh: {count} memory files changed since indexing",
                                    f"     fix: memrepo --repo {mem} index"]
     assert CliRunner().invoke(cli, ["--repo", mem, "index"], catch_exceptions=False).exit_code == 0
-    assert _lines(run_doctor(mem))[3].startswith("ok  index fresh: matches memory/ at ")
+    assert _lines(run_doctor(mem))[4].startswith("ok  index fresh: matches memory/ at ")
 
 
 def test_index_behind_head(mem: str) -> None:
@@ -152,14 +154,14 @@ def test_index_behind_head(mem: str) -> None:
     git(mem, "-c", "core.hooksPath=/dev/null", "commit", "-q", "--allow-empty", "-m", "hooks off")
     result = run_doctor(mem)
     assert result.exit_code == 1
-    assert _lines(result)[3:5] == ["FAIL index fresh: index is behind HEAD", f"     fix: memrepo --repo {mem} index"]
+    assert _lines(result)[4:6] == ["FAIL index fresh: index is behind HEAD", f"     fix: memrepo --repo {mem} index"]
 
 
 def test_stale_marker(mem: str) -> None:
     index.mark_stale(mem, "post-commit: disk full")
     result = run_doctor(mem)
     assert result.exit_code == 1
-    assert _lines(result)[3:5] == ["FAIL index fresh: index marked stale", f"     fix: memrepo --repo {mem} index"]
+    assert _lines(result)[4:6] == ["FAIL index fresh: index marked stale", f"     fix: memrepo --repo {mem} index"]
 
 
 def test_invalid_memory_file(mem: str) -> None:

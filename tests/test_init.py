@@ -56,7 +56,7 @@ def test_init_on_an_empty_directory(tmp_path) -> None:
             assert fh.read() == hookwire.shim_text(rel.split("/")[1])
         assert git(path, "ls-files", "-s", rel).stdout.startswith("100755 ")
     with open(os.path.join(path, ".gitattributes"), encoding="utf-8") as fh:
-        assert fh.read() == "memory/*.md text eol=lf\n"
+        assert fh.read() == "memory/*.md text eol=lf\nmemory/*.md merge=memrepo\n"
     with open(os.path.join(path, "index", ".gitignore"), encoding="utf-8") as fh:
         assert fh.read() == repoinit.INDEX_GITIGNORE
     with open(os.path.join(path, ".git", hookwire.PYTHON_RECORD), encoding="utf-8") as fh:
@@ -143,7 +143,7 @@ def test_init_appends_to_an_existing_gitattributes(tmp_path) -> None:
     git(path, "add", "-A")
     git(path, "commit", "-q", "-m", "attrs")
     repoinit.init(path)
-    assert git(path, "show", "HEAD:.gitattributes").stdout == "*.png binary\nmemory/*.md text eol=lf\n"
+    assert git(path, "show", "HEAD:.gitattributes").stdout == "*.png binary\nmemory/*.md text eol=lf\nmemory/*.md merge=memrepo\n"
 
 
 def test_init_keeps_existing_memories_and_they_are_validated_from_then_on(tmp_path) -> None:

@@ -304,7 +304,7 @@ def bare_env(repo: str, tmp_path) -> Iterator[dict[str, str]]:
 NOT_FOUND = "memrepo {hook}: no Python with memrepo installed was found; pip install memrepo, or set MEMREPO_PYTHON\n"
 
 
-@pytest.mark.parametrize(("hook", "code"), [(h, 1 if h == "pre-commit" else 0) for h in hookwire.HOOKS])
+@pytest.mark.parametrize(("hook", "code"), [(h, 1 if h in hookwire.BLOCKING else 0) for h in hookwire.HOOKS])
 def test_shim_without_memrepo_says_so(repo: str, bare_env: dict[str, str], hook: str, code: int) -> None:
     result = subprocess.run(["/bin/sh", os.path.join(repo, ".githooks", hook)], cwd=repo, env=bare_env,
                             input="", capture_output=True, text=True)

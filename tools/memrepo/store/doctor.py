@@ -106,6 +106,8 @@ def run(repo: str, always_on: str = "") -> list[Check]:
     if ok and inert:
         ok, detail = False, f"shims not executable, so git ignores them: {', '.join(inert)}"
     checks.append(Check("git hooks", ok, detail, "" if ok else f"memrepo init {repo}"))
+    ok, detail = hookwire.merge_driver_wiring(repo)
+    checks.append(Check("merge driver", ok, detail, "" if ok else f"memrepo init {repo}"))
     checks.extend(_index_checks(repo))
     problems = check_files(repo)
     n = len(_files(repo))

@@ -1,8 +1,8 @@
 """What the committed git hook shims run: pre-commit validation and post-* index updates.
 
 Run as `python -m memrepo.store.githooks <hook> [args]`. Uses the git CLI, never GitPython.
-pre-commit fails closed (exit 1 with `path:line: problem — fix` lines); every post-* hook
-fails open: on any error it marks the index stale, prints one line and exits 0.
+pre-commit and pre-merge-commit fail closed (exit 1 with `path:line: problem — fix` lines);
+every post-* hook fails open: on any error it marks the index stale, prints one line and exits 0.
 """
 
 from __future__ import annotations
@@ -14,6 +14,10 @@ import sys
 from memrepo.recall import paths
 from memrepo.vcs import gitcmd
 
+# pre-merge-commit runs before `git merge` commits a merge it made without conflicts; the index
+# then holds the merge result, so it validates exactly as pre-commit does.
+VALIDATING_HOOKS = {"pre-commit": ("commit", "git commit --no-verify"),
+                    "pre-merge-commit": ("merge", "git merge --no-verify")}
 POST_HOOKS = ("post-commit", "post-merge", "post-checkout", "post-rewrite")
 # A post hook waits this long for a running index update or rebuild, then marks the index stale
 # and lets the user's git command finish (DESIGN rule 7: post hooks never block).
@@ -46,13 +50,13 @@ def _staged_blobs(root: str, rels: list[str]) -> dict[str, bytes]:
     return blobs
 
 
-def pre_commit(root: str) -> int:
+def pre_commit(root: str, hook: str = "pre-commit") -> int:
     """Validate the staged content of every added or changed memory file; 1 when anything is wrong."""
     from memrepo.format import validate
 
     rc, out, err = gitcmd.run_git("diff", "--cached", "--name-only", "-z", "--diff-filter=ACMR", cwd=root)
     if rc != 0:
-        print(f"memrepo pre-commit: git diff failed: {err.decode(errors='replace').strip()}", file=sys.stderr)
+        print(f"memrepo {hook}: git diff failed: {err.decode(errors='replace').strip()}", file=sys.stderr)
         return 1
     changed = [p for p in gitcmd.split_z(out) if _is_memory_path(p)]
     rc, out, _ = gitcmd.run_git("diff", "--cached", "--name-only", "-z", "--diff-filter=D", cwd=root)
@@ -89,7 +93,8 @@ def pre_commit(root: str) -> int:
         print(p, file=sys.stderr)
     if problems:
         n = len(problems)
-        print(f"memrepo: commit rejected: {n} problem{'s' * (n != 1)} in memory files (bypass once with `git commit --no-verify`)", file=sys.stderr)
+        what, bypass = VALIDATING_HOOKS[hook]
+        print(f"memrepo: {what} rejected: {n} problem{'s' * (n != 1)} in memory files (bypass once with `{bypass}`)", file=sys.stderr)
         return 1
     return 0
 
@@ -120,15 +125,15 @@ def main(argv: list[str] | None = None) -> int:
     hook = args[0] if args else ""
     rc, out, _ = gitcmd.run_git("rev-parse", "--show-toplevel", cwd=os.getcwd())
     root = out.decode().strip() if rc == 0 else os.getcwd()
-    if hook == "pre-commit":
+    if hook in VALIDATING_HOOKS:
         try:
-            return pre_commit(root)
+            return pre_commit(root, hook)
         except Exception as exc:  # noqa: BLE001 — fail closed, but say why
-            print(f"memrepo pre-commit: could not validate ({exc}); fix it or bypass once with `git commit --no-verify`", file=sys.stderr)
+            print(f"memrepo {hook}: could not validate ({exc}); fix it or bypass once with `{VALIDATING_HOOKS[hook][1]}`", file=sys.stderr)
             return 1
     if hook in POST_HOOKS:
         return post_hook(root, hook)
-    print(f"memrepo.store.githooks: unknown hook {hook!r}; expected pre-commit or one of {', '.join(POST_HOOKS)}", file=sys.stderr)
+    print(f"memrepo.store.githooks: unknown hook {hook!r}; expected one of {', '.join([*VALIDATING_HOOKS, *POST_HOOKS])}", file=sys.stderr)
     return 2
 
 

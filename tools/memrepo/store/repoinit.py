@@ -18,7 +18,9 @@ fresh by the git hooks in `.githooks/` and rebuilt at any time with `memrepo ind
 `recall-log.jsonl` records each recall decision (prompt hash, terms, ids, latency) on this
 machine only. Nothing here is committed except this README and `.gitignore`.
 """
-GITATTRIBUTES_LINE = "memory/*.md text eol=lf"
+# Committed: LF in memory files, and merges through memrepo's driver. The driver's command lives
+# only in the untracked .git/config (`hookwire.wire_merge_driver`), so nothing pulled can run code.
+GITATTRIBUTES_LINES = ("memory/*.md text eol=lf", f"memory/*.md merge={hookwire.MERGE_DRIVER}")
 
 
 def _write_if_changed(path: str, text: str) -> bool:
@@ -37,11 +39,12 @@ def _gitattributes(root: str) -> bool:
     if os.path.exists(path):
         with open(path, encoding="utf-8") as fh:
             current = fh.read()
-    if GITATTRIBUTES_LINE in current.splitlines():
+    missing = [line for line in GITATTRIBUTES_LINES if line not in current.splitlines()]
+    if not missing:
         return False
     sep = "" if not current or current.endswith("\n") else "\n"
     with open(path, "w", encoding="utf-8", newline="\n") as fh:
-        fh.write(current + sep + GITATTRIBUTES_LINE + "\n")
+        fh.write(current + sep + "".join(line + "\n" for line in missing))
     return True
 
 
@@ -72,13 +75,15 @@ def _uncommitted(root: str) -> list[str]:
 
 
 def init(path: str) -> dict[str, Any]:
-    """Make `path` a memory repository: git init if needed, layout, hook wiring, first commit, index."""
+    """Make `path` a memory repository: git init if needed, layout, hook and merge driver wiring,
+    first commit, index."""
     root = os.path.abspath(os.path.expanduser(path))
     created = gitops.init_repo(root)
     # Wire first: when it refuses (core.hooksPath owned by another tool) nothing has been written.
     wiring = hookwire.wire(root)
     changed = layout(root)
     hookwire.record_python(root)
+    merge_driver = hookwire.wire_merge_driver(root)
     commit = None
     pending = _uncommitted(root)
     if pending:
@@ -87,5 +92,5 @@ def init(path: str) -> dict[str, Any]:
                                hint='run `git config --global user.name "You"` and `git config --global user.email you@example.com`')
         commit = vcs_commit.commit_paths(root, pending, "memrepo: init memory repository", {"Action": "init"})
     report = index.update(root)
-    return {"path": root, "git_init": created, "written": changed, "wiring": wiring, "commit": commit,
-            "indexed": report.added + report.updated + report.unchanged}
+    return {"path": root, "git_init": created, "written": changed, "wiring": wiring, "merge_driver": merge_driver,
+            "commit": commit, "indexed": report.added + report.updated + report.unchanged}

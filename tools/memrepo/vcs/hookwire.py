@@ -2,24 +2,34 @@
 
 The shims hold no absolute paths. They find an interpreter that has memrepo: `$MEMREPO_PYTHON`,
 then the one recorded (uncommitted) in `.git/memrepo-python` by `memrepo init`, then the
-repository's `.venv`, then `python3`; when none has memrepo, pre-commit refuses and the
-post-* hooks let git go on, each saying how to fix it.
+repository's `.venv`, then `python3`; when none has memrepo, pre-commit and pre-merge-commit
+refuse and the post-* hooks let git go on, each saying how to fix it.
+
+The merge driver for `memory/*.md` (`memrepo.vcs.mergedriver`) is wired here too: its command
+names an absolute interpreter, so it lives only in the untracked `.git/config`; the committed
+`.gitattributes` only names it, and git ignores a driver name no config defines.
 """
 
 from __future__ import annotations
 
 import os
+import shlex
 import stat
 import sys
 
 from memrepo.vcs import gitcmd
 from memrepo.errors import MemrepoError
 
-HOOKS = ("pre-commit", "post-commit", "post-merge", "post-checkout", "post-rewrite")
+HOOKS = ("pre-commit", "pre-merge-commit", "post-commit", "post-merge", "post-checkout", "post-rewrite")
 MARKER = "# memrepo-hook-shim v1"
 FORWARDER_MARKER = "# memrepo-hook-forwarder v1"
 HOOKS_DIR = ".githooks"
 PYTHON_RECORD = "memrepo-python"
+# The hooks that validate what is about to be committed: they fail closed.
+BLOCKING = ("pre-commit", "pre-merge-commit")
+MERGE_DRIVER = "memrepo"
+MERGE_DRIVER_NAME = "memrepo: memory files merge key by key"
+MERGE_DRIVER_MODULE = "memrepo.vcs.mergedriver"
 
 SHIM = """#!/bin/sh
 {marker}
@@ -59,7 +69,7 @@ exec "$top/{hooks_dir}/{hook}" "$@"
 
 def shim_text(hook: str) -> str:
     # Without an interpreter the cache cannot follow this change: say so where doctor and SessionStart look.
-    fallback = "exit 1" if hook == "pre-commit" else '[ -d "$top/index" ] && : > "$top/index/STALE"\nexit 0'
+    fallback = "exit 1" if hook in BLOCKING else '[ -d "$top/index" ] && : > "$top/index/STALE"\nexit 0'
     return SHIM.format(marker=MARKER, hook=hook, record=PYTHON_RECORD, fallback=fallback)
 
 
@@ -67,7 +77,7 @@ def forwarder_text(hook: str) -> str:
     stdin_hooks = hook == "post-rewrite"
     read_stdin = 'input=$(cat)' if stdin_hooks else ":"
     run_legacy = ('printf "%s\\n" "$input" | "$here/{h}.legacy" "$@"' if stdin_hooks else '"$here/{h}.legacy" "$@"').format(h=hook)
-    on_fail = "exit $rc" if hook == "pre-commit" else ":"
+    on_fail = "exit $rc" if hook in BLOCKING else ":"
     return FORWARDER.format(marker=FORWARDER_MARKER, hook=hook, read_stdin=read_stdin, run_legacy=run_legacy,
                             on_legacy_fail=on_fail, hooks_dir=HOOKS_DIR)
 
@@ -183,3 +193,53 @@ def _is_forwarder(path: str) -> bool:
         return False
     with open(path, encoding="utf-8", errors="replace") as fh:
         return FORWARDER_MARKER in fh.read()
+
+
+def merge_driver_command(python: str | None = None) -> str:
+    """The `merge.memrepo.driver` command: this interpreter, isolated (`-I`: nothing from the
+    repository's directory is imported), quoted for the shell git runs it with."""
+    # git expands %O/%A/%B/%P in the whole command and turns %% into %.
+    exe = shlex.quote(python or sys.executable).replace("%", "%%")
+    return f"{exe} -I -m {MERGE_DRIVER_MODULE} %O %A %B %P"
+
+
+def _local_config(root: str, key: str) -> str | None:
+    rc, out, _ = gitcmd.run_git("config", "--file", _git_path(root, "config"), "--get", key, cwd=root)
+    return out.decode().strip() if rc == 0 else None
+
+
+def wire_merge_driver(root: str, python: str | None = None) -> bool:
+    """Define the memrepo merge driver in this clone's `.git/config`; True when it changed anything."""
+    changed = False
+    for key, value in ((f"merge.{MERGE_DRIVER}.name", MERGE_DRIVER_NAME),
+                       (f"merge.{MERGE_DRIVER}.driver", merge_driver_command(python))):
+        if _local_config(root, key) == value:
+            continue
+        rc, _, err = gitcmd.run_git("config", "--file", _git_path(root, "config"), key, value, cwd=root)
+        if rc != 0:
+            raise MemrepoError(f"could not set {key} in .git/config: {err.decode(errors='replace').strip()}",
+                               hint="check that .git/config is writable, then run `memrepo init` again")
+        changed = True
+    return changed
+
+
+def merge_driver_wiring(root: str, probe: str = "memory/x.md") -> tuple[bool, str]:
+    """(ok, description) of whether git merges memory files with memrepo's driver, for `doctor`."""
+    rc, out, _ = gitcmd.run_git("check-attr", "-z", "merge", "--", probe, cwd=root)
+    fields = out.decode("utf-8", "replace").split("\0")
+    attr = fields[2] if rc == 0 and len(fields) >= 3 else ""
+    if attr != MERGE_DRIVER:
+        return False, f"memory/*.md is not routed to the merge driver (merge attribute: {attr or 'unset'})"
+    command = _local_config(root, f"merge.{MERGE_DRIVER}.driver")
+    if not command and _local_config(root, f"merge.{MERGE_DRIVER}.name") is not None:
+        return False, (f"merge.{MERGE_DRIVER}.name is set without merge.{MERGE_DRIVER}.driver, "
+                       "so git refuses to merge memory files")
+    if not command or MERGE_DRIVER_MODULE not in command:
+        return False, f"merge.{MERGE_DRIVER}.driver is not set in .git/config, so git merges memory files as text"
+    try:
+        python = shlex.split(command)[0].replace("%%", "%")
+    except (ValueError, IndexError):
+        python = command
+    if not os.access(python, os.X_OK):
+        return False, f"merge.{MERGE_DRIVER}.driver names {python}, which is not an executable"
+    return True, f"memory/*.md merge with {MERGE_DRIVER_MODULE}"
