@@ -57,7 +57,7 @@ def test_init_creates_a_repository_and_is_idempotent(tmp_path: os.PathLike[str])
     assert first.stdout == (
         f"Created memory repository at {target}\n"
         "  git hooks: hooksPath\n"
-        "  committed: memory/.gitkeep, index/.gitignore, index/README.md, .githooks/pre-commit, "
+        "  committed: memory/.gitkeep, index/.gitignore, index/README.md, .githooks/pre-commit, .githooks/pre-merge-commit, "
         ".githooks/post-commit, .githooks/post-merge, .githooks/post-checkout, .githooks/post-rewrite, .gitattributes\n"
         "  indexed: 0 memories\n")
     assert git(target, "config", "core.hooksPath").stdout == ".githooks\n"
