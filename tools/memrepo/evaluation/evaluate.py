@@ -11,7 +11,7 @@ import time
 from typing import Any
 
 from memrepo.store import index
-from memrepo.recall import paths, decide as recall
+from memrepo.recall import paths, projects, decide as recall
 
 KINDS = ("answerable", "context", "update", "conversational", "offtopic")
 SILENT_KINDS = ("conversational", "offtopic")
@@ -33,11 +33,13 @@ def _previous_text(row: dict[str, Any]) -> str:
     return "\n".join(str(t.get("text", "")) for t in row.get("previous") or [])
 
 
-def _project(cwd: str | None) -> str | None:
-    # A labeled set's cwd usually does not exist here; it then stands for a git top-level.
+def _project(cwd: str | None) -> projects.Project | None:
+    # A labeled set's cwd usually does not exist here; it then stands for a checkout of that name
+    # without an origin. One that exists is identified as the prompt hook identifies it.
     if cwd and not os.path.exists(cwd):
-        return os.path.basename(cwd.rstrip("/")) or None
-    return paths.project_of(cwd)
+        name = os.path.basename(cwd.rstrip("/"))
+        return projects.Project(name) if name else None
+    return projects.identify(cwd)
 
 
 def _score(row: dict[str, Any], ids: list[str], superseded: dict[str, str]) -> bool:

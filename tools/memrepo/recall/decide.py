@@ -14,7 +14,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from memrepo.recall import rank
+    from memrepo.recall import projects, rank
 
 MAX_RESULTS = 3
 CONTEXT_WEIGHT = 0.6
@@ -44,10 +44,11 @@ def weigh(words: tuple[str, ...] | list[str], weight: float) -> list[tuple[str, 
 
 
 def decide(repo: str, prompt: str, cwd: str | None = None, previous: "Any" = "",
-           today: float | None = None, project: str | None = None) -> Decision:
+           today: float | None = None, project: "str | projects.Project | None" = None) -> Decision:
     """What recall injects for `prompt`; `previous` is the last turn's text (or a function giving it).
 
-    The project in scope is `project`, else the git top-level name of `cwd`.
+    The project in scope is `project` (a key, or one already identified), else the project
+    `cwd` is in (`memrepo.recall.projects.identify`: its origin, else its main checkout's name).
     """
     start = time.perf_counter()
     d = Decision()
@@ -64,11 +65,11 @@ def decide(repo: str, prompt: str, cwd: str | None = None, previous: "Any" = "",
         extra = [t for t in query.subject_terms(prev_text) if t not in q.terms][:MAX_CONTEXT_TERMS] if prev_text else []
         d.context_terms = tuple(extra)
         terms = weigh(q.terms, 1.0) + weigh(extra, CONTEXT_WEIGHT)
-        from memrepo.recall import rank, search  # here, not at the top: a silent prompt never loads sqlite
+        from memrepo.recall import projects, rank, search  # here, not at the top: a silent prompt never loads sqlite
 
         db = search.connect(paths.index_db(repo))
         try:
-            d.hits = rank.rank(db, terms, project=project or paths.project_of(cwd), limit=MAX_RESULTS, today=today,
+            d.hits = rank.rank(db, terms, project=project or projects.identify(cwd), limit=MAX_RESULTS, today=today,
                                  own=set(q.terms) if extra else frozenset(), general=q.general)
         finally:
             db.close()

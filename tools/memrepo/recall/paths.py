@@ -45,14 +45,8 @@ def note_path(repo: str, note_id: str) -> str:
 
 
 def project_of(cwd: str | None) -> str | None:
-    """The project a directory belongs to: the name of its git top-level (found without running git)."""
-    if not cwd:
-        return None
-    cur = _os.abspath(cwd)
-    while True:
-        if _os.exists(_os.join(cur, ".git")):
-            return _os.basename(cur) or None
-        parent = _os.dirname(cur)
-        if parent == cur:
-            return None
-        cur = parent
+    """The key of the project a directory belongs to (see `memrepo.recall.projects`), or None."""
+    from memrepo.recall import projects
+
+    found = projects.identify(cwd)
+    return found.key if found else None

@@ -4,14 +4,16 @@ A memory's score is its relevance to the query (`search.relevance`) times its pr
 
 - Priority: decay by class half-life (bounded below: it orders old memories, never erases a
   strong match), and penalties for superseded and unverified memories.
-- Scope: another project's memory counts for less unless the prompt names that project.
+- Scope: another project's memory counts for less unless the prompt names that project (its
+  label, `memrepo.recall.projects`); a bare legacy `project:` is this project's when one of its
+  names matches.
 
 Floors judge relevance alone: enough evidence, and enough of the prompt explained by it.
 """
 
 import time
 
-from memrepo.recall import search
+from memrepo.recall import projects, search
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -89,21 +91,21 @@ def _priority(hit: Hit, today: float) -> float:
     return p
 
 
-def _scope(hit: Hit, project: str | None, projects_named: set[str]) -> float:
-    """Another project's memory counts for less unless the prompt names that project."""
-    if hit.project and hit.project != project and hit.project not in projects_named:
-        return OTHER_PROJECT
-    return 1.0
+def _scope(hit: Hit, project: "projects.Project | None", words: set[str]) -> float:
+    """Another project's memory counts for less unless the prompt names that project (its label)."""
+    if not hit.project or (project and project.owns(hit.project)):
+        return 1.0
+    return 1.0 if projects.label_of(hit.project).lower() in words else OTHER_PROJECT
 
 
-def rank(db: "sqlite3.Connection", terms: list[tuple[str, float]], project: str | None = None,
+def rank(db: "sqlite3.Connection", terms: list[tuple[str, float]], project: "str | projects.Project | None" = None,
          limit: int = 3, floors: bool = True, today: float | None = None,
          own: frozenset[str] | set[str] = frozenset(), general: bool = False) -> list[Hit]:
     """The memories to recall for weighted terms, best first; [] when nothing clears the floors.
 
-    `own` names the prompt's own terms when others come from the previous turn. `general`
-    says the prompt asks for general knowledge: a memory must then explain GENERAL_BREADTH
-    times as much of it.
+    `project` is a key (`--project`) or a Project. `own` names the prompt's own terms when
+    others come from the previous turn. `general` says the prompt asks for general knowledge:
+    a memory must then explain GENERAL_BREADTH times as much of it.
     """
     if not terms:
         return []
@@ -111,13 +113,14 @@ def rank(db: "sqlite3.Connection", terms: list[tuple[str, float]], project: str 
     scored = search.relevance(db, terms, own=own, lookups=facts)
     if not scored:
         return []
-    projects_named = facts.projects
+    words = {t for t, _ in terms}
+    scope = projects.scope_of(project)
     now = time.time() if today is None else today
     hits = []
     for ev in scored.values():
         hit = Hit(ev.row[2:], ev.relevance, ev.coverage)
         hit.own = ev.own or not own
-        hit.relevance *= _scope(hit, project, projects_named)
+        hit.relevance *= _scope(hit, scope, words)
         hit.priority = _priority(hit, now)
         hit.score = hit.relevance * hit.priority
         hits.append(hit)

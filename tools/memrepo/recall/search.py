@@ -78,10 +78,11 @@ def _fts_idf(df: int, n: int) -> float:
 
 class Lookups:
     """What one statement tells about the query's words: the store's size, which words only name
-    technologies, which name projects, and how many memories hold each word, counted up to
-    the common-word cap + 1 (bounded walks)."""
+    technologies, and how many memories hold each word, counted up to the common-word cap + 1
+    (bounded walks). Which words name a project is read off each candidate's own `project`
+    (`rank._scope`): a key's label is its last segment, which no index column holds."""
 
-    __slots__ = ("n", "tech", "projects", "dfs")
+    __slots__ = ("n", "tech", "dfs")
 
     def __init__(self, db: "sqlite3.Connection", words: list[str]) -> None:
         marks = _marks(len(words))
@@ -92,12 +93,10 @@ class Lookups:
         held = [f" UNION ALL SELECT 'd', {i}, (SELECT count(*) FROM (SELECT 1 FROM fts WHERE fts MATCH ? LIMIT {cap}))"
                 for i in range(len(words))]
         sql = (size + "SELECT 'n', NULL, n FROM c"
-               f" UNION ALL SELECT 't', word, NULL FROM techwords WHERE word IN ({marks})"
-               f" UNION ALL SELECT DISTINCT 'p', project, NULL FROM memories WHERE project IN ({marks})" + "".join(held))
-        rows = db.execute(sql, words + words + [quote(w) for w in words]).fetchall()
+               f" UNION ALL SELECT 't', word, NULL FROM techwords WHERE word IN ({marks})" + "".join(held))
+        rows = db.execute(sql, words + [quote(w) for w in words]).fetchall()
         self.n = next(int(v) for k, _, v in rows if k == "n")
         self.tech = {w for k, w, _ in rows if k == "t"}
-        self.projects = {w for k, w, _ in rows if k == "p"}
         self.dfs = {words[i]: int(v) for k, i, v in rows if k == "d"}
 
 
