@@ -12,6 +12,7 @@ import os
 from typing import Any
 
 from memrepo.errors import MemrepoError
+from memrepo.recall.projects import Project, identify
 
 SHARED = "memrepo.json"
 LOCAL = os.path.join("index", "local.json")
@@ -48,8 +49,9 @@ def get(repo: str, key: str, default: Any = None) -> Any:
 def project_roots(settings: dict[str, Any]) -> dict[str, str]:
     """Each configured project's root on this machine, `~` expanded.
 
-    `projects` maps a memory's `project:` to its root, written either as a path or as
-    `{"root": path}`: `{"shop": "~/src/shop", "blog": {"root": "/srv/blog"}}`.
+    `projects` maps a project to its root, written either as a path or as `{"root": path}`:
+    `{"shop": "~/src/shop", "github.com/acme/blog": {"root": "/srv/blog"}}`. A name may be a
+    project's key or any other name: `root_of` matches memories to roots.
     """
     projects = settings.get("projects")
     roots: dict[str, str] = {}
@@ -58,3 +60,23 @@ def project_roots(settings: dict[str, Any]) -> dict[str, str]:
         if isinstance(root, str) and root:
             roots[str(name)] = os.path.expanduser(root)
     return roots
+
+
+def _identity(root: str) -> Project | None:
+    return identify(root) if os.path.isdir(root) else None
+
+
+def root_of(roots: dict[str, str], project: str | None) -> str | None:
+    """The root on this machine of a memory's `project:` (a key, or a bare name from before keys).
+
+    The entry named exactly so, else the one configured root whose repository is that project
+    (`memrepo.recall.projects`: its origin, else its main checkout's folder), so settings may name
+    a project by its key or its label. Two roots that both fit answer None: a path is checked
+    against the right checkout or not at all.
+    """
+    if not project:
+        return None
+    if project in roots:
+        return roots[project]
+    found = {os.path.realpath(root) for root in roots.values() if (p := _identity(root)) is not None and p.owns(project)}
+    return found.pop() if len(found) == 1 else None

@@ -185,7 +185,7 @@ def _forget(db: sqlite3.Connection, where: str, args: tuple[Any, ...]) -> None:
 
 @functools.lru_cache(maxsize=256)
 def project_name(cwd: str) -> str:
-    """The project of a turn: its git top-level's name, else the last part of its cwd."""
+    """The project of a turn: its key (`memrepo.recall.projects`), else the last part of its cwd."""
     return paths.project_of(cwd) or os.path.basename(cwd.rstrip("/")) if cwd else ""
 
 
@@ -223,7 +223,10 @@ def fts_query(text: str) -> str:
 
 def search(repo: str, query: str, project: str | None = None, since: str | None = None,
            limit: int = 10) -> list[dict[str, Any]]:
-    """Turns matching `query`, best first (bm25), each with session, time, project, uuid and a snippet."""
+    """Turns matching `query`, best first (bm25), each with session, time, project, uuid and a snippet.
+
+    `project` is a key (`github.com/acme/shop`), or a label (`shop`) that also finds every key ending in it.
+    """
     expr = fts_query(query)
     if not expr:
         return []
@@ -231,7 +234,11 @@ def search(repo: str, query: str, project: str | None = None, since: str | None 
            "snippet(fts, 0, '[', ']', ' … ', 16) AS snippet FROM fts JOIN turns t ON t.id = fts.rowid "
            "WHERE fts MATCH ?")
     args: list[Any] = [expr]
-    if project:
+    if project and "/" not in project:
+        # A label names every key ending in it, and the bare names turns were stored under before keys.
+        sql += " AND (t.project = ? OR t.project LIKE ? ESCAPE '\\')"
+        args += [project, "%/" + project.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")]
+    elif project:
         sql += " AND t.project = ?"
         args.append(project)
     if since:

@@ -16,6 +16,7 @@ import re
 from typing import Any
 
 from memrepo.format.notes import Note
+from memrepo.recall import projects
 
 MIN_CONFIDENCE = 0.75
 MIN_SHARED = 2
@@ -70,7 +71,7 @@ def failures(verdict: dict[str, Any], winner: Note, loser: Note) -> list[str]:
         failed.append("scope: partial (the winner does not cover everything the loser claims)")
     elif len(_items(loser)) >= MIN_LIST and len(_items(winner)) < len(_items(loser)):
         failed.append(f"scope: {loser.id} lists {len(_items(loser))} items, {winner.id} only {len(_items(winner))}")
-    elif winner.get("project") and loser.get("project") and winner.get("project") != loser.get("project"):
+    elif winner.get("project") and loser.get("project") and not projects.same(winner.get("project"), loser.get("project")):
         failed.append(f"scope: project {winner.get('project')} cannot cover project {loser.get('project')}")
     if cites(winner, loser):
         failed.append(f"pointer: {winner.id} cites {loser.id}")

@@ -119,9 +119,9 @@ def cited_paths(text: str) -> list[str]:
 
 def project_root(settings: dict[str, Any], project: Any) -> str | None:
     """The configured root of `project` on this machine, when it exists."""
-    from memrepo.store.config import project_roots
+    from memrepo.store.config import project_roots, root_of
 
-    root = project_roots(settings).get(project) if isinstance(project, str) else None
+    root = root_of(project_roots(settings), project) if isinstance(project, str) else None
     if root is None:
         return None
     root = os.path.abspath(os.path.expanduser(root))

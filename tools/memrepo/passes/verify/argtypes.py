@@ -64,7 +64,11 @@ def repo_path(value: Any) -> str:
 
 
 def project_name(value: Any) -> str:
-    return _plain(value, "project", 100, r"[A-Za-z0-9][A-Za-z0-9._-]*")
+    """A project: a bare name, or a key `host/owner/name` (memrepo.recall.projects)."""
+    text = _plain(value, "project", 200, r"[A-Za-z0-9][A-Za-z0-9._-]*(?:/[A-Za-z0-9._-]+)*")
+    if any(part in (".", "..") for part in text.split("/")):
+        raise ClaimRejected(f"project {text!r} has a '.' or '..' segment")
+    return text
 
 
 def branch_name(value: Any) -> str:

@@ -23,6 +23,7 @@ from memrepo.passes.verify.argtypes import (
     ClaimRejected, branch_name, command_name, gh_repo, http_url, instance_id, pr_number, project_name, provider_name,
     rel_path, repo_path, secret_name,
 )
+from memrepo.store import config
 from memrepo.vcs import status
 
 TIMEOUT = 10.0
@@ -188,7 +189,7 @@ def _root(ctx: Context, project: str | None) -> tuple[str | None, str]:
     name = project or ctx.project
     if not name:
         return None, "no project to resolve the path against"
-    root = ctx.projects.get(name) if isinstance(ctx.projects, dict) else None
+    root = config.root_of(ctx.projects, name) if isinstance(ctx.projects, dict) else None
     if not isinstance(root, str) or not root:
         return None, f"project {name!r} has no root on this machine (settings `projects`)"
     return os.path.realpath(os.path.expanduser(root)), ""
