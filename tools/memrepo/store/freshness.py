@@ -1,39 +1,27 @@
-"""Is the index cache fresh (stdlib only: SessionStart and `doctor` ask)? Read from files alone,
-with no git process: the session path starts none.
+"""Is the index cache fresh? SessionStart and `doctor` ask, so it costs at most one git process:
+the files say what changed, and `git rev-parse HEAD` (not `.git/HEAD` read by hand: a linked
+worktree or a submodule has a `.git` file, refs may be packed or in a reftable) says whether
+the index is behind.
 """
 
 from __future__ import annotations
 
-import os
 
+from memrepo.recall import projects
 from memrepo.store import index
+from memrepo.vcs import gitcmd
+
+HEAD_TIMEOUT = 10.0  # a local rev-parse; SessionStart must not wait on a wedged git for long
 
 
 def _head_sha(repo: str) -> str | None:
-    """HEAD's commit read from .git files (no git process on the session path)."""
-    gitdir = os.path.join(repo, ".git")
-    try:
-        with open(os.path.join(gitdir, "HEAD"), encoding="utf-8") as fh:
-            head = fh.read().strip()
-        if not head.startswith("ref: "):
-            return head
-        ref = head[5:]
-        ref_path = os.path.join(gitdir, ref)
-        if os.path.exists(ref_path):
-            with open(ref_path, encoding="utf-8") as fh:
-                return fh.read().strip()
-        with open(os.path.join(gitdir, "packed-refs"), encoding="utf-8") as fh:
-            for line in fh:
-                if line.rstrip().endswith(" " + ref):
-                    return line.split()[0]
-    except OSError:
-        return None
-    return None
+    """HEAD's commit, or None without commits or without git."""
+    return gitcmd.head(repo, env=gitcmd.no_git_env(), timeout=HEAD_TIMEOUT)
 
 
 def needs_refresh(repo: str) -> str | None:
     """Why the cache must be refreshed, or None when it is fresh."""
-    if not os.path.isdir(os.path.join(repo, ".git")):
+    if projects.git_dir(repo) is None:
         return "no memory repository"
     info = index.status(repo)
     if not info["exists"]:

@@ -35,10 +35,20 @@ def run_git(*args: str, cwd: str, input: bytes | None = None, env: dict[str, str
     return res.returncode, res.stdout, res.stderr
 
 
-def head(cwd: str) -> str | None:
+def head(cwd: str, env: dict[str, str] | None = None, timeout: float = TIMEOUT) -> str | None:
     """The commit HEAD names, or None in a repository without commits."""
-    rc, out, _ = run_git("rev-parse", "--verify", "-q", "HEAD", cwd=cwd)
+    rc, out, _ = run_git("rev-parse", "--verify", "-q", "HEAD", cwd=cwd, env=env, timeout=timeout)
     return out.decode().strip() if rc == 0 else None
+
+
+def common_dir(cwd: str, env: dict[str, str] | None = None, timeout: float = TIMEOUT) -> str | None:
+    """The directory every worktree of cwd's repository shares (the main checkout's `.git`), absolute.
+
+    Where git keeps what is not per worktree: config, hooks, refs and memrepo's own records.
+    """
+    rc, out, _ = run_git("rev-parse", "--git-common-dir", cwd=cwd, env=env, timeout=timeout)
+    path = out.decode("utf-8", "surrogateescape").strip() if rc == 0 else ""
+    return os.path.normpath(os.path.join(cwd, path)) if path else None
 
 
 def split_z(out: bytes) -> list[str]:

@@ -14,7 +14,8 @@ import sys
 import time
 
 from memrepo import proc
-from memrepo.recall import paths
+from memrepo.recall import paths, projects
+from memrepo.vcs import gitcmd, hookwire
 
 PIP_TIMEOUT = 900
 
@@ -50,8 +51,12 @@ def _run(argv: list[str], what: str, timeout: float) -> proc.Result:
 
 
 def _recorded(repo: str) -> str | None:
+    """The interpreter `memrepo init` recorded in the common git dir (a worktree's `.git` is a file)."""
+    common = gitcmd.common_dir(repo, env=gitcmd.no_git_env(), timeout=60) if projects.git_dir(repo) else None
+    if common is None:
+        return None
     try:
-        with open(os.path.join(repo, ".git", "memrepo-python"), encoding="utf-8") as fh:
+        with open(os.path.join(common, hookwire.PYTHON_RECORD), encoding="utf-8") as fh:
             return fh.readline().strip() or None
     except OSError:
         return None
@@ -100,7 +105,7 @@ def main(argv: list[str]) -> int:
     try:
         _report(repo, "started", reason=reason)
         py = find_python(repo) or prepare_venv(repo)
-        if not os.path.isdir(os.path.join(repo, ".git")):
+        if projects.git_dir(repo) is None:
             _report(repo, "init", python=py)
             _run([py, "-m", "memrepo", "init", repo], "memrepo init", 300)
         _report(repo, "indexing", python=py)

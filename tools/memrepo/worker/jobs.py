@@ -23,7 +23,7 @@ import sys
 import time
 
 from memrepo.errors import Deferred
-from memrepo.recall import _fast, paths
+from memrepo.recall import _fast, paths, projects
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -300,7 +300,7 @@ def on_capture_event(event: dict[str, Any], name: str = "") -> str:
     repo = paths.memory_repo()
     transcript = event.get("transcript_path")
     session = str(event.get("session_id") or "")
-    if not transcript or not session or not os.path.isfile(str(transcript)) or not os.path.isdir(os.path.join(repo, ".git")):
+    if not transcript or not session or not os.path.isfile(str(transcript)) or projects.git_dir(repo) is None:
         return ""
     name = str(event.get("hook_event_name") or name)
     if name == "Stop" and _throttled(repo, session):
