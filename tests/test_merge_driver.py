@@ -506,3 +506,12 @@ def test_doctor_reports_a_driver_that_is_not_registered(mem: str, damage: Any, s
     assert run_doctor(mem) == [says, f"     fix: memrepo init {mem}"]
     CliRunner().invoke(cli, ["init", mem], catch_exceptions=False)
     assert run_doctor(mem) == ["ok  merge driver: memory/*.md merge with memrepo.vcs.mergedriver"]
+
+
+def test_doctor_reports_an_interpreter_that_cannot_import_the_driver(mem: str, tmp_path) -> None:
+    python = write_file(str(tmp_path), "bin/python", "#!/bin/sh\nexit 1\n")
+    os.chmod(python, 0o755)
+    hookwire.wire_merge_driver(mem, python)
+    assert run_doctor(mem) == [
+        f"FAIL merge driver: {python} -I cannot import memrepo.vcs.mergedriver (memrepo installed with --user, or removed)",
+        f"     fix: memrepo init {mem}"]

@@ -17,6 +17,7 @@ import shlex
 import stat
 import sys
 
+from memrepo import proc
 from memrepo.vcs import gitcmd
 from memrepo.errors import MemrepoError
 
@@ -242,4 +243,12 @@ def merge_driver_wiring(root: str, probe: str = "memory/x.md") -> tuple[bool, st
         python = command
     if not os.access(python, os.X_OK):
         return False, f"merge.{MERGE_DRIVER}.driver names {python}, which is not an executable"
+    # -I skips the user site too: a `pip install --user` memrepo is invisible to the driver, and
+    # git would then stop every merge of a memory both sides changed as a conflict without markers.
+    try:
+        imports = proc.run([python, "-I", "-c", f"import {MERGE_DRIVER_MODULE}"], timeout=30).ok
+    except OSError:
+        imports = False
+    if not imports:
+        return False, f"{python} -I cannot import {MERGE_DRIVER_MODULE} (memrepo installed with --user, or removed)"
     return True, f"memory/*.md merge with {MERGE_DRIVER_MODULE}"
