@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 
@@ -18,7 +19,8 @@ def test_parallel_adds_of_one_title_all_land_under_distinct_ids(repo: str) -> No
     results = [(p.wait(timeout=120), p.stdout.read(), p.stderr.read()) for p in procs]  # type: ignore[union-attr]
     assert [r[0] for r in results] == [0] * N, results
     ids = sorted(out.split()[1] for _, out, _ in results)
-    assert ids == sorted(["same-title-everywhere"] + [f"same-title-everywhere-{i}" for i in range(2, N + 1)])
+    assert len(set(ids)) == N and ids[0] == "same-title-everywhere"
+    assert all(re.fullmatch(r"same-title-everywhere-[0-9a-f]{6}", i) for i in ids[1:]), ids
     descriptions = set()
     for note_id in ids:
         with open(os.path.join(repo, "memory", f"{note_id}.md"), encoding="utf-8") as fh:

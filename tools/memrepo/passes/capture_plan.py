@@ -91,10 +91,8 @@ class Plan:
     def add(self, note: Note, report: CaptureReport) -> None:
         """Give the candidate a free id and keep it if it is a valid memory."""
         base = store.slugify(str(note.get("title", "")))
-        note_id, n = store.unique_id(self.repo, base), 2
-        while note_id in self.taken:
-            note_id = store.unique_id(self.repo, f"{base[:70]}-{n}")
-            n += 1
+        seed = notes.serialize(Note({k: v for k, v in note.meta.items() if k != "id"}, note.body))
+        note_id = store.unique_id(self.repo, base, seed, self.taken)
         meta = {**note.meta, "id": note_id}
         note.meta = {k: meta[k] for k in notes.ordered_keys(meta)}
         problems, _ = validate.check_text(notes.serialize(note), f"{paths.MEMORY_DIR}/{note_id}.md")

@@ -84,11 +84,47 @@ def short(text: str, limit: int) -> str:
     return cut.rstrip(" ,;:.-") + "…"
 
 
-def unique_id(repo: str, base: str) -> str:
-    candidate, n = base, 2
-    while os.path.exists(paths.note_path(repo, candidate)):
-        suffix = f"-{n}"
-        candidate = base[: spec.MAX_ID - len(suffix)] + suffix
+SUFFIX_HEX = 6  # the suffix of an id whose slug is taken: -1a2b3c
+
+
+def taken_anywhere(repo: str, note_id: str) -> bool:
+    """Whether `memory/<id>.md` exists here or in any branch this clone knows (its own, or fetched).
+
+    Another machine's memory with the same slug is reachable once fetched: an id is never
+    reused for a different memory there either.
+    """
+    from memrepo.vcs import gitcmd
+
+    if os.path.lexists(paths.note_path(repo, note_id)):
+        return True
+    rc, out, _ = gitcmd.run_git("for-each-ref", "--format=%(objectname)", "refs/heads", "refs/remotes", cwd=repo)
+    tips = sorted(set(out.decode().split())) if rc == 0 else []
+    if not tips:
+        return False
+    query = "".join(f"{tip}:{paths.MEMORY_DIR}/{note_id}.md\n" for tip in tips).encode()
+    rc, out, _ = gitcmd.run_git("cat-file", "--batch-check", cwd=repo, input=query)
+    return rc == 0 and any(line and not line.endswith(b" missing") for line in out.splitlines())
+
+
+def suffixed(base: str, seed: str, n: int = 0) -> str:
+    """`base` plus a short hash of the memory's own text: two machines adding different memories
+    under one title get different ids, and the same memory gets the same one."""
+    import hashlib
+
+    suffix = "-" + hashlib.sha1(f"{n}\0{seed}".encode("utf-8")).hexdigest()[:SUFFIX_HEX]
+    return base[: spec.MAX_ID - len(suffix)].rstrip("-") + suffix
+
+
+def unique_id(repo: str, base: str, seed: str = "", taken: set[str] | frozenset[str] = frozenset()) -> str:
+    """The slug itself when no memory reachable from this clone has it, else the slug plus a short hash.
+
+    Numbered suffixes (`-2`) would collide: two machines that both hold `deploy` would both
+    choose `deploy-2`. `seed` is the memory's text (without its id); `taken` holds ids this
+    caller is about to write.
+    """
+    candidate, n = base, 0
+    while candidate in taken or taken_anywhere(repo, candidate):
+        candidate = suffixed(base, seed, n)
         n += 1
     return candidate
 
@@ -100,13 +136,18 @@ def add(repo: str, note: notes.Note) -> tuple[str, str]:
 
     require_repo(repo)
     generated = not note.meta.get("id")
+    tried: set[str] = set()
     for _ in range(ADD_TRIES):
         if generated:
-            note.meta["id"] = unique_id(repo, slugify(str(note.meta.get("title", ""))))
+            note.meta.pop("id", None)
+            note.meta["id"] = unique_id(repo, slugify(str(note.meta.get("title", ""))), notes.serialize(note), tried)
             note.meta = {k: note.meta[k] for k in notes.ordered_keys(note.meta)}
         note_id = note.id
         rel = f"{paths.MEMORY_DIR}/{note_id}.md"
         if os.path.exists(paths.note_path(repo, note_id)):
+            if generated:  # another terminal took it since unique_id looked
+                tried.add(note_id)
+                continue
             raise NoteInvalid(f"a memory with id {note_id!r} already exists", [], hint="choose another --id, or edit the file and commit it")
         text = notes.serialize(note)
         problems, _ = validate.check_text(text, rel)
@@ -117,6 +158,7 @@ def add(repo: str, note: notes.Note) -> tuple[str, str]:
         sha, taken = commit.commit_if_unchanged(repo, {rel: text}, {rel: None}, f"add: {note_id}", {"Action": "add", "Id": note_id})
         if not taken:
             return note_id, sha
+        tried.add(note_id)
         if not generated:
             raise NoteInvalid(f"a memory with id {note_id!r} was just added by another process", [],
                               hint="choose another --id, or edit the file and commit it")
