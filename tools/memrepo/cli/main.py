@@ -114,7 +114,7 @@ def _read_body(body: str | None, use_stdin: bool, edit: bool) -> str:
 @click.option("--entity", "entities", multiple=True, help="Named thing (service, repo, person); repeatable.")
 @click.option("--tech", multiple=True, help="Technology named; repeatable.")
 @click.option("--alias", "aliases", multiple=True, help="Words a person would type to need this; repeatable.")
-@click.option("--project", help="Scope to a project (its git top-level name).")
+@click.option("--project", help="Scope to a project: its key, host/owner/name of its origin remote (else its folder name).")
 @click.option("--body", help="The memory's markdown body.")
 @click.option("--stdin", "use_stdin", is_flag=True, help="Read the body from standard input.")
 @click.option("--edit", is_flag=True, help="Write the body in $EDITOR.")
@@ -289,9 +289,9 @@ def fmt(ctx: click.Context, files: tuple[str, ...], check: bool) -> None:
 
 
 # Each area registers its own commands; keep this list in step with the README's command table.
-from memrepo.cli import capture as cli_capture, curate as cli_curate, profile as cli_profile, recall as cli_recall, skills as cli_skills, verify as cli_verify  # noqa: E402
+from memrepo.cli import capture as cli_capture, curate as cli_curate, profile as cli_profile, recall as cli_recall, skills as cli_skills, sync as cli_sync, verify as cli_verify  # noqa: E402
 
-for _area in (cli_recall, cli_curate, cli_verify, cli_capture, cli_profile, cli_skills):
+for _area in (cli_recall, cli_curate, cli_verify, cli_capture, cli_profile, cli_skills, cli_sync):
     _area.register(cli)
 
 

@@ -42,6 +42,11 @@ def load(repo: str) -> dict[str, Any]:
     return merged
 
 
+def local(repo: str) -> dict[str, Any]:
+    """This machine's settings alone: what a `git pull` must never switch on (e.g. auto sync)."""
+    return _read(os.path.join(repo, LOCAL))
+
+
 def get(repo: str, key: str, default: Any = None) -> Any:
     return load(repo).get(key, default)
 

@@ -1,11 +1,13 @@
-"""The daily sweep: pending captures, enrichment, the curator and the verifier, as one run.
+"""The daily sweep: pending captures, enrichment, the curator, the verifier (and sync, opt-in), as one run.
 
 `memrepo sweep` (or a sweep job the SessionStart hook queues when the last sweep is over a day
 old) holds the worker lock, so it never races a capture worker. Every commit it makes carries
 the same `Memrepo-Run: <time>-sweep`, so `memrepo undo <run>` reverts a whole sweep. Running
 it twice in a row changes nothing the second time: captures resume where they stopped,
 enrichment skips memories already asked about, and the curator and verifier only commit what
-changed. The outcome goes to `index/sweep.json` (what `stats` and SessionStart read).
+changed. With `{"sync": {"auto": true}}` in this machine's `index/local.json` it ends with
+`memrepo sync`; a sync that stops (a conflict) is one line in the report's errors, never a failed
+sweep. The outcome goes to `index/sweep.json` (what `stats` and SessionStart read).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from memrepo.passes import capture, enrich, model
 from memrepo.worker import jobs
 from memrepo.recall import paths
 from memrepo.vcs import commit, runs
-from memrepo.store import memories as store
+from memrepo.store import memories as store, sync
 from memrepo.errors import MemrepoError
 
 PASS = "sweep"
@@ -68,6 +70,9 @@ def run_locked(repo: str, use_model: bool = True, run_id: str | None = None) -> 
 
     _step(report, "curate", lambda: curate.run(repo, use_model=use_model, run_id=run_id).as_dict())
     _step(report, "verify", lambda: _verify_summary(verify.run(repo, use_model=use_model, run_id=run_id)))
+    if sync.auto_enabled(repo):
+        # A conflict stops sync with the repository unchanged and a rescue ref; the sweep goes on.
+        _step(report, "sync", lambda: sync.sync(repo).as_dict())
     report["finished"] = time.time()
     _save(repo, report)
     return report
