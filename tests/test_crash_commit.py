@@ -138,3 +138,25 @@ def test_recovery_leaves_a_file_someone_changed_since_the_crash(store: str) -> N
     assert next_writer(store).returncode == 0
     with open(os.path.join(store, "memory", "deploy-window.md"), encoding="utf-8") as fh:
         assert fh.read() == mine  # the person's edit, not the dead writer's and not the old text
+
+
+def test_doctor_reports_an_interrupted_commit_and_recover_undoes_it(store: str) -> None:
+    from click.testing import CliRunner
+
+    from memrepo.cli.main import cli
+
+    old = snapshot(store)
+    new = {"memory/deploy-window.md": memory_text("deploy-window", title="Deploys happen on Wednesdays now")}
+    killed = run_killed(store, "after stage", new)
+    os.remove(os.path.join(store, "memory/deploy-window.md.new"))
+    assert killed.returncode == -9
+    doctor = CliRunner().invoke(cli, ["--repo", store, "doctor"])
+    assert doctor.exit_code == 1
+    lines = doctor.output.splitlines()
+    at = lines.index("FAIL interrupted commit: a memrepo commit was killed mid-way: memory/deploy-window.md")
+    assert lines[at + 1] == f"     fix: memrepo --repo {store} recover"
+    result = CliRunner().invoke(cli, ["--repo", store, "recover"])
+    assert (result.exit_code, result.stdout) == (0, "rolled back 1 file(s): memory/deploy-window.md\n")
+    assert snapshot(store) == old and git(store, "status", "--porcelain").stdout == ""
+    assert "interrupted commit" not in CliRunner().invoke(cli, ["--repo", store, "doctor"]).output
+    assert CliRunner().invoke(cli, ["--repo", store, "recover"]).output == "nothing to recover\n"

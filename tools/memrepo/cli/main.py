@@ -249,6 +249,24 @@ def doctor(ctx: click.Context, as_json: bool) -> None:
 
 
 @cli.command()
+@click.pass_context
+@_fail_friendly
+def recover(ctx: click.Context) -> None:
+    """Undo what a memrepo commit killed mid-way (kill -9, a crash) left behind.
+
+    Every memrepo write does this first; run it by hand when `memrepo doctor` reports an
+    interrupted commit. Files a person changed since are left alone.
+    """
+    from memrepo.store import memories as store
+    from memrepo.vcs import journal, lock
+
+    repo = store.require_repo(_repo(ctx))
+    with lock.held(repo):
+        undone = journal.recover(repo)
+    click.echo(f"rolled back {len(undone)} file(s): {', '.join(undone)}" if undone else "nothing to recover")
+
+
+@cli.command()
 @click.option("--limit", "-n", default=30, show_default=True, help="Most entries to show.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.option("--runs", is_flag=True, help="Group by run (curate, review, undo…): each run's decisions and what undid it.")

@@ -6,7 +6,7 @@ import json
 import os
 from typing import Any
 
-from memrepo.vcs import hookwire
+from memrepo.vcs import hookwire, journal
 from memrepo.store import freshness, index
 from memrepo.recall import paths
 from memrepo.format import validate
@@ -108,6 +108,10 @@ def run(repo: str, always_on: str = "") -> list[Check]:
     checks.append(Check("git hooks", ok, detail, "" if ok else f"memrepo init {repo}"))
     ok, detail = hookwire.merge_driver_wiring(repo)
     checks.append(Check("merge driver", ok, detail, "" if ok else f"memrepo init {repo}"))
+    interrupted = journal.pending(repo)
+    if interrupted is not None:  # a writer was killed mid-commit (the next write undoes it too)
+        checks.append(Check("interrupted commit", False, f"a memrepo commit was killed mid-way: {', '.join(interrupted[:5])}"
+                            + (", …" if len(interrupted) > 5 else ""), f"memrepo --repo {repo} recover"))
     checks.extend(_index_checks(repo))
     problems = check_files(repo)
     n = len(_files(repo))

@@ -79,6 +79,18 @@ def _load(where: str) -> dict | None:  # type: ignore[type-arg]
     return record if isinstance(record, dict) and isinstance(record.get("before"), dict) else None
 
 
+def pending(repo: str) -> list[str] | None:
+    """The paths of an interrupted commit's journal (read-only, for `doctor`), or None when there is none."""
+    where = path(repo)
+    if not os.path.exists(where):
+        return None
+    try:
+        with open(where, encoding="utf-8") as fh:
+            return sorted(json.load(fh).get("before") or {})
+    except (OSError, ValueError, AttributeError):
+        return []
+
+
 def _wait_for_index(repo: str) -> None:
     """An orphaned `git commit` of the dead writer may still be running: let it finish first."""
     rc, out, _ = gitcmd.run_git("rev-parse", "--git-path", "index.lock", cwd=repo)
