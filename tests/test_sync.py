@@ -240,3 +240,29 @@ def test_a_sync_conflict_in_the_sweep_is_an_error_line_not_a_failed_run(machines
     assert [e for e in report["errors"] if e.startswith("sync: sync with origin/main stopped")]
     assert git(b, "log", "--merges", "--format=%s").stdout == "" and git(b, "status", "--porcelain").stdout == ""
     assert "preview envs" in notes.read(paths.note_path(b, "shared")).body
+
+
+def test_a_remote_that_moves_while_sync_pushes_gets_another_round(machines: tuple[str, str, str],
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from memrepo.vcs import remote
+
+    _, a, b = machines
+    sync.sync(b)
+    write_memory(a, "from-a", title="Machine a uses the corp VPN profile")
+    assert commit_all(a, "a adds").returncode == 0
+    real_push, calls = remote.push, []
+
+    def b_pushes_first(repo: str, t: remote.Target) -> bool:
+        calls.append(repo)
+        if len(calls) == 1:  # another machine pushes between a's fetch and a's push
+            write_memory(b, "from-b", title="Machine b builds with podman")
+            assert commit_all(b, "b adds").returncode == 0
+            git(b, "push", "-q", "origin", "HEAD:main")
+        return real_push(repo, t)
+
+    monkeypatch.setattr(remote, "push", b_pushes_first)
+    report = sync.sync(a)
+    assert len(calls) == 2 and report.merged and report.pushed
+    assert git(a, "rev-parse", "HEAD").stdout == git(a, "rev-parse", "refs/remotes/origin/main").stdout
+    assert os.path.exists(paths.note_path(a, "from-b"))
+    assert_settled(a)
