@@ -112,6 +112,8 @@ def test_a_body_conflict_stops_with_a_rescue_ref_and_the_commands(machines: tupl
     assert head(b) == before and git(b, "status", "--porcelain").stdout == ""
     rescue = git(b, "for-each-ref", "--format=%(objectname)", "refs/memrepo/rescue/").stdout.split()
     assert rescue == [before]
+    again = CliRunner().invoke(cli, ["--repo", b, "sync"])  # cron, half an hour later: the same stop, no new ref
+    assert again.exit_code == 1 and git(b, "for-each-ref", "refs/memrepo/rescue/").stdout.count("\n") == 1
     with open(paths.note_path(b, "shared"), encoding="utf-8") as fh:
         assert "preview envs" in fh.read()
 

@@ -132,7 +132,14 @@ def merge_tree(repo: str, ours: str, theirs: str) -> Merged:
 
 
 def rescue(repo: str, sha: str) -> str:
-    """Keep `sha` under refs/memrepo/rescue/<UTC time> (a ref no sync, gc or push touches)."""
+    """Keep `sha` under refs/memrepo/rescue/<UTC time> (a ref no sync, gc or push touches).
+
+    A sha already kept keeps its ref: sync from cron meeting one conflict every half hour makes one.
+    """
+    rc, out, _ = gitcmd.run_git("for-each-ref", "--format=%(refname)", "--points-at", sha, RESCUE_PREFIX, cwd=repo)
+    kept = out.decode("utf-8", "surrogateescape").split() if rc == 0 else []
+    if kept:
+        return sorted(kept)[0]
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     ref, n = RESCUE_PREFIX + stamp, 1
     while gitcmd.run_git("rev-parse", "--verify", "-q", ref, cwd=repo)[0] == 0:
