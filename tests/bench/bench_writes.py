@@ -1,0 +1,187 @@
+"""Benchmark writes: `memrepo add` with 1 and with 10 concurrent writers, and `memrepo sync`.
+
+add: a memory repository of N generated memories (default 1,000); each add is the whole CLI
+process (`python -m memrepo add ...`: lock, validation, `git commit` through the repository's
+hooks, the post-commit index update). One writer runs ADDS adds one after another; then 10
+writers each run ADDS adds at once, and each add's latency (its wait for the lock included) is
+recorded. Reported: median and p90 of per-add latency, and adds per second.
+
+sync: a bare remote and two clones of a repository of 10,000 generated memories. Clone b makes
+100 commits (each adds or edits one memory) and pushes them; clone a then runs `memrepo sync`,
+timed, in two cases: a has no commit of its own (a fast-forward), and a has one (a merge commit
+of the tree computed by `git merge-tree`, validated, then pushed). Each case is reset and run
+ROUNDS times. Also `memrepo sync` with nothing to do.
+
+    .venv/bin/python tests/bench/bench_writes.py [--memories 1000] [--adds 10] [--sync-memories 10000]
+        [--remote-commits 100] [--rounds 5] [--out FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib  # noqa: E402
+from benchlib import NO_HOOKS, fmt, summary  # noqa: E402
+
+WRITERS = 10
+
+
+def cli(repo: str, python: str, *args: str) -> list[str]:
+    return [python, "-m", "memrepo", "--repo", repo, *args]
+
+
+def one_add(repo: str, python: str, env: dict[str, str], tag: str) -> float:
+    argv = cli(repo, python, "add", "--class", "fact", "--title", f"Bench note {tag}",
+               "-d", f"Written by the write benchmark, {tag}.", "--topic", "benchmark")
+    elapsed, _ = benchlib.run(argv, env=env)
+    return elapsed
+
+
+def p90(xs: list[float]) -> float:
+    return sorted(xs)[max(0, int(round(0.9 * len(xs))) - 1)]
+
+
+def bench_add(root: str, n: int, adds: int, python: str) -> dict[str, Any]:
+    repo = os.path.join(root, "add-repo")
+    info = benchlib.make_repo(repo, n, seed=11, python=python)
+    env = benchlib.bench_env(repo, python)
+    result: dict[str, Any] = {"memories": n, "adds_per_writer": adds}
+    one_add(repo, python, env, "warmup")
+    start = time.perf_counter()
+    single = [one_add(repo, python, env, f"single {i}") for i in range(adds)]
+    result["one_writer"] = {"latency_ms": summary(single), "p90_ms": round(p90(single) * 1000, 1),
+                            "adds_per_s": round(adds / (time.perf_counter() - start), 2)}
+
+    def writer(w: int) -> list[float]:
+        return [one_add(repo, python, env, f"writer {w} add {i}") for i in range(adds)]
+
+    start = time.perf_counter()
+    with ThreadPoolExecutor(WRITERS) as pool:
+        lists = list(pool.map(writer, range(WRITERS)))
+    wall = time.perf_counter() - start
+    many = [x for xs in lists for x in xs]
+    result["ten_writers"] = {"latency_ms": summary(many), "p90_ms": round(p90(many) * 1000, 1),
+                             "adds_per_s": round(len(many) / wall, 2)}
+    out = subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True).stdout
+    count = subprocess.run(["git", "log", "--format=%s"], cwd=repo, capture_output=True, text=True).stdout
+    result["check"] = {"status_clean": out == "", "add_commits": sum(s.startswith("add: ") for s in count.splitlines()),
+                       "expected": 1 + adds + WRITERS * adds}
+    result["repo"] = {k: info[k] for k in ("n", "seed")}
+    return result
+
+
+def _git(repo: str, *args: str, env: dict[str, str] | None = None) -> str:
+    return subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def _remote_commits(b: str, k: int) -> None:
+    """k commits on b, each adding or editing one memory (hooks off: setup, not measured)."""
+    from memrepo.format import notes
+
+    names = sorted(f for f in os.listdir(os.path.join(b, "memory")) if f.endswith(".md"))
+    for i in range(k):
+        if i % 2:
+            path = os.path.join(b, "memory", names[i * 37 % len(names)])
+            note = notes.read(path)
+            note.meta["topics"] = sorted(set(note.meta.get("topics") or []) | {f"synced-{i}"})
+            text = notes.serialize(note)
+        else:
+            path = os.path.join(b, "memory", f"remote-note-{i}.md")
+            text = notes.serialize(notes.new_note(id=f"remote-note-{i}", title=f"Remote note {i} about the sync bench",
+                                                  description=f"Added on machine b, commit {i}.", class_="fact",
+                                                  source="user", created="2026-11-30"))
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        _git(b, *NO_HOOKS, "add", "-A", "memory")
+        _git(b, *NO_HOOKS, "commit", "-q", "--no-verify", "-m", f"remote change {i}")
+    _git(b, *NO_HOOKS, "push", "-q", "origin", "HEAD:main")
+
+
+def bench_sync(root: str, n: int, k: int, rounds: int, python: str) -> dict[str, Any]:
+    from memrepo.store import index, repoinit
+
+    a = os.path.join(root, "sync-a")
+    benchlib.make_repo(a, n, seed=12, python=python)
+    bare = os.path.join(root, "remote.git")
+    _git(root, "init", "-q", "--bare", "-b", "main", bare)
+    _git(a, "remote", "add", "origin", bare)
+    _git(a, *NO_HOOKS, "push", "-q", "-u", "origin", "main")
+    b = os.path.join(root, "sync-b")
+    _git(root, "clone", "-q", bare, b)
+    repoinit.init(b)
+    env = benchlib.bench_env(a, python)
+    start_a = _git(a, "rev-parse", "HEAD")
+    _remote_commits(b, k)
+    remote_tip = _git(bare, "rev-parse", "main")
+    result: dict[str, Any] = {"memories": n, "remote_commits": k, "rounds": rounds}
+    for case in ("fast-forward", "merge"):
+        times = []
+        for _ in range(rounds):
+            # Back to the state before the sync: a at its old head, the remote at b's tip, the tracking ref old.
+            _git(a, *NO_HOOKS, "reset", "-q", "--hard", start_a)
+            _git(a, "update-ref", "refs/remotes/origin/main", start_a)
+            _git(bare, "update-ref", "refs/heads/main", remote_tip)
+            if case == "merge":
+                path = os.path.join(a, "memory", "local-note.md")
+                from memrepo.format import notes
+
+                with open(path, "w", encoding="utf-8") as fh:
+                    fh.write(notes.serialize(notes.new_note(id="local-note", title="A note only machine a has",
+                                                            description="Added on a before the sync.", class_="fact",
+                                                            source="user", created="2026-11-30")))
+                _git(a, *NO_HOOKS, "add", "memory/local-note.md")
+                _git(a, *NO_HOOKS, "commit", "-q", "--no-verify", "-m", "local change")
+            index.update(a)
+            elapsed, proc = benchlib.run(cli(a, python, "sync", "--json"), env=env)
+            times.append(elapsed)
+        result[case] = {"seconds": summary(times, scale=1.0), "last_report": proc.stdout.decode().strip()}
+    idle = [benchlib.run(cli(a, python, "sync"), env=env)[0] for _ in range(rounds)]
+    result["nothing_to_do"] = {"seconds": summary(idle, scale=1.0)}
+    return result
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--memories", type=int, default=1000)
+    ap.add_argument("--adds", type=int, default=10, help="adds per writer")
+    ap.add_argument("--sync-memories", type=int, default=10000)
+    ap.add_argument("--remote-commits", type=int, default=100)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--out", help="write the figures as JSON here")
+    args = ap.parse_args()
+    python = sys.executable
+    data: dict[str, Any] = {"machine": benchlib.machine()}
+    root = tempfile.mkdtemp(prefix="memrepo-bench-writes-")
+    try:
+        data["add"] = add = bench_add(root, args.memories, args.adds, python)
+        print(f"add, {args.memories:,} memories:")
+        print(f"  1 writer   {fmt(add['one_writer']['latency_ms'])}  p90 {add['one_writer']['p90_ms']} ms, "
+              f"{add['one_writer']['adds_per_s']} adds/s")
+        print(f"  10 writers {fmt(add['ten_writers']['latency_ms'])}  p90 {add['ten_writers']['p90_ms']} ms, "
+              f"{add['ten_writers']['adds_per_s']} adds/s")
+        print(f"  check: {add['check']}")
+        data["sync"] = s = bench_sync(root, args.sync_memories, args.remote_commits, args.rounds, python)
+        print(f"sync, {args.sync_memories:,} memories, {args.remote_commits} new commits on the remote:")
+        for case in ("fast-forward", "merge", "nothing_to_do"):
+            print(f"  {case:<14} {fmt(s[case]['seconds'], 's')}")
+    finally:
+        data["machine"]["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
+        shutil.rmtree(root, ignore_errors=True)
+    print(f"load average: start {data['machine']['loadavg_at_start']}, end {data['machine']['loadavg_at_end']}")
+    if args.out:
+        benchlib.write_json(args.out, data)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
