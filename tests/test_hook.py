@@ -285,7 +285,10 @@ def test_hook_output_stays_under_the_context_cap(repo: str) -> None:
     assert len(whole) > 10_000  # three huge notes: over Claude Code's own cap before the cut
     ctx = _context(hook("user_prompt_submit", event(ROLLBACK_PROMPT), repo))
     assert len(ctx) <= CONTEXT_CAP
-    assert ctx.endswith("…") and ctx[:-1] == whole[: len(ctx) - 1]  # a prefix of the whole, the cut marked
+    # Whole lines of the whole, the cut marked on a line of its own, the fence still closed (issue 15).
+    tail = "\n…\n</memrepo-memories>"
+    assert ctx.endswith(tail) and whole.startswith(ctx[: -len(tail)] + "\n"), ctx[-200:]
+    assert ctx.count("<memrepo-memories>") == 1 and ctx.count("</memrepo-memories>") == 1
 
 
 @pytest.mark.parametrize("text, expected", [

@@ -9,7 +9,7 @@ user's prompt is never blocked or delayed by memrepo.
 
 import sys
 
-from memrepo.recall import _fast
+from memrepo.recall import _fast, fence
 
 TYPE_CHECKING = False
 
@@ -35,11 +35,10 @@ def read_event() -> "dict[str, Any]":
 
 
 def emit_context(event_name: str, text: str) -> None:
-    """Print `hookSpecificOutput.additionalContext` (capped), or nothing for empty text."""
+    """Print `hookSpecificOutput.additionalContext` (capped at a line, fence closed), or nothing for empty text."""
     if not text:
         return
-    if len(text) > MAX_CONTEXT:
-        text = text[: MAX_CONTEXT - 1] + "…"
+    text = fence.cap(text, MAX_CONTEXT)
     out = {"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": text}}
     sys.stdout.write(_fast.dumps(out))
     sys.stdout.flush()
