@@ -7,6 +7,11 @@ import re
 from typing import Any, Iterable
 
 from memrepo.format import notes, redact, spec
+from memrepo.recall import fence
+
+
+# Memory text is injected into prompts inside memrepo's fences (memrepo.recall.fence, issue 15).
+ONE_LINE_FIX = "write it as plain text on one line, without control characters or `<memrepo-` tags"
 
 
 class Problem:
@@ -117,6 +122,8 @@ def _check_scalars(meta: dict[str, Any], add: Any, stem: str) -> None:
             add(key, f"`{key}` must be text, not {type(value).__name__}", "quote the value with single quotes")
         elif "\n" in value.strip():
             add(key, f"`{key}` must be one line", "join the lines")
+        elif fence.problem(value.strip()):
+            add(key, f"`{key}` {fence.problem(value.strip())}", ONE_LINE_FIX)
         elif len(value) > limit:
             add(key, f"`{key}` is {len(value)} characters, over {limit}", "shorten it; details go in the body")
     for key, allowed in (("class", spec.CLASSES), ("source", spec.SOURCES), ("status", spec.STATUSES)):
@@ -130,6 +137,10 @@ def _check_scalars(meta: dict[str, Any], add: Any, stem: str) -> None:
     for key in ("project", "session"):
         if key in meta and not (isinstance(meta[key], str) and meta[key].strip()):
             add(key, f"`{key}` must be non-empty text", f"set a value or remove `{key}`")
+    for key in ("project", "session", "superseded_by"):
+        value = meta.get(key)
+        if isinstance(value, str) and fence.problem(value):
+            add(key, f"`{key}` {fence.problem(value)}", ONE_LINE_FIX)
     if "half_life_days" in meta:
         hl = meta["half_life_days"]
         if hl is not None and (isinstance(hl, bool) or not isinstance(hl, (int, float)) or hl <= 0):
@@ -140,6 +151,10 @@ def _check_lists_and_status(meta: dict[str, Any], add: Any) -> None:
     for key in spec.LIST_KEYS:
         if key in meta and not _str_list(meta[key]):
             add(key, f"`{key}` must be a list of words or phrases", f"write it as `{key}: [one, two]`")
+    for key in spec.LIST_KEYS:
+        bad = [why for why in map(fence.problem, meta[key]) if why] if _str_list(meta.get(key)) else []
+        if bad:
+            add(key, f"an item of `{key}` {bad[0]}", ONE_LINE_FIX)
     if _str_list(meta.get("topics")) and any(t != t.lower() for t in meta["topics"]):
         add("topics", "topics must be lowercase", "lowercase them; named things go in `entities`")
     status = meta.get("status", "active")
@@ -157,9 +172,22 @@ def _check_lists_and_status(meta: dict[str, Any], add: Any) -> None:
                 "let `memrepo verify` write it, or remove it")
         elif "failed" in ver and not _str_list(ver["failed"]):
             add("verification", "verification.failed must be a list of text", "let `memrepo verify` write it")
+        elif "failed" in ver and any(map(fence.problem, ver["failed"])):
+            why = next(filter(None, map(fence.problem, ver["failed"])))
+            add("verification", f"a reason in verification.failed {why}", "let `memrepo verify` write it")
     claims = meta.get("claims")
     if claims is not None and not (isinstance(claims, list) and all(isinstance(c, dict) and isinstance(c.get("probe"), str) for c in claims)):
         add("claims", "claims must be a list of probe mappings", "let `memrepo verify` write it, or remove it")
+
+
+def check_profile(text: str, path: str) -> list[Problem]:
+    """Validate the profile's text: each line is injected at session start, so none may break the fence."""
+    out = []
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        why = fence.problem(line.rstrip("\r"))
+        if why:
+            out.append(Problem(path, lineno, f"the line {why}", ONE_LINE_FIX))
+    return out
 
 
 def check_graph(facts: Iterable[tuple[str, str, str | None]]) -> list[Problem]:

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import os
 
-from memrepo.recall import paths
+from memrepo.recall import fence, paths
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
     from memrepo.format import notes
 
-FILE = "profile.md"
+FILE = paths.PROFILE_FILE
 DEFAULT_BOUND = 1375
 SOURCES = ("user", "inferred")
 HEADER = ("# Profile\n\n<!-- The always-on profile memrepo injects at every session start. One line per entry:\n"
@@ -126,7 +126,7 @@ def context(repo: str) -> str:
     if not entries:
         return ""
     lines = [INTRO, "<memrepo-profile>"]
-    lines += [f"- {e.text}" + (" (inferred)" if e.source == "inferred" else "") for e in entries]
+    lines += [f"- {fence.inert(e.text)}" + (" (inferred)" if e.source == "inferred" else "") for e in entries]
     lines.append("</memrepo-profile>")
     return "\n".join(lines)
 
@@ -249,6 +249,10 @@ def _check_text(text: str) -> str:
     line = normalize(text)
     if not line:
         raise MemrepoError("the profile line is empty", hint='give the text, e.g. `memrepo profile add "Prefers tabs"`')
+    why = fence.problem(line)
+    if why:
+        raise MemrepoError(f"the profile line {why}; the profile is injected into every session",
+                           hint="write it as plain text on one line, without control characters or `<memrepo-` tags")
     if redact.find_secrets(line):
         raise MemrepoError("the line looks like it holds a secret; the profile is injected into every session",
                            hint="keep secrets in a secrets manager and add a line that says where they are")

@@ -8,6 +8,7 @@ INDEX_DIR = "index"
 INDEX_FILE = "memrepo.sqlite3"
 RECALL_LOG = "recall-log.jsonl"
 STALE_MARKER = "STALE"
+PROFILE_FILE = "profile.md"  # the always-on profile, at the root (memrepo.passes.profile)
 
 
 ENV_DIR = "MEMREPO_DIR"

@@ -14,6 +14,10 @@ import sys
 from memrepo.recall import paths
 from memrepo.vcs import gitcmd
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from memrepo.format import validate
+
 # pre-merge-commit runs before `git merge` commits a merge it made without conflicts; the index
 # then holds the merge result, so it validates exactly as pre-commit does.
 VALIDATING_HOOKS = {"pre-commit": ("commit", "git commit --no-verify"),
@@ -58,15 +62,18 @@ def pre_commit(root: str, hook: str = "pre-commit") -> int:
     if rc != 0:
         print(f"memrepo {hook}: git diff failed: {err.decode(errors='replace').strip()}", file=sys.stderr)
         return 1
-    changed = [p for p in gitcmd.split_z(out) if _is_memory_path(p)]
+    staged = gitcmd.split_z(out)
+    changed = [p for p in staged if _is_memory_path(p)]
     rc, out, _ = gitcmd.run_git("diff", "--cached", "--name-only", "-z", "--diff-filter=D", cwd=root)
     deleted = {os.path.splitext(os.path.basename(p))[0] for p in gitcmd.split_z(out) if _is_memory_path(p)}
+    problems: list[validate.Problem] = []
+    if paths.PROFILE_FILE in staged:
+        problems += _profile_problems(root)
     if not changed and not deleted:
-        return 0
+        return _report(problems, hook)
     rc, out, _ = gitcmd.run_git("ls-files", "-z", "--cached", "--", paths.MEMORY_DIR, cwd=root)
     staged_all = [p for p in gitcmd.split_z(out) if _is_memory_path(p)]
     blobs = _staged_blobs(root, staged_all)
-    problems: list[validate.Problem] = []
     facts = []
     for rel in staged_all:
         data = blobs.get(rel, b"")
@@ -89,14 +96,30 @@ def pre_commit(root: str, hook: str = "pre-commit") -> int:
     # Only what this commit touches: a file committed earlier with --no-verify must not block others.
     graph = validate.check_graph(facts)
     problems.extend(p for p in graph if p.path in changed or any(f"`{d}`" in p.problem for d in deleted))
+    return _report(problems, hook)
+
+
+def _profile_problems(root: str) -> list[validate.Problem]:
+    from memrepo.format import validate
+
+    rel = paths.PROFILE_FILE
+    data = _staged_blobs(root, [rel]).get(rel, b"")
+    try:
+        return validate.check_profile(data.decode("utf-8"), rel)
+    except UnicodeDecodeError:
+        return [validate.Problem(rel, 1, "file is not UTF-8", "save it as UTF-8")]
+
+
+def _report(problems: list[validate.Problem], hook: str) -> int:
+    """Print the problems as `path:line: problem — fix` lines; 1 when there are any."""
     for p in problems:
         print(p, file=sys.stderr)
-    if problems:
-        n = len(problems)
-        what, bypass = VALIDATING_HOOKS[hook]
-        print(f"memrepo: {what} rejected: {n} problem{'s' * (n != 1)} in memory files (bypass once with `{bypass}`)", file=sys.stderr)
-        return 1
-    return 0
+    if not problems:
+        return 0
+    n = len(problems)
+    what, bypass = VALIDATING_HOOKS[hook]
+    print(f"memrepo: {what} rejected: {n} problem{'s' * (n != 1)} in memory files (bypass once with `{bypass}`)", file=sys.stderr)
+    return 1
 
 
 def _changed_in_head(root: str) -> tuple[str, ...]:
