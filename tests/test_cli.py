@@ -57,11 +57,12 @@ def test_init_creates_a_repository_and_is_idempotent(tmp_path: os.PathLike[str])
     assert first.exit_code == 0
     assert first.stdout == (
         f"Created memory repository at {target}\n"
-        "  git hooks: hooksPath\n"
+        "  git hooks: shims\n"
         "  committed: memory/.gitkeep, index/.gitignore, index/README.md, .githooks/pre-commit, .githooks/pre-merge-commit, "
         ".githooks/post-commit, .githooks/post-merge, .githooks/post-checkout, .githooks/post-rewrite, .gitattributes\n"
         "  indexed: 0 memories\n")
-    assert git(target, "config", "core.hooksPath").stdout == ".githooks\n"
+    assert git(target, "config", "--get", "core.hooksPath", check=False).stdout == ""
+    assert os.access(os.path.join(target, ".git", "hooks", "post-merge"), os.X_OK)
     sha = head(target)
     again = invoke(None, "init", target)
     assert again.exit_code == 0

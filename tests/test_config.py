@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 
 import pytest
 
@@ -22,6 +23,21 @@ def test_local_settings_override_shared_ones_one_level_deep(repo: str) -> None:
     settings = config.load(repo)
     assert settings["model_cmd"] == "mine"
     assert config.project_roots(settings) == {"shop": os.path.expanduser("~/src/shop"), "blog": "/srv/blog"}
+
+
+def test_settings_that_name_a_command_come_from_this_machine_only(repo: str) -> None:
+    write(repo, "memrepo.json", {"model_cmd": "touch /tmp/x", "providers": {"v": {"secret_present": ["sh", "{name}"]}},
+                                 "profile_bound": 9})
+    assert config.load(repo) == {"profile_bound": 9}
+    assert (config.local_only(repo, "model_cmd"), config.committed_commands(repo)) == (None, ["model_cmd", "providers"])
+    write(repo, "index/local.json", {"model_cmd": "mine"})
+    assert (config.local_only(repo, "model_cmd"), config.load(repo)["model_cmd"]) == ("mine", "mine")
+
+
+def test_a_committed_local_file_counts_as_shared(repo: str) -> None:
+    write(repo, "index/local.json", {"model_cmd": "pulled", "sync": {"auto": True}})
+    assert subprocess.run(["git", "add", "-f", "index/local.json"], cwd=repo).returncode == 0
+    assert (config.local(repo), config.local_only(repo, "model_cmd"), config.local_is_tracked(repo)) == ({}, None, True)
 
 
 @pytest.mark.parametrize("content, message", [("{nope", "is not valid JSON"), ("[1, 2]", "must hold a JSON object")])

@@ -39,7 +39,7 @@ def mem(template: str, tmp_path: os.PathLike[str]) -> str:
 
 def healthy(repo: str) -> str:
     return (f"ok  repository: {repo}\n"
-            "ok  git hooks: core.hooksPath=.githooks\n"
+            "ok  git hooks: shims in the clone's hooks directory\n"
             "ok  merge driver: memory/*.md merge with memrepo.vcs.mergedriver\n"
             f"ok  index: 2 memories indexed, schema {index.SCHEMA_VERSION}\n"
             f"ok  index fresh: matches memory/ at {head(repo)[:12]}\n"
@@ -60,11 +60,12 @@ def _lines(result: Result) -> list[str]:
 
 
 def test_hooks_not_wired(mem: str) -> None:
-    git(mem, "config", "--unset", "core.hooksPath")
+    for hook in os.listdir(os.path.join(mem, ".git", "hooks")):
+        os.remove(os.path.join(mem, ".git", "hooks", hook))
     result = run_doctor(mem)
     assert result.exit_code == 1
     assert _lines(result)[1:3] == [
-        "FAIL git hooks: git hooks not wired (pre-commit, pre-merge-commit, post-commit, post-merge, post-checkout, post-rewrite)",
+        "FAIL git hooks: git hooks not installed (pre-commit, pre-merge-commit, post-commit, post-merge, post-checkout, post-rewrite)",
         f"     fix: memrepo init {mem}"]
     # the fix it names works
     CliRunner().invoke(cli, ["init", mem], catch_exceptions=False)
@@ -75,15 +76,18 @@ def test_hooks_path_owned_by_another_tool(mem: str) -> None:
     git(mem, "config", "core.hooksPath", ".husky")
     result = run_doctor(mem)
     assert result.exit_code == 1
-    assert _lines(result)[1:3] == ["FAIL git hooks: core.hooksPath=.husky, so .githooks/ never runs",
+    assert _lines(result)[1:3] == ["FAIL git hooks: core.hooksPath=.husky, so memrepo's hooks never run",
                                    f"     fix: memrepo init {mem}"]
 
 
 def test_missing_shim(mem: str) -> None:
-    os.remove(os.path.join(mem, ".githooks", "post-merge"))
+    os.remove(os.path.join(mem, ".git", "hooks", "post-merge"))
     result = run_doctor(mem)
     assert result.exit_code == 1
-    assert _lines(result)[1] == "FAIL git hooks: missing shims in .githooks/: post-merge"
+    assert _lines(result)[1] == "FAIL git hooks: git hooks not installed (post-merge)"
+    os.remove(os.path.join(mem, ".githooks", "post-merge"))  # the committed template is not what git runs
+    os.rename(os.path.join(mem, ".git", "hooks", "post-commit"), os.path.join(mem, ".git", "hooks", "post-merge"))
+    assert _lines(run_doctor(mem))[1] == "FAIL git hooks: hooks differ from this memrepo's (an older install, or edited): post-merge"
 
 
 def _garbage(repo: str) -> None:
@@ -109,7 +113,7 @@ def test_index_missing_or_corrupt(mem: str, damage, says: str) -> None:
     result = run_doctor(mem)
     assert result.exit_code == 1
     assert _lines(result) == [
-        f"ok  repository: {mem}", "ok  git hooks: core.hooksPath=.githooks",
+        f"ok  repository: {mem}", "ok  git hooks: shims in the clone's hooks directory",
         "ok  merge driver: memory/*.md merge with memrepo.vcs.mergedriver",
         says.format(db=paths.index_db(mem), version=index.SCHEMA_VERSION),
         f"     fix: memrepo --repo {mem} index --rebuild",
@@ -216,11 +220,11 @@ def test_library_checks(mem: str) -> None:
 
 
 def test_shim_without_exec_bit(mem: str) -> None:
-    shim = os.path.join(mem, ".githooks", "post-commit")
+    shim = os.path.join(mem, ".git", "hooks", "post-commit")
     os.chmod(shim, 0o644)
     result = run_doctor(mem)
     assert result.exit_code == 1
-    assert _lines(result)[1:3] == ["FAIL git hooks: shims not executable, so git ignores them: post-commit",
+    assert _lines(result)[1:3] == ["FAIL git hooks: hooks not executable, so git ignores them: post-commit",
                                    f"     fix: memrepo init {mem}"]
     assert CliRunner().invoke(cli, ["init", mem], catch_exceptions=False).exit_code == 0
     assert os.access(shim, os.X_OK)

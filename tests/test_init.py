@@ -39,15 +39,21 @@ def test_init_on_an_empty_directory(tmp_path) -> None:
     path = str(tmp_path / "mem")
     report = repoinit.init(path)
     assert report["git_init"] is True
-    assert report["wiring"] == "hooksPath"
+    assert report["wiring"] == "shims"
     assert sorted(report["written"]) == TRACKED
     assert report["commit"] == head(path)
     assert git(path, "rev-list", "--count", "HEAD").stdout == "1\n"
     assert git(path, "log", "-1", "--format=%s%n%n%b").stdout == "memrepo: init memory repository\n\nMemrepo-Action: init\n\n"
     assert git(path, "log", "-1", "--format=%(trailers:key=Memrepo-Action,valueonly)").stdout.strip() == "init"
     assert git(path, "branch", "--show-current").stdout == "main\n"
-    assert git(path, "config", "--local", "core.hooksPath").stdout == ".githooks\n"
+    assert git(path, "config", "--get", "core.hooksPath", check=False).stdout == ""
     assert tracked(path) == TRACKED
+    for hook in hookwire.HOOKS:  # git runs these untracked copies, never the committed templates
+        installed = os.path.join(path, ".git", "hooks", hook)
+        assert os.access(installed, os.X_OK), hook
+        with open(installed, encoding="utf-8") as fh:
+            assert fh.read() == hookwire.shim_text(hook)
+    assert hookwire.wiring(path) == (True, "shims in the clone's hooks directory")
     assert git(path, "status", "--porcelain").stdout == ""
     for rel in SHIMS:
         mode = os.stat(os.path.join(path, rel)).st_mode
@@ -126,7 +132,7 @@ def test_init_on_an_existing_repository_keeps_its_history(tmp_path) -> None:
     path = _existing_repo(tmp_path)
     old = git(path, "rev-list", "HEAD").stdout.split()
     report = repoinit.init(path)
-    assert (report["git_init"], report["wiring"]) == (False, "hooksPath")
+    assert (report["git_init"], report["wiring"]) == (False, "shims")
     assert git(path, "rev-list", "HEAD~1").stdout.split() == old
     assert git(path, "log", "-1", "--format=%s").stdout == "memrepo: init memory repository\n"
     assert git(path, "diff-tree", "--no-commit-id", "--name-only", "-r", "HEAD").stdout.split() == TRACKED
@@ -200,8 +206,9 @@ def test_init_with_a_foreign_pre_commit_hook_chains_it(tmp_path) -> None:
         assert fh.read() == FOREIGN_MARKER_HOOK
     for hook in hookwire.HOOKS:
         with open(os.path.join(hooks, hook), encoding="utf-8") as fh:
-            assert fh.read() == hookwire.forwarder_text(hook)
-    assert hookwire.wiring(path) == (True, "forwarders in .git/hooks chain the existing hooks")
+            assert fh.read() == (hookwire.forwarder_text(hook) if hook == "pre-commit" else hookwire.shim_text(hook))
+    assert "/.githooks" not in hookwire.forwarder_text("pre-commit") and "$top/" not in hookwire.forwarder_text("pre-commit")
+    assert hookwire.wiring(path) == (True, "shims in the clone's hooks directory, chaining the existing hooks")
     ran_at_init = _marker_count(path)
     assert ran_at_init == 1  # init's own commit went through the chain
 
@@ -244,11 +251,14 @@ def test_a_foreign_pre_commit_that_fails_still_blocks(tmp_path) -> None:
     assert (result.returncode, result.stderr) == (0, "")
 
 
-def test_inactive_hooks_do_not_prevent_hooks_path(tmp_path) -> None:
+def test_an_inactive_hook_is_kept_as_legacy_and_stays_inactive(tmp_path) -> None:
     path = _existing_repo(tmp_path)
     write_file(path, ".git/hooks/pre-commit", FOREIGN_MARKER_HOOK)  # not executable: git would not run it
-    assert repoinit.init(path)["wiring"] == "hooksPath"
-    assert git(path, "config", "core.hooksPath").stdout == ".githooks\n"
+    assert repoinit.init(path)["wiring"] == "forwarders"
+    assert os.path.isfile(os.path.join(path, ".git", "hooks", "pre-commit.legacy"))
+    write_memory(path, "ok")
+    assert commit_all(path, "valid").returncode == 0
+    assert _marker_count(path) == 0  # the forwarder runs a legacy hook only when it is executable
 
 
 @pytest.mark.parametrize("scope", ["--local", "--global"])
@@ -259,8 +269,8 @@ def test_hooks_path_set_elsewhere_is_refused_with_a_hint(tmp_path, scope: str) -
     with pytest.raises(MemrepoError) as err:
         repoinit.init(path)
     assert str(err.value) == "core.hooksPath is already set to '.husky' by another tool, so git would not run memrepo's hooks"
-    assert err.value.hint == ("add `\"$(git rev-parse --show-toplevel)/.githooks/<hook>\" \"$@\"` to each hook in .husky, "
-                              "or unset it with `git config --unset core.hooksPath` and run `memrepo init` again")
+    assert err.value.hint == ("unset it with `git config --unset core.hooksPath` (memrepo chains the hooks it finds in "
+                              "`git rev-parse --git-path hooks`) and run `memrepo init` again")
     assert head(path) == before_head
     assert snapshot(path) == before_files
 

@@ -84,6 +84,9 @@ def test_command_precedence(repo: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("MEMREPO_MODEL_CMD", raising=False)
     assert model.command(repo) == ["claude", "-p", "--model", "haiku", "--output-format", "json"]
     with open(os.path.join(repo, "memrepo.json"), "w") as fh:
+        json.dump({"model_cmd": "shared-model"}, fh)
+    assert model.command(repo) == ["claude", "-p", "--model", "haiku", "--output-format", "json"]  # committed: ignored
+    with open(os.path.join(repo, "index", "local.json"), "w") as fh:
         json.dump({"model_cmd": "my-model --fast"}, fh)
     assert model.command(repo) == ["my-model", "--fast"]
     monkeypatch.setenv("MEMREPO_MODEL_CMD", "other")

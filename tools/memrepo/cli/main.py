@@ -74,8 +74,9 @@ def cli(ctx: click.Context, repo: str | None) -> None:
 def init(ctx: click.Context, directory: str | None) -> None:
     """Make DIRECTORY (default: the memory repository) a memory repository.
 
-    Runs `git init` if needed, creates memory/, index/, .githooks/, wires the git
-    hooks and makes the first commit. Running it twice changes nothing.
+    Runs `git init` if needed, creates memory/, index/, .githooks/ (templates), installs
+    the git hooks into this clone's untracked hooks directory (unsetting an old
+    core.hooksPath=.githooks) and makes the first commit. Running it twice changes nothing.
 
     \b
     Example:
@@ -242,7 +243,7 @@ def doctor(ctx: click.Context, as_json: bool) -> None:
     else:
         for c in checks:
             detail = c.detail.replace("\n", "\n     ")  # one problem a line, under its check
-            click.echo(f"{'ok ' if c.ok else 'FAIL'} {c.name}: {detail}")
+            click.echo(f"{'FAIL' if not c.ok else 'warn' if c.warn else 'ok '} {c.name}: {detail}")
             if c.fix:
                 click.echo(f"     fix: {c.fix}")
     ctx.exit(0 if all(c.ok for c in checks) else 1)

@@ -1,9 +1,9 @@
 """The model runner for offline passes: a command that reads a prompt on stdin and prints text.
 
 Default: `claude -p --model haiku --output-format json` (the user's own subscription);
-`MEMREPO_MODEL_CMD`, else `model_cmd` in the repository's settings, overrides it. Every answer
-must be JSON valid against the pass's schema; an invalid answer is dropped and logged, never
-repaired. Each call is recorded in `index/model-ledger.jsonl` (pass, duration, tokens when the
+`MEMREPO_MODEL_CMD`, else `model_cmd` in this machine's `index/local.json` (never the committed
+`memrepo.json`), overrides it. Every answer must be JSON valid against the pass's schema; an
+invalid answer is dropped and logged, never repaired. Each call is recorded in `index/model-ledger.jsonl` (pass, duration, tokens when the
 command reports them). Never imported on the prompt path.
 """
 
@@ -35,10 +35,11 @@ class ModelError(MemrepoError):
 
 def command(repo: str) -> list[str]:
     """The configured model command as an argument list."""
-    raw = os.environ.get(ENV_CMD) or config.get(repo, "model_cmd") or DEFAULT_CMD
+    # Never the committed memrepo.json: a pushed `model_cmd` would run on the next capture (issue 15).
+    raw = os.environ.get(ENV_CMD) or config.local_only(repo, "model_cmd") or DEFAULT_CMD
     args = shlex.split(raw) if isinstance(raw, str) else [str(a) for a in raw]
     if not args:
-        raise ModelError("the model command is empty", hint=f"set {ENV_CMD} or `model_cmd` in memrepo.json")
+        raise ModelError("the model command is empty", hint=f"set {ENV_CMD} or `model_cmd` in {config.LOCAL}")
     return args
 
 

@@ -3,6 +3,10 @@
 Both are optional JSON objects; keys of the local file override the shared one, one level deep
 for nested objects (so a machine can add its own `projects` roots). Environment variables
 named by each reader (e.g. MEMREPO_MODEL_CMD) override both.
+
+Settings that name a command (`LOCAL_ONLY`) are read from this machine alone: a teammate's
+pushed `memrepo.json` would otherwise run its command on every clone after the next pull
+(issue 15). A committed one is dropped by `load`, and `memrepo doctor` warns about it.
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ from memrepo.recall.projects import Project, identify
 
 SHARED = "memrepo.json"
 LOCAL = os.path.join("index", "local.json")
+# Each becomes an argument list or a shell line: the model command, the verifier's provider templates.
+LOCAL_ONLY = frozenset({"model_cmd", "providers"})
 
 
 def _read(path: str) -> dict[str, Any]:
@@ -32,9 +38,9 @@ def _read(path: str) -> dict[str, Any]:
 
 
 def load(repo: str) -> dict[str, Any]:
-    """The merged settings of `repo`."""
-    merged = _read(os.path.join(repo, SHARED))
-    for key, value in _read(os.path.join(repo, LOCAL)).items():
+    """The merged settings of `repo`; `LOCAL_ONLY` keys come from this machine's file alone."""
+    merged = {k: v for k, v in _read(os.path.join(repo, SHARED)).items() if k not in LOCAL_ONLY}
+    for key, value in local(repo).items():
         if isinstance(value, dict) and isinstance(merged.get(key), dict):
             merged[key] = {**merged[key], **value}
         else:
@@ -43,8 +49,37 @@ def load(repo: str) -> dict[str, Any]:
 
 
 def local(repo: str) -> dict[str, Any]:
-    """This machine's settings alone: what a `git pull` must never switch on (e.g. auto sync)."""
+    """This machine's settings alone: what a `git pull` must never switch on (e.g. auto sync).
+
+    A tracked `index/local.json` came with a pull like any shared file, so it counts for nothing here.
+    """
+    if _tracked(repo, LOCAL):
+        return {}
     return _read(os.path.join(repo, LOCAL))
+
+
+def _tracked(repo: str, rel: str) -> bool:
+    from memrepo.vcs import gitcmd
+
+    rc, out, _ = gitcmd.run_git("ls-files", "-z", "--", rel.replace(os.sep, "/"), cwd=repo)
+    return rc == 0 and bool(out.strip(b"\0"))
+
+
+def local_only(repo: str, key: str, default: Any = None) -> Any:
+    """A `LOCAL_ONLY` setting: from `index/local.json` only, never from the committed `memrepo.json`."""
+    if key not in LOCAL_ONLY:
+        raise ValueError(f"{key!r} is not a local-only setting")
+    return local(repo).get(key, default)
+
+
+def committed_commands(repo: str) -> list[str]:
+    """The `LOCAL_ONLY` keys the committed settings hold (ignored), for `memrepo doctor`."""
+    return sorted(k for k in _read(os.path.join(repo, SHARED)) if k in LOCAL_ONLY)
+
+
+def local_is_tracked(repo: str) -> bool:
+    """True when `index/local.json` is committed, so `local` ignores it (for `memrepo doctor`)."""
+    return _tracked(repo, LOCAL)
 
 
 def get(repo: str, key: str, default: Any = None) -> Any:

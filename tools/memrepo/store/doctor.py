@@ -13,13 +13,15 @@ from memrepo.format import validate
 
 
 class Check:
-    __slots__ = ("name", "ok", "detail", "fix")
+    """One line of the report; a `warn` check is ok (exit 0) but names something to fix."""
 
-    def __init__(self, name: str, ok: bool, detail: str, fix: str = "") -> None:
-        self.name, self.ok, self.detail, self.fix = name, ok, detail, fix
+    __slots__ = ("name", "ok", "detail", "fix", "warn")
+
+    def __init__(self, name: str, ok: bool, detail: str, fix: str = "", warn: bool = False) -> None:
+        self.name, self.ok, self.detail, self.fix, self.warn = name, ok, detail, fix, warn
 
     def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "ok": self.ok, "detail": self.detail, "fix": self.fix}
+        return {"name": self.name, "ok": self.ok, "detail": self.detail, "fix": self.fix, "warn": self.warn}
 
 
 def _files(repo: str) -> list[str]:
@@ -90,6 +92,21 @@ def bootstrap_status(repo: str) -> dict[str, Any] | None:
         return None
 
 
+def _settings_checks(repo: str) -> list[Check]:
+    """Commands in committed settings are ignored (issue 15): say so, or the user wonders why they never run."""
+    from memrepo.store import config
+
+    checks = []
+    for key in config.committed_commands(repo):
+        checks.append(Check("settings", True, f"`{key}` in the committed {config.SHARED} is ignored: a setting that names "
+                            "a command is read from this machine only",
+                            f"move `{key}` to {config.LOCAL} (untracked), and remove it from {config.SHARED}", warn=True))
+    if config.local_is_tracked(repo):
+        checks.append(Check("settings", True, f"{config.LOCAL} is committed, so memrepo ignores it (it came with a pull)",
+                            f"git rm --cached {config.LOCAL}, then commit", warn=True))
+    return checks
+
+
 def run(repo: str, always_on: str = "") -> list[Check]:
     """All checks, in the order a person would fix them.
 
@@ -100,12 +117,8 @@ def run(repo: str, always_on: str = "") -> list[Check]:
         return [Check("repository", False, f"no memory repository at {repo}", f"memrepo init {repo}")]
     checks = [Check("repository", True, repo)]
     ok, detail = hookwire.wiring(repo)
-    # git skips a hook file without the exec bit (a checkout with core.fileMode=false, a copy), with only a hint.
-    shims = [os.path.join(repo, hookwire.HOOKS_DIR, h) for h in hookwire.HOOKS]
-    inert = [os.path.basename(p) for p in shims if os.path.isfile(p) and not os.access(p, os.X_OK)]
-    if ok and inert:
-        ok, detail = False, f"shims not executable, so git ignores them: {', '.join(inert)}"
     checks.append(Check("git hooks", ok, detail, "" if ok else f"memrepo init {repo}"))
+    checks.extend(_settings_checks(repo))
     ok, detail = hookwire.merge_driver_wiring(repo)
     checks.append(Check("merge driver", ok, detail, "" if ok else f"memrepo init {repo}"))
     interrupted = journal.pending(repo)

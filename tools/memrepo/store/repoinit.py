@@ -14,7 +14,8 @@ INDEX_GITIGNORE = "# The cache is rebuilt from memory/ (`memrepo index --rebuild
 INDEX_README = """# index/
 
 A cache, not a source of truth: `memrepo.sqlite3` is a SQLite FTS5 index of `memory/`, kept
-fresh by the git hooks in `.githooks/` and rebuilt at any time with `memrepo index --rebuild`.
+fresh by the git hooks `memrepo init` installs in each clone, and rebuilt at any time with
+`memrepo index --rebuild`.
 `recall-log.jsonl` records each recall decision (prompt hash, terms, ids, latency) on this
 machine only. Nothing here is committed except this README and `.gitignore`.
 """

@@ -1,9 +1,14 @@
-"""Committed git hook shims (`.githooks/`) and how a repository is wired to run them.
+"""Git hook shims, installed into each clone's untracked hooks directory, and how doctor checks them.
 
-The shims hold no absolute paths. They find an interpreter that has memrepo: `$MEMREPO_PYTHON`,
-then the one recorded (uncommitted) in `.git/memrepo-python` by `memrepo init`, then the
-repository's `.venv`, then `python3`; when none has memrepo, pre-commit and pre-merge-commit
-refuse and the post-* hooks let git go on, each saying how to fix it.
+A memory repository is shared through a remote, so whatever it tracks may be hostile (issue 15):
+git must never run a tracked file. `memrepo init` writes the shims from this module into
+`git rev-parse --git-path hooks` (per clone, never transferred by git, as pre-commit does); the
+committed `.githooks/` copies are templates only, and an old `core.hooksPath=.githooks` is unset.
+A shim holds no path inside the working tree: it finds an interpreter that has memrepo through
+`$MEMREPO_PYTHON`, then the one recorded (uncommitted) in `.git/memrepo-python` by `memrepo
+init`, then `python3`, and drops the working directory from `sys.path` so nothing committed is
+imported. When none has memrepo, pre-commit and pre-merge-commit refuse and the post-* hooks let
+git go on, each saying how to fix it.
 
 The merge driver for `memory/*.md` (`memrepo.vcs.mergedriver`) is wired here too: its command
 names an absolute interpreter, so it lives only in the untracked `.git/config`; the committed
@@ -22,8 +27,10 @@ from memrepo.vcs import gitcmd
 from memrepo.errors import MemrepoError
 
 HOOKS = ("pre-commit", "pre-merge-commit", "post-commit", "post-merge", "post-checkout", "post-rewrite")
-MARKER = "# memrepo-hook-shim v1"
-FORWARDER_MARKER = "# memrepo-hook-forwarder v1"
+MARKER = "# memrepo-hook-shim v2"
+FORWARDER_MARKER = "# memrepo-hook-forwarder v2"
+# Any version: what memrepo wrote and may replace, as opposed to another tool's hook.
+OURS = ("# memrepo-hook-shim v", "# memrepo-hook-forwarder v")
 HOOKS_DIR = ".githooks"
 PYTHON_RECORD = "memrepo-python"
 # The hooks that validate what is about to be committed: they fail closed.
@@ -31,30 +38,27 @@ BLOCKING = ("pre-commit", "pre-merge-commit")
 MERGE_DRIVER = "memrepo"
 MERGE_DRIVER_NAME = "memrepo: memory files merge key by key"
 MERGE_DRIVER_MODULE = "memrepo.vcs.mergedriver"
+# git runs hooks in the top of the work tree, and `python -m`/`-c` would import from there first.
+SAFE_PATH = 'import sys; sys.path[:1] == [""] and sys.path.pop(0)'
 
-SHIM = """#!/bin/sh
-{marker}
-# Runs `python -m memrepo.store.githooks {hook}` with the first interpreter that has memrepo.
+SHIM_BODY = """# Runs memrepo.store.githooks {hook} with the first interpreter that has memrepo; nothing from the work tree.
 hook={hook}
 gitdir=$(git rev-parse --git-common-dir 2>/dev/null)
 top=$(git rev-parse --show-toplevel 2>/dev/null)
 recorded=
 [ -n "$gitdir" ] && [ -r "$gitdir/{record}" ] && read -r recorded < "$gitdir/{record}"
-for py in "$MEMREPO_PYTHON" "$recorded" "$top/.venv/bin/python" python3; do
+for py in "$MEMREPO_PYTHON" "$recorded" python3; do
     [ -n "$py" ] || continue
-    if "$py" -c 'import memrepo.store.githooks' >/dev/null 2>&1; then
-        exec "$py" -m memrepo.store.githooks "$hook" "$@"
+    if "$py" -c '{safe}; import memrepo.store.githooks' >/dev/null 2>&1; then
+        {run}
     fi
 done
 echo "memrepo $hook: no Python with memrepo installed was found; pip install memrepo, or set MEMREPO_PYTHON" >&2
 {fallback}
 """
 
-FORWARDER = """#!/bin/sh
-{marker}
-# Runs the hook that was here before memrepo (now {hook}.legacy), then memrepo's .githooks/{hook}.
+FORWARDER_HEAD = """# Runs the hook that was here before memrepo (now {hook}.legacy), then memrepo's shim below.
 here=$(dirname "$0")
-top=$(git rev-parse --show-toplevel)
 input=
 {read_stdin}
 if [ -x "$here/{hook}.legacy" ]; then
@@ -62,25 +66,29 @@ if [ -x "$here/{hook}.legacy" ]; then
     rc=$?
     [ $rc -eq 0 ] || {on_legacy_fail}
 fi
-# A branch from before `memrepo init` has no .githooks/: nothing of memrepo's to run there.
-[ -x "$top/{hooks_dir}/{hook}" ] || exit 0
-exec "$top/{hooks_dir}/{hook}" "$@"
 """
 
 
-def shim_text(hook: str) -> str:
+def _body(hook: str) -> str:
     # Without an interpreter the cache cannot follow this change: say so where doctor and SessionStart look.
     fallback = "exit 1" if hook in BLOCKING else '[ -d "$top/index" ] && : > "$top/index/STALE"\nexit 0'
-    return SHIM.format(marker=MARKER, hook=hook, record=PYTHON_RECORD, fallback=fallback)
+    run = f"exec \"$py\" -c '{SAFE_PATH}; from memrepo.store.githooks import main; raise SystemExit(main())' \"$hook\" \"$@\""
+    return SHIM_BODY.format(hook=hook, record=PYTHON_RECORD, safe=SAFE_PATH, run=run, fallback=fallback)
+
+
+def shim_text(hook: str) -> str:
+    """The shim `memrepo init` installs as `<hooks dir>/<hook>` (and commits as a template)."""
+    return f"#!/bin/sh\n{MARKER}\n" + _body(hook)
 
 
 def forwarder_text(hook: str) -> str:
+    """The hook installed where another tool's hook was: that one (`<hook>.legacy`), then the shim."""
     stdin_hooks = hook == "post-rewrite"
     read_stdin = 'input=$(cat)' if stdin_hooks else ":"
     run_legacy = ('printf "%s\\n" "$input" | "$here/{h}.legacy" "$@"' if stdin_hooks else '"$here/{h}.legacy" "$@"').format(h=hook)
     on_fail = "exit $rc" if hook in BLOCKING else ":"
-    return FORWARDER.format(marker=FORWARDER_MARKER, hook=hook, read_stdin=read_stdin, run_legacy=run_legacy,
-                            on_legacy_fail=on_fail, hooks_dir=HOOKS_DIR)
+    head = FORWARDER_HEAD.format(hook=hook, read_stdin=read_stdin, run_legacy=run_legacy, on_legacy_fail=on_fail)
+    return f"#!/bin/sh\n{FORWARDER_MARKER}\n" + head + _body(hook)
 
 
 def _write_exec(path: str, text: str) -> bool:
@@ -100,7 +108,10 @@ def _write_exec(path: str, text: str) -> bool:
 
 
 def write_shims(root: str) -> list[str]:
-    """Write `.githooks/<hook>` shims; returns the repo-relative paths that changed."""
+    """Write the committed `.githooks/<hook>` templates; returns the repo-relative paths that changed.
+
+    git never runs these (see the module docstring); they show a reader what each clone installs.
+    """
     os.makedirs(os.path.join(root, HOOKS_DIR), exist_ok=True)
     return [f"{HOOKS_DIR}/{h}" for h in HOOKS if _write_exec(os.path.join(root, HOOKS_DIR, h), shim_text(h))]
 
@@ -111,22 +122,46 @@ def _git_path(root: str, *parts: str) -> str:
     return os.path.join(root, gitdir, *parts) if not os.path.isabs(gitdir) else os.path.join(gitdir, *parts)
 
 
+def hooks_dir(root: str) -> str:
+    """The clone's own hooks directory (`git rev-parse --git-path hooks`; shared by its worktrees).
+
+    Only meaningful with `core.hooksPath` unset, which is what `wire` leaves; any other answer
+    falls back to the common git dir's `hooks/`, never a folder of the work tree.
+    """
+    rc, out, _ = gitcmd.run_git("rev-parse", "--git-path", "hooks", cwd=root)
+    path = out.decode().strip() if rc == 0 else ""
+    path = os.path.join(root, path) if path and not os.path.isabs(path) else path
+    expected = _git_path(root, "hooks")
+    return path if path and os.path.realpath(path) == os.path.realpath(expected) else expected
+
+
 def _config(root: str, key: str) -> str | None:
     rc, out, _ = gitcmd.run_git("config", "--get", key, cwd=root)
     return out.decode().strip() if rc == 0 else None
 
 
+def _read(path: str) -> str | None:
+    if not os.path.isfile(path):
+        return None
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        return fh.read()
+
+
+def _is_ours(path: str) -> bool:
+    text = _read(path)
+    return text is not None and any(m in text for m in OURS)
+
+
 def foreign_hooks(root: str) -> list[str]:
-    """Active hooks in .git/hooks that memrepo did not write."""
-    hooks_dir = _git_path(root, "hooks")
+    """Active hooks in the hooks directory that memrepo did not write."""
+    directory = hooks_dir(root)
     found = []
-    for name in sorted(os.listdir(hooks_dir)) if os.path.isdir(hooks_dir) else []:
-        path = os.path.join(hooks_dir, name)
+    for name in sorted(os.listdir(directory)) if os.path.isdir(directory) else []:
+        path = os.path.join(directory, name)
         if name.endswith((".sample", ".legacy")) or not os.path.isfile(path) or not os.access(path, os.X_OK):
             continue
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            if FORWARDER_MARKER not in fh.read():
-                found.append(name)
+        if not _is_ours(path):
+            found.append(name)
     return found
 
 
@@ -136,64 +171,90 @@ def record_python(root: str, python: str | None = None) -> None:
         fh.write((python or sys.executable) + "\n")
 
 
-def wire(root: str) -> str:
-    """Make git run `.githooks/`: `core.hooksPath`, or forwarders that chain existing hooks.
+def _old_hooks_path(current: str | None) -> bool:
+    return current is not None and current.rstrip("/") in (HOOKS_DIR, "./" + HOOKS_DIR)
 
-    Returns what it did: "hooksPath", "forwarders", or "already".
+
+def wire(root: str) -> str:
+    """Install the shims into the clone's hooks directory, chaining hooks other tools put there.
+
+    An old install's `core.hooksPath=.githooks` (which ran tracked files) is unset first.
+    Returns what it did: "shims", "forwarders", "migrated" or "already".
     """
     current = _config(root, "core.hooksPath")
-    if current in (HOOKS_DIR, HOOKS_DIR + "/"):
-        return "already"
+    migrated = False
+    if _old_hooks_path(current):
+        gitcmd.run_git("config", "--local", "--unset-all", "core.hooksPath", cwd=root)
+        current, migrated = _config(root, "core.hooksPath"), True
     if current:
         raise MemrepoError(
             f"core.hooksPath is already set to {current!r} by another tool, so git would not run memrepo's hooks",
-            hint=f"add `\"$(git rev-parse --show-toplevel)/{HOOKS_DIR}/<hook>\" \"$@\"` to each hook in {current}, "
-                 f"or unset it with `git config --unset core.hooksPath` and run `memrepo init` again")
-    if not foreign_hooks(root) and not _is_forwarder(_git_path(root, "hooks", "pre-commit")):
-        gitcmd.run_git("config", "--local", "core.hooksPath", HOOKS_DIR, cwd=root)
-        return "hooksPath"
-    return "forwarders" if install_forwarders(root) else "already"
+            hint="unset it with `git config --unset core.hooksPath` (memrepo chains the hooks it finds in "
+                 "`git rev-parse --git-path hooks`) and run `memrepo init` again")
+    changed, forwarded = install(root)
+    if migrated:
+        return "migrated"
+    if not changed:
+        return "already"
+    return "forwarders" if forwarded else "shims"
 
 
-def install_forwarders(root: str) -> bool:
-    """Install marker-tagged forwarders in .git/hooks, keeping each existing hook as `<hook>.legacy`."""
-    hooks_dir = _git_path(root, "hooks")
-    os.makedirs(hooks_dir, exist_ok=True)
-    changed = False
+def install(root: str) -> tuple[bool, bool]:
+    """Write each hook: the shim, or a forwarder keeping another tool's hook as `<hook>.legacy`.
+
+    Returns (changed anything, any forwarder installed).
+    """
+    directory = hooks_dir(root)
+    os.makedirs(directory, exist_ok=True)
+    changed = forwarded = False
     for hook in HOOKS:
-        path = os.path.join(hooks_dir, hook)
-        if os.path.isfile(path) and not _is_forwarder(path):
-            legacy = path + ".legacy"
+        path = os.path.join(directory, hook)
+        legacy = path + ".legacy"
+        if os.path.isfile(path) and not _is_ours(path):
             if os.path.exists(legacy):
                 raise MemrepoError(f"{path} and {legacy} both exist; memrepo will not overwrite either",
                                    hint=f"merge them by hand, remove {legacy}, and run `memrepo init` again")
             os.replace(path, legacy)
             changed = True
-        changed = _write_exec(path, forwarder_text(hook)) or changed
-    return changed
+        chain = os.path.exists(legacy)
+        forwarded = forwarded or chain
+        changed = _write_exec(path, forwarder_text(hook) if chain else shim_text(hook)) or changed
+    return changed, forwarded
 
 
 def wiring(root: str) -> tuple[bool, str]:
     """(ok, description) of how git runs memrepo's hooks here, for `doctor`."""
     current = _config(root, "core.hooksPath")
-    missing = [h for h in HOOKS if not os.path.isfile(os.path.join(root, HOOKS_DIR, h))]
-    if missing:
-        return False, f"missing shims in {HOOKS_DIR}/: {', '.join(missing)}"
-    if current in (HOOKS_DIR, HOOKS_DIR + "/"):
-        return True, f"core.hooksPath={HOOKS_DIR}"
+    if _old_hooks_path(current):
+        return False, (f"core.hooksPath={current}: git runs the tracked {HOOKS_DIR}/, which a pushed commit can change "
+                       "(old install)")
     if current:
-        return False, f"core.hooksPath={current}, so {HOOKS_DIR}/ never runs"
-    absent = [h for h in HOOKS if not _is_forwarder(_git_path(root, "hooks", h))]
+        return False, f"core.hooksPath={current}, so memrepo's hooks never run"
+    directory = hooks_dir(root)
+    states = {h: _hook_state(os.path.join(directory, h)) for h in HOOKS}
+    stale = [h for h, s in states.items() if s == "stale"]
+    if stale:
+        return False, f"hooks differ from this memrepo's (an older install, or edited): {', '.join(stale)}"
+    absent = [h for h, s in states.items() if s == "absent"]
     if absent:
-        return False, f"git hooks not wired ({', '.join(absent)})"
-    return True, "forwarders in .git/hooks chain the existing hooks"
+        return False, f"git hooks not installed ({', '.join(absent)})"
+    inert = [h for h in HOOKS if not os.access(os.path.join(directory, h), os.X_OK)]
+    if inert:
+        return False, f"hooks not executable, so git ignores them: {', '.join(inert)}"
+    if any(s == "forwarder" for s in states.values()):
+        return True, "shims in the clone's hooks directory, chaining the existing hooks"
+    return True, "shims in the clone's hooks directory"
 
 
-def _is_forwarder(path: str) -> bool:
-    if not os.path.isfile(path):
-        return False
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        return FORWARDER_MARKER in fh.read()
+def _hook_state(path: str) -> str:
+    """"shim" or "forwarder" when it is what `install` writes today, "stale" for an older memrepo's, else "absent"."""
+    text = _read(path)
+    hook = os.path.basename(path)
+    if text == shim_text(hook):
+        return "shim"
+    if text == forwarder_text(hook):
+        return "forwarder"
+    return "stale" if text is not None and any(m in text for m in OURS) else "absent"
 
 
 def merge_driver_command(python: str | None = None) -> str:

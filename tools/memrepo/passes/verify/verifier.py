@@ -109,7 +109,7 @@ def _same(old: Any, new: Any) -> bool:
 def check_note(repo: str, note: notes.Note, settings: dict[str, Any], use_model: bool, today: str,
                result: MemoryResult) -> bool:
     """Extract, probe and restamp one note in memory; True when its front matter changed."""
-    _providers = settings.get("providers")
+    _providers = config.local_only(repo, "providers")  # templates become argv: this machine's only
     providers: dict[str, Any] = _providers if isinstance(_providers, dict) else {}
     projects = config.project_roots(settings)
     project = note.get("project") if isinstance(note.get("project"), str) else None
