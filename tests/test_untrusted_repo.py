@@ -114,7 +114,8 @@ def test_pushed_hooks_never_run_through_a_forwarder_either(clones: dict[str, str
 def _stop_hook(repo: str, session: str, transcript: str, env: dict[str, str]) -> None:
     payload = json.dumps({"session_id": session, "transcript_path": transcript, "cwd": "/home/user/shop",
                           "hook_event_name": "Stop", "reason": "other"}).encode()
-    proc = subprocess.run(["sh", RUN, "stop"], input=payload, capture_output=True, env=env, timeout=30)
+    # In the clone's top, as when the agent works in it: the worker must not import its committed `memrepo/`.
+    proc = subprocess.run(["sh", RUN, "stop"], input=payload, capture_output=True, env=env, cwd=repo, timeout=30)
     assert (proc.returncode, proc.stdout) == (0, b"")
 
 

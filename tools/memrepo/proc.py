@@ -9,6 +9,7 @@ the input written in between so no pipe can deadlock. Standard library only, and
 from __future__ import annotations
 
 import os
+import sys
 
 TYPE_CHECKING = False  # not `typing`: it loads `re`, and the capture hooks import this module
 if TYPE_CHECKING:
@@ -136,6 +137,17 @@ def _feed(sel: object, stream: object, pending: memoryview) -> memoryview:
         sel.unregister(stream)  # type: ignore[attr-defined]
         stream.close()  # type: ignore[attr-defined]
     return pending
+
+
+# `python -m` and `-c` put the working directory first on sys.path: started in a memory
+# repository's checkout they would import a committed `memrepo/` package (issue 15).
+SAFE_PATH = 'import sys; sys.path[:1] == [""] and sys.path.pop(0)'
+
+
+def python_main(module: str, *args: str, python: str | None = None) -> list[str]:
+    """The argv that runs `module.main(sys.argv[1:])` with `python`, importing nothing from the working directory."""
+    code = f"{SAFE_PATH}; from {module} import main; raise SystemExit(main(sys.argv[1:]))"
+    return [python or sys.executable, "-c", code, *args]
 
 
 def spawn_detached(argv: Sequence[str], *, log_path: str, env: dict[str, str] | None = None,

@@ -8,7 +8,6 @@ detached worker in `memrepo.worker.bootstrap` creates the repository and a virtu
 from __future__ import annotations
 
 import os
-import sys
 import time
 from typing import TYPE_CHECKING
 
@@ -44,7 +43,7 @@ def spawn_bootstrap(repo: str, reason: str) -> bool:
         return False
     tools = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env = dict(os.environ, PYTHONPATH=tools + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    proc.spawn_detached([sys.executable, "-m", "memrepo.worker.bootstrap", repo, reason],
+    proc.spawn_detached(proc.python_main("memrepo.worker.bootstrap", repo, reason),
                         log_path=os.path.join(paths.index_dir(repo), "bootstrap.log"), env=env)
     return True
 

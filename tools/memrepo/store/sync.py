@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -163,7 +162,7 @@ def _validate(repo: str, t: rem.Target, ours: str, tree: str) -> None:
                         f"restore them on the remote, or merge by hand: git -C {repo} merge {t.tracking}"])
     env, where = rem.temp_index_env(repo, tree)
     try:
-        res = proc.run([sys.executable, "-m", "memrepo.store.githooks", "pre-merge-commit"], cwd=repo, env=env,
+        res = proc.run(proc.python_main("memrepo.store.githooks", "pre-merge-commit"), cwd=repo, env=env,
                        timeout=gitcmd.TIMEOUT)
     finally:
         with contextlib.suppress(FileNotFoundError):

@@ -39,7 +39,7 @@ MERGE_DRIVER = "memrepo"
 MERGE_DRIVER_NAME = "memrepo: memory files merge key by key"
 MERGE_DRIVER_MODULE = "memrepo.vcs.mergedriver"
 # git runs hooks in the top of the work tree, and `python -m`/`-c` would import from there first.
-SAFE_PATH = 'import sys; sys.path[:1] == [""] and sys.path.pop(0)'
+SAFE_PATH = proc.SAFE_PATH
 
 SHIM_BODY = """# Runs memrepo.store.githooks {hook} with the first interpreter that has memrepo; nothing from the work tree.
 hook={hook}

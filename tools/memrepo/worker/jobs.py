@@ -274,7 +274,7 @@ def spawn_worker(repo: str) -> int:
     os.makedirs(jobs_dir(repo), exist_ok=True)
     tools = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env = dict(os.environ, PYTHONPATH=tools + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    return proc.spawn_detached([sys.executable, "-m", "memrepo.worker.jobs", repo],
+    return proc.spawn_detached(proc.python_main("memrepo.worker.jobs", repo),
                                log_path=os.path.join(jobs_dir(repo), WORKER_LOG), env=env)
 
 
@@ -363,7 +363,9 @@ def main(argv: list[str]) -> int:
         if not py or os.path.realpath(py) == os.path.realpath(sys.executable):
             log(repo, "no Python with memrepo's dependencies; jobs stay queued (run `memrepo doctor`)")
             return 1
-        os.execv(py, [py, "-m", "memrepo.worker.jobs", repo])
+        from memrepo import proc
+
+        os.execv(py, proc.python_main("memrepo.worker.jobs", repo, python=py))
     os.nice(10)  # after the session's own work, never before it
     log(repo, "worker started")
     try:
