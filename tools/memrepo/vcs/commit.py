@@ -56,7 +56,8 @@ def refuse_in_progress(repo: str) -> None:
 Snapshot = dict[str, "tuple[bytes, int] | None"]  # path -> (bytes, mode) or None when it did not exist
 
 
-def _read(repo: str, rel: str) -> tuple[bytes, int] | None:
+def read(repo: str, rel: str) -> tuple[bytes, int] | None:
+    """A path's bytes and mode, or None when it does not exist."""
     path = os.path.join(repo, rel)
     try:
         with open(path, "rb") as fh:
@@ -116,7 +117,7 @@ def transaction(repo: str, rels: list[str], wait: float = lock.WAIT,
     with lock.held(repo, wait):
         journal.recover(repo)
         refuse_in_progress(repo)
-        before: Snapshot = {rel: _read(repo, rel) for rel in rels}
+        before: Snapshot = {rel: read(repo, rel) for rel in rels}
         head = gitcmd.head(repo)
         record = journal.write(repo, head, before, after)
         try:
@@ -168,7 +169,7 @@ def commit_files(repo: str, files: Mapping[str, str | bytes | None], subject: st
         after = {rel: None if files[rel] is None else _as_bytes(files[rel]) for rel in rels}  # type: ignore[arg-type]
         with transaction(repo, rels, after=after):
             for rel in rels:
-                _put(repo, rel, files[rel], _read(repo, rel))
+                _put(repo, rel, files[rel], read(repo, rel))
             _stage(repo, rels)
             return commit_staged(repo, rels, subject, trailers, body)
 
@@ -212,7 +213,7 @@ def commit_if_unchanged(repo: str, files: Mapping[str, str | bytes | None], expe
         return commit_files(repo, keep, text, trailers, body() if callable(body) else body, wait=wait), stale
 
 
-def _changed_since(repo: str, rel: str, read: str | bytes | None) -> bool:
-    now = _read(repo, rel)
-    return (now is not None) if read is None else (now is None or now[0] != _as_bytes(read))
+def _changed_since(repo: str, rel: str, seen: str | bytes | None) -> bool:
+    now = read(repo, rel)
+    return (now is not None) if seen is None else (now is None or now[0] != _as_bytes(seen))
 

@@ -120,14 +120,6 @@ def _worktree_blobs(repo: str, rels: list[str]) -> dict[str, str]:
     return dict(zip(present, out.decode().split())) if rc == 0 else {}
 
 
-def _read(repo: str, rel: str) -> bytes | None:
-    try:
-        with open(os.path.join(repo, rel), "rb") as fh:
-            return fh.read()
-    except FileNotFoundError:
-        return None
-
-
 def recover(repo: str) -> list[str]:
     """Undo what a writer that died mid-commit left (call holding the repository lock).
 
@@ -147,7 +139,8 @@ def recover(repo: str) -> list[str]:
     committed, worktree = _head_blobs(repo, rels), _worktree_blobs(repo, rels)
     undo = {}
     for rel in rels:
-        now = _read(repo, rel)
+        found = commit.read(repo, rel)
+        now = found[0] if found else None
         old = before[rel]
         if now == (old[0] if old else None):
             continue  # never written, or already back
