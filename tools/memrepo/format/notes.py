@@ -14,13 +14,16 @@ from typing import Any
 
 import yaml
 
-from memrepo.format import spec
+from memrepo.format import files, spec
 
 FENCE = "---"
 ID_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 DATETIME_RE = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$")
 FIX_FMT = "run `memrepo fmt {path}`"
+# Memories arrive by `git pull` from people we don't control: every parse is bounded (issue 15).
+MAX_HEAD_CHARS = 64 * 1024  # front matter is a few hundred bytes; this is not front matter
+NO_ALIASES_FIX = "write each value out in full; memory front matter has no YAML anchors (`&`) or aliases (`*`)"
 
 
 class _Loader(yaml.CSafeLoader if hasattr(yaml, "CSafeLoader") else yaml.SafeLoader):  # type: ignore[misc]
@@ -79,8 +82,13 @@ def split(text: str) -> tuple[str, str, int]:
 def parse(text: str, path: str = "") -> Note:
     """Parse a memory file's text. Raises ParseError when the front matter is unreadable."""
     head, body, _ = split(text)
+    if len(head) > MAX_HEAD_CHARS:
+        raise ParseError(f"front matter is over {MAX_HEAD_CHARS:,} characters", 2, "move the long text into the body")
+    _refuse_aliases(head)
     try:
         meta = yaml.load(head, Loader=_Loader)
+    except RecursionError:  # the pure-Python parser nests by recursion; libyaml stops at 1,000 levels
+        raise ParseError("front matter is nested too deeply", 2, "write one `key: value` per line") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         # An unclosed quote or bracket is noticed lines later (or at the end); point at where it opens.
@@ -96,6 +104,19 @@ def parse(text: str, path: str = "") -> Note:
     return Note({str(k): _plain(v) for k, v in meta.items()}, body, path)
 
 
+def _refuse_aliases(head: str) -> None:
+    """ParseError at the first anchor or alias: 500 bytes of nested aliases stand for 10 GiB of values."""
+    if "&" not in head and "*" not in head:
+        return  # neither can be written without its sigil; most heads skip the event scan
+    try:
+        for event in yaml.parse(head, Loader=_Loader):
+            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+                mark = event.start_mark
+                raise ParseError("front matter uses a YAML anchor or alias", mark.line + 2 if mark else 2, NO_ALIASES_FIX)
+    except yaml.YAMLError:
+        return  # yaml.load below reports it, with its line
+
+
 def _plain(value: Any) -> Any:
     """Dates YAML may still build (e.g. inside flow collections) become ISO strings."""
     if isinstance(value, (_dt.date, _dt.datetime)):
@@ -108,10 +129,8 @@ def _plain(value: Any) -> Any:
 
 
 def read(path: str) -> Note:
-    """Read and parse a memory file from disk."""
-    with open(path, "rb") as fh:
-        data = fh.read()
-    return parse(data.decode("utf-8"), path)
+    """Read and parse a memory file from disk (bounded, symlinks refused: see `files.read_bytes`)."""
+    return parse(files.read_bytes(path).decode("utf-8"), path)
 
 
 # -- serializer ---------------------------------------------------------------

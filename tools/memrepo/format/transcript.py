@@ -201,7 +201,7 @@ def _parse(data: bytes | None) -> dict[str, Any] | None:
         return None
     try:
         raw = json.loads(data)
-    except ValueError:
+    except (ValueError, RecursionError):  # a line of thousands of nested brackets is malformed too
         return None
     return raw if isinstance(raw, dict) else None
 

@@ -89,6 +89,15 @@ def check_text(text: str, path: str) -> tuple[list[Problem], notes.Note | None]:
     return problems, note
 
 
+def unusable(note: notes.Note, path: str) -> str:
+    """Why a parsed memory can't be used by a pass (`class: [rule]` that arrived by merge), or "".
+
+    Passes skip such a file and report it; unknown keys (a newer memrepo's) don't count."""
+    stem = os.path.splitext(os.path.basename(path))[0]
+    found = [p for p in _check_meta(note.meta, {}, path, stem) if not p.problem.startswith("unknown key")]
+    return found[0].problem if found else ""
+
+
 def _check_meta(meta: dict[str, Any], lines: dict[str, int], path: str, stem: str) -> list[Problem]:
     out: list[Problem] = []
 

@@ -18,7 +18,7 @@ from typing import Any
 from memrepo.vcs import runs, status
 from memrepo.vcs.commit import commit_if_unchanged
 from memrepo.passes import model
-from memrepo.format import notes, redact, spec
+from memrepo.format import files, notes, redact, spec, validate
 from memrepo.recall import paths, query
 from memrepo.store import memories as store
 from memrepo.format.notes import Note
@@ -143,12 +143,12 @@ def needs_enrichment(repo: str) -> list[Note]:
     """Active memories without aliases that were never asked about in their current wording."""
     state = _load_state(repo)
     found = []
-    for name in sorted(os.listdir(paths.memory_dir(repo))):
-        if not name.endswith(".md"):
-            continue
+    for name in files.memory_files(paths.memory_dir(repo)):
         try:
             note = notes.read(os.path.join(paths.memory_dir(repo), name))
         except (OSError, UnicodeDecodeError, notes.ParseError):
+            continue
+        if validate.unusable(note, name):  # the curator reports it; `memrepo doctor` names the problem
             continue
         if (note.get("status") or "active") == "active" and not note.get("aliases") and state.get(note.id) != _fingerprint(note):
             found.append(note)

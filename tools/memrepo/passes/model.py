@@ -25,6 +25,7 @@ DEFAULT_CMD = "claude -p --model haiku --output-format json"
 ENV_CMD = "MEMREPO_MODEL_CMD"
 TIMEOUT = 300
 MAX_OUTPUT = 2 * 1024 * 1024
+MAX_DEPTH = 32  # nesting an answer may have; every pass's schema is a handful of levels deep
 LEDGER = "model-ledger.jsonl"
 REJECTS = "model-rejects.jsonl"
 
@@ -52,7 +53,7 @@ def _append(repo: str, name: str, entry: dict[str, Any]) -> None:
 def _answer(stdout: str) -> tuple[str, dict[str, int]]:
     """The model's text and token usage; understands `claude --output-format json` envelopes."""
     try:
-        envelope = json.loads(stdout)
+        envelope = loads(stdout)
     except ValueError:
         return stdout, {}
     if isinstance(envelope, dict) and isinstance(envelope.get("result"), str):
@@ -101,7 +102,30 @@ def extract_json(text: str) -> Any:
     if body.startswith("```") and body.endswith("```"):
         body = body.split("\n", 1)[1] if "\n" in body else ""
         body = body[: body.rfind("```")].strip()
-    return json.loads(body)
+    return loads(body)
+
+
+def loads(text: str, max_depth: int = MAX_DEPTH) -> Any:
+    """JSON with bounded nesting: ValueError, never RecursionError, for 5,000 nested brackets."""
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+    if _deeper_than(value, max_depth):
+        raise ValueError(f"nested more than {max_depth} levels deep")
+    return value
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """True when lists/objects nest more than `limit` levels; iterative, so any depth is safe."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            if depth > limit:
+                return True
+            stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return False
 
 
 def ask_json(repo: str, pass_name: str, prompt: str, schema: dict[str, Any]) -> Any | None:

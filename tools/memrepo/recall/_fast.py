@@ -154,12 +154,17 @@ def loads(text: str) -> "Any":
     if _scan is None:  # pragma: no cover
         import json
 
-        return json.loads(text)
+        try:
+            return json.loads(text)
+        except RecursionError:
+            raise ValueError("JSON nested too deeply") from None
     start = len(text) - len(text.lstrip(_WS))
     try:
         value, end = _scan(text, start)
     except StopIteration:
         raise ValueError("not JSON") from None
+    except RecursionError:  # thousands of nested brackets: bounded by the interpreter's stack, refused
+        raise ValueError("JSON nested too deeply") from None
     finally:
         _Context.memo.clear()
     if text[end:].strip(_WS):

@@ -20,6 +20,7 @@ from memrepo.recall.projects import Project, identify
 
 SHARED = "memrepo.json"
 LOCAL = os.path.join("index", "local.json")
+MAX_BYTES = 256 * 1024  # settings are a few lines; a bigger file arrived by pull is refused, not read
 # Each becomes an argument list or a shell line: the model command, the verifier's provider templates.
 LOCAL_ONLY = frozenset({"model_cmd", "providers"})
 
@@ -28,8 +29,13 @@ def _read(path: str) -> dict[str, Any]:
     if not os.path.exists(path):
         return {}
     try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_BYTES + 1)
+        if len(raw) > MAX_BYTES:
+            raise ValueError(f"over {MAX_BYTES:,} bytes")
+        data = json.loads(raw.decode("utf-8"))
+    except RecursionError:
+        raise MemrepoError(f"{path} is not valid JSON (nested too deeply)", hint="fix the file, or remove it to use the defaults") from None
     except ValueError as exc:
         raise MemrepoError(f"{path} is not valid JSON ({exc})", hint="fix the file, or remove it to use the defaults") from None
     if not isinstance(data, dict):

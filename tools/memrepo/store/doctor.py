@@ -9,7 +9,7 @@ from typing import Any
 from memrepo.vcs import hookwire, journal
 from memrepo.store import freshness, index
 from memrepo.recall import paths
-from memrepo.format import validate
+from memrepo.format import files, validate
 
 
 class Check:
@@ -25,8 +25,7 @@ class Check:
 
 
 def _files(repo: str) -> list[str]:
-    mdir = paths.memory_dir(repo)
-    return sorted(f for f in os.listdir(mdir) if f.endswith(".md") and not f.startswith("."))
+    return files.memory_files(paths.memory_dir(repo))
 
 
 def check_files(repo: str) -> list[str]:
@@ -35,10 +34,11 @@ def check_files(repo: str) -> list[str]:
     facts = []
     for name in _files(repo):
         rel = f"memory/{name}"
-        with open(os.path.join(paths.memory_dir(repo), name), "rb") as fh:
-            raw = fh.read()
         try:
-            text = raw.decode("utf-8")
+            text = files.read_bytes(os.path.join(paths.memory_dir(repo), name)).decode("utf-8")
+        except OSError as exc:
+            problems.append(f"{rel}:1: cannot be read ({exc.strerror}) — restore it with `git checkout -- {rel}`")
+            continue
         except UnicodeDecodeError:
             problems.append(f"{rel}:1: file is not UTF-8 — save it as UTF-8")
             continue
@@ -48,6 +48,10 @@ def check_files(repo: str) -> list[str]:
             sup = note.get("superseded_by")
             facts.append((rel, note.id, sup if isinstance(sup, str) else None))
     problems.extend(str(p) for p in validate.check_graph(facts))
+    for name in files.listing(paths.memory_dir(repo))[1]:
+        rel = paths.MEMORY_DIR if name.endswith(os.sep) else f"{paths.MEMORY_DIR}/{name}"
+        problems.append(f"{rel}:1: is a symbolic link or not a regular file, so memrepo does not read it (a link that came "
+                        f"with a pull may point anywhere on this machine) — replace it with the file itself, or `git rm {rel}`")
     return problems
 
 

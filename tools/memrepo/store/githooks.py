@@ -71,13 +71,18 @@ def pre_commit(root: str, hook: str = "pre-commit") -> int:
         problems += _profile_problems(root)
     if not changed and not deleted:
         return _report(problems, hook)
-    rc, out, _ = gitcmd.run_git("ls-files", "-z", "--cached", "--", paths.MEMORY_DIR, cwd=root)
-    staged_all = [p for p in gitcmd.split_z(out) if _is_memory_path(p)]
+    rc, out, _ = gitcmd.run_git("ls-files", "-z", "--stage", "--", paths.MEMORY_DIR, cwd=root)
+    modes = {entry.split("\t", 1)[1]: entry.split(" ", 1)[0] for entry in gitcmd.split_z(out) if "\t" in entry}
+    staged_all = [p for p in modes if _is_memory_path(p)]
     blobs = _staged_blobs(root, staged_all)
     facts = []
     for rel in staged_all:
         data = blobs.get(rel, b"")
         stem = os.path.splitext(os.path.basename(rel))[0]
+        if rel in changed and not modes[rel].startswith("100"):  # 120000 a symlink, 160000 a submodule
+            problems.append(validate.Problem(rel, 1, "is a symbolic link (or a submodule), which memrepo never follows",
+                                             f"commit the memory file itself: `git rm --cached {rel}`, copy the file in, `git add {rel}`"))
+            continue
         if rel in changed:
             try:
                 text = data.decode("utf-8")

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from memrepo.vcs import gitcmd
 from memrepo.recall import paths
-from memrepo.format import spec
+from memrepo.format import files, spec
 from memrepo.errors import CacheError
 
 if TYPE_CHECKING:
@@ -111,13 +111,9 @@ def _scan(repo: str) -> dict[str, os.stat_result]:
     """Memory files on disk, by repository-relative path."""
     found: dict[str, os.stat_result] = {}
     mdir = paths.memory_dir(repo)
-    try:
-        entries = list(os.scandir(mdir))
-    except FileNotFoundError:
-        return found
-    for entry in entries:
-        if entry.name.endswith(".md") and entry.is_file() and not entry.name.startswith("."):
-            found[f"{paths.MEMORY_DIR}/{entry.name}"] = entry.stat()
+    for name in files.memory_files(mdir):  # never a symlink: one that came with a pull may point at ~/.ssh
+        with contextlib.suppress(FileNotFoundError):
+            found[f"{paths.MEMORY_DIR}/{name}"] = os.stat(os.path.join(mdir, name), follow_symlinks=False)
     return found
 
 
@@ -125,8 +121,10 @@ def _load(repo: str, rel: str, st: os.stat_result) -> tuple[tuple[Any, ...] | No
     """Parse one file into a row for `memories` + `fts`, or (None, problem)."""
     from memrepo.format import notes, redact
 
-    with open(os.path.join(repo, rel), "rb") as fh:
-        data = fh.read()
+    try:
+        data = files.read_bytes(os.path.join(repo, rel))
+    except OSError as exc:
+        return None, f"cannot be read ({exc.strerror or exc})"
     digest = hashlib.sha1(data).hexdigest()
     try:
         note = notes.parse(data.decode("utf-8"), rel)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from memrepo.store import index
 from memrepo.recall import paths
-from memrepo.format import spec
+from memrepo.format import files as memfiles, spec
 from memrepo.errors import NoteInvalid, NoteNotFound, RepoNotFound
 
 if TYPE_CHECKING:
@@ -169,8 +169,11 @@ def read_text(repo: str, note_id: str) -> str:
     path = paths.note_path(repo, note_id)
     if not re.fullmatch(r"[a-z0-9-]+", note_id) or not os.path.exists(path):
         raise NoteNotFound(f"no memory with id {note_id!r} in {repo}", hint="find ids with `memrepo list` or `memrepo search`")
-    with open(path, encoding="utf-8") as fh:
-        return fh.read()
+    try:
+        return memfiles.read_bytes(path).decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        why = getattr(exc, "strerror", None) or str(exc)
+        raise NoteInvalid(f"memory/{note_id}.md cannot be read: {why}", [], hint="`memrepo doctor` names the problem and its fix") from None
 
 
 def show(repo: str, note_id: str) -> dict[str, Any]:
@@ -210,11 +213,15 @@ def fmt(repo: str, files: list[str] | None = None, check: bool = False) -> list[
 
     if not files:
         require_repo(repo)
-    targets = files or sorted(os.path.join(paths.memory_dir(repo), f) for f in os.listdir(paths.memory_dir(repo)) if f.endswith(".md"))
+    mdir = paths.memory_dir(repo)
+    targets = files or [os.path.join(mdir, f) for f in memfiles.memory_files(mdir)]
     changed, unreadable = [], []
     for path in targets:
-        with open(path, "rb") as fh:
-            raw = fh.read()
+        try:
+            raw = memfiles.read_bytes(path)
+        except OSError as exc:
+            unreadable.append(f"{path}:1: cannot be read ({exc.strerror or exc}) — name a regular file, not a link")
+            continue
         try:
             text = raw.decode("utf-8-sig").replace("\r\n", "\n")
             canonical = notes.serialize(notes.parse(text, path))

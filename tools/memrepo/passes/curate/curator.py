@@ -20,7 +20,7 @@ from memrepo.vcs import gitcmd, runs, status
 from memrepo.vcs.commit import commit_if_unchanged
 from memrepo.passes.curate import guards, pairs, review, tidy
 from memrepo.passes import model
-from memrepo.format import notes
+from memrepo.format import files, notes, validate
 from memrepo.recall import paths
 from memrepo.errors import GitError, MemrepoError
 from memrepo.format.notes import Note
@@ -89,18 +89,22 @@ Answer with only this JSON object and nothing else:
 """
 
 
-def _load(repo: str) -> dict[str, Note]:
+def _load(repo: str, report: CurateReport | None = None) -> dict[str, Note]:
+    """The memories a pass may change; a file it can't use is skipped (and reported in `report`)."""
     found = {}
     mdir = paths.memory_dir(repo)
-    for name in sorted(os.listdir(mdir)):
-        if not name.endswith(".md") or name.startswith("."):
-            continue
+    for name in files.memory_files(mdir):
+        rel = f"{paths.MEMORY_DIR}/{name}"
         try:
             note = notes.read(os.path.join(mdir, name))
-        except (UnicodeDecodeError, notes.ParseError, OSError):
+            why = validate.unusable(note, rel)
+        except (UnicodeDecodeError, notes.ParseError, OSError) as exc:
+            why = f"unreadable: {exc}"
+        if why:
+            if report is not None:
+                report.skipped.append({"kind": "invalid", "ids": [name[:-3]], "reason": f"{rel}: {why} (see `memrepo doctor`)"})
             continue
-        if note.id == name[:-3]:
-            found[note.id] = note
+        found[note.id] = note
     return found
 
 
@@ -110,7 +114,7 @@ class _Run:
     def __init__(self, repo: str, report: CurateReport) -> None:
         self.repo = repo
         self.report = report
-        self.memories = _load(repo)
+        self.memories = _load(repo, report)
         self.dirty = status.dirty_ids(repo, paths.MEMORY_DIR)
 
     def commit(self, note: Note, subject: str, trailers: dict[str, Any], decision: dict[str, Any]) -> bool:

@@ -20,7 +20,7 @@ from memrepo.store import config, memories as store
 from memrepo.vcs import status
 from memrepo.vcs.commit import commit_if_unchanged
 from memrepo.passes import model
-from memrepo.format import notes, spec
+from memrepo.format import files, notes, spec, validate
 from memrepo.recall import paths
 
 REFUSED_LOG = "verify-refused.jsonl"
@@ -83,7 +83,7 @@ def _targets(repo: str, ids: list[str] | None) -> list[str]:
         for note_id in ids:
             store.read_text(repo, note_id)  # NoteNotFound with the hint
         return list(dict.fromkeys(ids))
-    return sorted(f[:-3] for f in os.listdir(paths.memory_dir(repo)) if f.endswith(".md"))
+    return [f[:-3] for f in files.memory_files(paths.memory_dir(repo))]
 
 
 def stamp(outcomes: list[tuple[probes.Call, probes.Outcome]], project: str | None, had_stamp: bool,
@@ -160,8 +160,7 @@ def run(repo: str, ids: list[str] | None = None, *, use_model: bool = True, run_
         result.skipped = _skip_reason(repo, note_id, rel, dirty, explicit=bool(ids))
         if result.skipped:
             continue
-        with open(paths.note_path(repo, note_id), encoding="utf-8", newline="") as fh:
-            read[rel] = fh.read()
+        read[rel] = files.read_bytes(paths.note_path(repo, note_id)).decode("utf-8")
         note = notes.parse(read[rel], paths.note_path(repo, note_id))
         try:
             touched = check_note(repo, note, settings, use_model, today, result)
@@ -200,8 +199,11 @@ def _skip_reason(repo: str, note_id: str, rel: str, dirty: set[str], explicit: b
         return "has uncommitted changes; commit them, then verify"
     try:
         note = notes.read(paths.note_path(repo, note_id))
-    except (notes.ParseError, UnicodeDecodeError) as exc:
+    except (notes.ParseError, UnicodeDecodeError, OSError) as exc:
         return f"unreadable ({exc}); run `memrepo doctor`"
+    why = validate.unusable(note, rel)  # `class: [rule]` that came with a merge: reported, not checked
+    if why:
+        return f"invalid ({why}); run `memrepo doctor`"
     status = note.get("status") or "active"
     if status != "active" and not explicit:
         return f"{status}; name it to verify it anyway"

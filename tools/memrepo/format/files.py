@@ -1,0 +1,50 @@
+"""Reading memory files from disk safely (stdlib only: the index's scan uses it).
+
+A memory repository arrives by `git pull` from people we don't control, and git stores
+symbolic links: `memory/x.md -> ~/.ssh/id_ed25519` would put a key into the index and the
+prompt. So memrepo reads only regular files it opens without following a link, and only
+up to a bound (issue 15).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+
+MAX_FILE_BYTES = 1024 * 1024  # sixteen times the body limit; a bigger file is not read at all
+
+
+def read_bytes(path: str, limit: int = MAX_FILE_BYTES) -> bytes:
+    """A memory file's bytes; OSError for a link, anything but a regular file, or over `limit` bytes."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", path)
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise OSError(errno.EFBIG, f"over {limit:,} bytes, more than a memory holds", path)
+    return data
+
+
+def listing(memory_dir: str) -> tuple[list[str], list[str]]:
+    """(memory file names, names that look like memories but are links or not regular files).
+
+    Nothing is listed when `memory/` itself is a link: it may point anywhere on this machine."""
+    if os.path.islink(memory_dir):
+        return [], [os.path.basename(memory_dir.rstrip(os.sep)) + os.sep]
+    try:
+        entries = sorted(os.scandir(memory_dir), key=lambda e: e.name)
+    except (FileNotFoundError, NotADirectoryError):
+        return [], []
+    found: list[str] = []
+    odd: list[str] = []
+    for entry in entries:
+        if entry.name.endswith(".md") and not entry.name.startswith("."):
+            (found if entry.is_file(follow_symlinks=False) else odd).append(entry.name)
+    return found, odd
+
+
+def memory_files(memory_dir: str) -> list[str]:
+    """Names of the memory files in `memory_dir`, sorted; links and non-files are left out."""
+    return listing(memory_dir)[0]
