@@ -204,6 +204,10 @@ def test_git_branch_exists(project: str, tmp_path: Any) -> None:
     assert _run("git_branch_exists", {"branch": "main", "repo": "src"}, ctx) == (UNKNOWN, "no git repository there")
 
 
+# The test servers listen on loopback, which `url_alive` refuses unless this machine allows it.
+LOOPBACK_ALLOWED = Context({}, {}, None, ("127.0.0.1",))
+
+
 @pytest.fixture
 def http_base() -> Iterator[str]:
     class Handler(http.server.BaseHTTPRequestHandler):
@@ -238,12 +242,12 @@ def _closed_port() -> int:
     ("/missing", (UNKNOWN, "no answer from here")),
 ])
 def test_url_alive_on_a_local_server(http_base: str, path: str, expected: tuple[Verdict, str]) -> None:
-    assert _run("url_alive", {"url": http_base + path}, Context({}, {})) == expected
+    assert _run("url_alive", {"url": http_base + path}, LOOPBACK_ALLOWED) == expected
 
 
 def test_url_alive_on_a_closed_port_is_unknown_never_failed() -> None:
     url = f"http://127.0.0.1:{_closed_port()}/status"
-    assert _run("url_alive", {"url": url}, Context({}, {})) == (UNKNOWN, "no answer from here")
+    assert _run("url_alive", {"url": url}, LOOPBACK_ALLOWED) == (UNKNOWN, "no answer from here")
 
 
 @pytest.mark.parametrize("name,expected", [

@@ -98,7 +98,8 @@ class World:
             with open(os.path.join(self.repo, "memory", name), "w", encoding="utf-8") as fh:
                 fh.write(text)
         fleet = [sys.executable, os.path.join(fixtures, "fleet.py"), "{id}"]
-        local = {"projects": {self.spec["project"]: self.project},
+        # The fixture's URLs stand for an intranet's: served on loopback, which the user allows here.
+        local = {"projects": {self.spec["project"]: self.project}, "url_allow_hosts": ["127.0.0.1"],
                  "providers": {"env": {"secret_present": ["printenv", "{name}"]},
                                "fleet": {"instance_exists": fleet, "timeout": 10}}}
         with open(os.path.join(self.repo, "index", "local.json"), "w", encoding="utf-8") as fh:

@@ -21,8 +21,9 @@ from memrepo.recall.projects import Project, identify
 SHARED = "memrepo.json"
 LOCAL = os.path.join("index", "local.json")
 MAX_BYTES = 256 * 1024  # settings are a few lines; a bigger file arrived by pull is refused, not read
-# Each becomes an argument list or a shell line: the model command, the verifier's provider templates.
-LOCAL_ONLY = frozenset({"model_cmd", "providers"})
+# Each becomes an argument list or a shell line (the model command, the verifier's provider
+# templates) or widens what a probe may reach (the internal hosts `url_alive` may fetch).
+LOCAL_ONLY = frozenset({"model_cmd", "providers", "url_allow_hosts"})
 
 
 def _read(path: str) -> dict[str, Any]:

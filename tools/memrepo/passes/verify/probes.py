@@ -4,7 +4,7 @@ A claim is a call of one registered probe with arguments that passed its schema.
 here ever builds a shell command or takes a command from a memory or a model: processes are
 argument lists fixed in this module (git, gh) or written by the user in settings
 (`providers`), started by `_spawn` with a timeout and a bounded read. Every side effect a
-probe has goes through `_spawn`, `_fetch`, `_which` or `_exists`, and `check` (with the
+probe has goes through `_spawn`, `_fetch` (`fetch.head`), `_which` or `_exists`, and `check` (with the
 argument types of `argtypes`) runs before any of them.
 """
 
@@ -14,11 +14,10 @@ import enum
 import os
 import re
 import shutil
-import urllib.error
-import urllib.request
 from typing import Any, Callable, NamedTuple
 
 from memrepo import proc
+from memrepo.passes.verify import fetch
 from memrepo.passes.verify.argtypes import (
     ClaimRejected, branch_name, command_name, gh_repo, http_url, instance_id, pr_number, project_name, provider_name,
     rel_path, repo_path, secret_name,
@@ -56,6 +55,7 @@ class Context(NamedTuple):
     projects: dict[str, str]
     providers: dict[str, Any]
     project: str | None = None
+    allow_hosts: tuple[str, ...] = ()  # internal hosts `url_alive` may fetch (`fetch.ALLOW_KEY`, local only)
 
 
 class Call(NamedTuple):
@@ -156,23 +156,10 @@ def _spawn(argv: list[str], timeout: float = TIMEOUT, env: dict[str, str] | None
     return (None if res.timed_out or res.truncated else res.returncode), res.stdout
 
 
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-        return None  # a redirect is an answer: never follow it to another host or scheme
-
-
-def _fetch(url: str, timeout: float = URL_TIMEOUT) -> int | None:
-    """The HTTP status a URL answers with, or None when nothing answered."""
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect())
-    req = urllib.request.Request(url, method="GET", headers={"User-Agent": "memrepo-verify"})
-    try:
-        with opener.open(req, timeout=timeout) as resp:
-            resp.read(1)
-            return int(resp.status)
-    except urllib.error.HTTPError as exc:
-        return int(exc.code)
-    except (OSError, ValueError):
-        return None
+def _fetch(url: str, timeout: float = URL_TIMEOUT, allow: tuple[str, ...] = ()) -> int | None:
+    """The HTTP status a URL answers a HEAD with, or None when nothing answered; fetch.Refused
+    when it resolves inside a network (loopback, private, link-local: see `fetch`)."""
+    return fetch.head(url, timeout, allow).status
 
 
 def _which(name: str) -> str | None:
@@ -237,14 +224,17 @@ def _pr_merged(ctx: Context, repo: str, number: int) -> Outcome:
     return Outcome(Verdict.TRUE if merged else Verdict.FALSE, state.group(1).decode().lower())
 
 
-def _url_liveness(url: str) -> Liveness:
-    status = _fetch(url)
+def _url_liveness(url: str, allow: tuple[str, ...] = ()) -> Liveness:
+    status = _fetch(url, allow=allow)
     # 401/403: something is there behind a login. 404, 5xx or silence prove nothing from here.
     return Liveness.ALIVE if status is not None and (status < 400 or status in (401, 403)) else Liveness.UNKNOWN
 
 
 def _url_alive(ctx: Context, url: str) -> Outcome:
-    state = _url_liveness(url)
+    try:
+        state = _url_liveness(url, ctx.allow_hosts)
+    except fetch.Refused as exc:
+        return Outcome(Verdict.UNKNOWN, f"not fetched: {exc}")
     return Outcome(state.value, "answers" if state is Liveness.ALIVE else "no answer from here")
 
 

@@ -15,7 +15,7 @@ import os
 import time
 from typing import Any
 
-from memrepo.passes.verify import claims, probes
+from memrepo.passes.verify import claims, fetch, probes
 from memrepo.store import config, memories as store
 from memrepo.vcs import status
 from memrepo.vcs.commit import commit_if_unchanged
@@ -114,7 +114,9 @@ def check_note(repo: str, note: notes.Note, settings: dict[str, Any], use_model:
     projects = config.project_roots(settings)
     project = note.get("project") if isinstance(note.get("project"), str) else None
     extraction = claims.extract(repo, note, providers, use_model)
-    ctx = probes.Context(projects, providers, project)
+    allow = config.local_only(repo, fetch.ALLOW_KEY)  # widening where probes reach: this machine only
+    allow_hosts = tuple(h for h in allow if isinstance(h, str)) if isinstance(allow, list) else ()
+    ctx = probes.Context(projects, providers, project, allow_hosts)
     outcomes = [(call, probes.run(call, ctx)) for call, _ in extraction.calls]
     result.refused, result.model_note = extraction.refused, extraction.model_note
     result.claims = [{"claim": probes.describe(call, project), "probe": call.probe, "by": by,
