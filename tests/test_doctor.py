@@ -43,6 +43,7 @@ def healthy(repo: str) -> str:
             "ok  merge driver: memory/*.md merge with memrepo.vcs.mergedriver\n"
             f"ok  index: 2 memories indexed, schema {index.SCHEMA_VERSION}\n"
             f"ok  index fresh: matches memory/ at {head(repo)[:12]}\n"
+            "ok  private files: index/ and everything in it are the owner's alone (0700/0600)\n"
             "ok  memory files: 2 files valid\n")
 
 
@@ -52,7 +53,7 @@ def test_healthy_repository_exits_0(mem: str) -> None:
     checks = json.loads(run_doctor(mem, "--json").stdout)
     assert [(c["name"], c["ok"], c["fix"]) for c in checks] == [
         ("repository", True, ""), ("git hooks", True, ""), ("merge driver", True, ""), ("index", True, ""), ("index fresh", True, ""),
-        ("memory files", True, "")]
+        ("private files", True, ""), ("memory files", True, "")]
 
 
 def _lines(result: Result) -> list[str]:
@@ -117,6 +118,7 @@ def test_index_missing_or_corrupt(mem: str, damage, says: str) -> None:
         "ok  merge driver: memory/*.md merge with memrepo.vcs.mergedriver",
         says.format(db=paths.index_db(mem), version=index.SCHEMA_VERSION),
         f"     fix: memrepo --repo {mem} index --rebuild",
+        "ok  private files: index/ and everything in it are the owner's alone (0700/0600)",
         "ok  memory files: 2 files valid"]
     fixed = CliRunner().invoke(cli, ["--repo", mem, "index", "--rebuild"], catch_exceptions=False)
     assert fixed.exit_code == 0

@@ -52,6 +52,7 @@ def run(name: str, handler: "Callable[[dict[str, Any]], str | None]") -> int:
         # prompt, and no capture of the capture session (which would call the model again, forever).
         return 0
     try:
+        _fast.umask(0o077)  # logs, job files and the workers a hook starts are this user's alone
         event = read_event()
         text = handler(event)
         if text:

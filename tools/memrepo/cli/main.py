@@ -316,6 +316,9 @@ for _area in (cli_recall, cli_curate, cli_verify, cli_capture, cli_profile, cli_
 
 def main() -> int:
     """The console script: library errors exit 1 (via click), ^C 130, anything unexpected 3 with a log."""
+    from memrepo.store import private
+
+    private.restrict()  # what memrepo writes (index/, logs, memories) is this user's alone
     try:
         code = cli.main(prog_name="memrepo", standalone_mode=False)
     except click.exceptions.Exit as exc:

@@ -29,7 +29,7 @@ import re
 from typing import IO, Any, Iterator
 
 from memrepo.format import redact
-from memrepo.recall.transcript_tail import strip_tag
+from memrepo.recall.spans import strip_tag
 
 MAX_LINE_BYTES = 8 * 1024 * 1024  # a longer line (a pasted image) is skipped without being held
 MAX_TEXT_CHARS = 20000  # per turn; the rest is cut with a marker

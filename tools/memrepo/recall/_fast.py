@@ -106,6 +106,7 @@ else:  # pragma: no cover — the hooks run on POSIX systems; Windows keeps the 
     exists = _path.exists
 
 stat = _os.stat
+umask = _os.umask
 fstat = _os.fstat
 replace = _os.replace
 open_fd = _os.open

@@ -7,7 +7,7 @@ inject. Each decision is logged by `memrepo.recall.log`.
 
 import time
 
-from memrepo.recall import fence, paths, query
+from memrepo.recall import fence, paths, query, secretish, spans
 
 TYPE_CHECKING = False
 
@@ -25,7 +25,7 @@ MAX_DESCRIPTION = 300
 
 
 class Decision:
-    __slots__ = ("hits", "terms", "context_terms", "silent", "general", "ms")
+    __slots__ = ("hits", "terms", "context_terms", "silent", "general", "ms", "withhold")
 
     def __init__(self) -> None:
         self.hits: "list[rank.Hit]" = []
@@ -34,6 +34,7 @@ class Decision:
         self.silent: str | None = None
         self.general = False  # asked for general knowledge: the ranking's breadth floor was doubled
         self.ms = 0.0
+        self.withhold = False  # the words it came from may hold a secret: the log keeps no terms of it
 
 
 def weigh(words: tuple[str, ...] | list[str], weight: float) -> list[tuple[str, float]]:
@@ -52,6 +53,8 @@ def decide(repo: str, prompt: str, cwd: str | None = None, previous: "Any" = "",
     """
     start = time.perf_counter()
     d = Decision()
+    prompt = spans.strip_private(prompt)  # never a query term, never logged (issue 15)
+    d.withhold = secretish.may_hold_secret(prompt)
     q = query.build_query(prompt)
     d.terms = q.terms
     d.general = q.general
@@ -61,7 +64,8 @@ def decide(repo: str, prompt: str, cwd: str | None = None, previous: "Any" = "",
         # A follow-up ("and the staging one?") leans on the previous turn; a prompt that says
         # enough on its own does not, and the last turn's words would only pull it off course.
         leans = len(q.terms) <= FOLLOW_UP_TERMS
-        prev_text = (previous() if callable(previous) else previous) if leans else ""
+        prev_text = spans.strip_private((previous() if callable(previous) else previous) if leans else "")
+        d.withhold = d.withhold or secretish.may_hold_secret(prev_text)
         extra = [t for t in query.subject_terms(prev_text) if t not in q.terms][:MAX_CONTEXT_TERMS] if prev_text else []
         d.context_terms = tuple(extra)
         terms = weigh(q.terms, 1.0) + weigh(extra, CONTEXT_WEIGHT)

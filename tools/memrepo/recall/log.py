@@ -1,6 +1,7 @@
 """The recall log (stdlib only: the prompt path): one JSON line per decision in
-index/recall-log.jsonl, so recall quality can be measured on real prompts. Local only; the
-prompt itself is hashed.
+index/recall-log.jsonl (0600), so recall quality can be measured on real prompts. Local only;
+the prompt itself is hashed, its `<private>` spans never reach it, and a prompt that may hold
+a secret (`secretish`) is logged without its terms.
 """
 
 import time
@@ -30,12 +31,16 @@ def log_decision(repo: str, prompt: str, d: "Decision", session: str | None = No
     entry: "dict[str, Any]" = {
         "t": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "prompt_sha": _hash(prompt),
-        "terms": list(d.terms),
-        "context_terms": list(d.context_terms),
+        # Words near something the redactor would redact are not written down (issue 15): the
+        # entry keeps how many terms there were, not what they were.
+        "terms": [] if d.withhold else list(d.terms),
+        "context_terms": [] if d.withhold else list(d.context_terms),
         "injected": [{"id": h.id, "score": round(h.score, 4)} for h in d.hits],
         "silent": d.silent,
         "ms": round(d.ms, 2),
     }
+    if d.withhold:
+        entry["withheld"] = len(d.terms) + len(d.context_terms)
     if d.general:
         entry["general"] = True
     if session:

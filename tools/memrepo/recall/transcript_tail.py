@@ -7,6 +7,7 @@ end of the file and never the whole transcript, and any error yields "" (hooks f
 import stat
 
 from memrepo.recall import _fast
+from memrepo.recall.spans import strip_private, strip_tag
 
 # `typing` stays unloaded at runtime; mypy treats this name as always true.
 TYPE_CHECKING = False
@@ -188,29 +189,7 @@ def _block_text(block: object) -> str:
 def _strip_injected(text: str) -> str:
     for tag in _INJECTED_TAGS:
         text = strip_tag(text, tag)
-    return text
-
-
-def strip_tag(text: str, tag: str) -> str:
-    """Remove every `<tag>…</tag>` span (an unclosed one runs to the end), in linear time.
-
-    Shared with the full transcript reader; it lives here because this module is stdlib-light.
-    """
-    opening, closing = f"<{tag}>", f"</{tag}>"
-    start = text.find(opening)
-    if start < 0:
-        return text
-    kept = []
-    pos = 0
-    while start >= 0:
-        kept.append(text[pos:start])
-        end = text.find(closing, start + len(opening))
-        if end < 0:
-            return "".join(kept)
-        pos = end + len(closing)
-        start = text.find(opening, pos)
-    kept.append(text[pos:])
-    return "".join(kept)
+    return strip_private(text)  # a private span of the last turn must not become a query term
 
 
 def _normalize(text: str) -> str:

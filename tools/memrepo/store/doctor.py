@@ -7,7 +7,7 @@ import os
 from typing import Any
 
 from memrepo.vcs import hookwire, journal
-from memrepo.store import freshness, index
+from memrepo.store import freshness, index, private
 from memrepo.recall import paths
 from memrepo.format import files, validate
 
@@ -96,6 +96,17 @@ def bootstrap_status(repo: str) -> dict[str, Any] | None:
         return None
 
 
+def _private_check(repo: str) -> Check:
+    """index/ holds the recall log, the transcript index and the cache: 0700 and 0600 (issue 15)."""
+    top = paths.index_dir(repo)
+    loose = private.loose(top)
+    if not loose:
+        return Check("private files", True, "index/ and everything in it are the owner's alone (0700/0600)")
+    rels = [f"{paths.INDEX_DIR}/" if p == top else f"{paths.INDEX_DIR}/{os.path.relpath(p, top)}" for p in loose]
+    return Check("private files", False, f"{len(rels)} paths in index/ can be read by other users: {', '.join(rels[:5])}"
+                 + (", …" if len(rels) > 5 else ""), f"memrepo --repo {repo} index")
+
+
 def _settings_checks(repo: str) -> list[Check]:
     """Commands in committed settings are ignored (issue 15): say so, or the user wonders why they never run."""
     from memrepo.store import config
@@ -130,6 +141,7 @@ def run(repo: str, always_on: str = "") -> list[Check]:
         checks.append(Check("interrupted commit", False, f"a memrepo commit was killed mid-way: {', '.join(interrupted[:5])}"
                             + (", …" if len(interrupted) > 5 else ""), f"memrepo --repo {repo} recover"))
     checks.extend(_index_checks(repo))
+    checks.append(_private_check(repo))
     problems = check_files(repo)
     n = len(_files(repo))
     checks.append(Check("memory files", not problems, f"{n} files valid" if not problems else "\n".join(problems),

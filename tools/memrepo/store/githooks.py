@@ -12,6 +12,7 @@ import re
 import sys
 
 from memrepo.recall import paths
+from memrepo.store import private
 from memrepo.vcs import gitcmd
 
 TYPE_CHECKING = False
@@ -151,6 +152,7 @@ def post_hook(root: str, hook: str) -> int:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     hook = args[0] if args else ""
+    private.restrict()
     rc, out, _ = gitcmd.run_git("rev-parse", "--show-toplevel", cwd=os.getcwd())
     root = out.decode().strip() if rc == 0 else os.getcwd()
     if hook in VALIDATING_HOOKS:

@@ -89,7 +89,9 @@ def _lock(repo: str, wait: float | None = None) -> Iterator[None]:
     """
     import fcntl
 
-    os.makedirs(paths.index_dir(repo), exist_ok=True)
+    from memrepo.store import private
+
+    private.tighten(paths.index_dir(repo))  # every index writer passes here: 0700/0600 (issue 15)
     deadline = time.monotonic() + (LOCK_WAIT if wait is None else wait)
     with open(os.path.join(paths.index_dir(repo), ".lock"), "a") as fh:
         while True:
@@ -104,6 +106,7 @@ def _lock(repo: str, wait: float | None = None) -> Iterator[None]:
         try:
             yield
         finally:
+            private.tighten(paths.index_dir(repo))  # what SQLite made meanwhile (a rebuild's file, -wal, -shm)
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 

@@ -6,7 +6,7 @@ import os
 from typing import Any
 
 from memrepo.vcs import commit as vcs_commit, gitops, hookwire, status
-from memrepo.store import index
+from memrepo.store import index, private
 from memrepo.recall import paths
 from memrepo.errors import MemrepoError
 
@@ -62,6 +62,7 @@ def layout(root: str) -> list[str]:
         if _write_if_changed(os.path.join(root, rel), text):
             changed.append(rel)
     changed += hookwire.write_shims(root)
+    private.tighten(paths.index_dir(root))  # a clone made it 0755 with the user's umask
     if _gitattributes(root):
         changed.append(".gitattributes")
     return changed

@@ -28,6 +28,7 @@ import sqlite3
 from typing import Any, Iterator
 
 from memrepo.recall import paths
+from memrepo.store import private
 from memrepo.format import steps
 from memrepo.format import transcript
 from memrepo.errors import CacheError
@@ -63,6 +64,7 @@ def connect(repo: str) -> sqlite3.Connection:
     path = db_path(repo)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     db = sqlite3.connect(path)
+    private.tighten(os.path.dirname(path))  # past conversations, whole: for this user's eyes only
     db.row_factory = sqlite3.Row
     try:
         version = db.execute("PRAGMA user_version").fetchone()[0]

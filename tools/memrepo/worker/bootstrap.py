@@ -102,6 +102,9 @@ def prepare_venv(repo: str) -> str:
 def main(argv: list[str]) -> int:
     repo = argv[0] if argv else paths.memory_repo()
     reason = argv[1] if len(argv) > 1 else "refresh"
+    from memrepo.store import private
+
+    private.restrict()
     try:
         _report(repo, "started", reason=reason)
         py = find_python(repo) or prepare_venv(repo)

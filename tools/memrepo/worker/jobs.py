@@ -356,6 +356,10 @@ def main(argv: list[str]) -> int:
     repo = os.path.abspath(argv[0]) if argv else paths.memory_repo()
     import importlib.util
 
+    from memrepo.store import private
+
+    private.restrict()
+
     if not all(importlib.util.find_spec(name) for name in ("click", "yaml", "frontmatter")):
         from memrepo.worker import bootstrap
 
