@@ -8,6 +8,8 @@ import shutil
 import sqlite3
 
 import pytest
+
+from memrepo.errors import CacheError
 from click.testing import CliRunner
 from helpers import build_template, commit_all, git, head, memory_text, write_file, write_memory
 
@@ -235,8 +237,9 @@ def test_rebuild_leaves_no_temp_files(two: str) -> None:
 def test_failed_rebuild_leaves_no_temp_file_and_keeps_the_old_cache(two: str) -> None:
     os.remove(paths.index_db(two))
     os.mkdir(paths.index_db(two))  # os.replace onto a directory fails
-    with pytest.raises(OSError):
+    with pytest.raises(CacheError, match="cannot write the cache in .*: Is a directory") as err:
         index.rebuild(two)
+    assert str(err.value.hint).endswith(f"then run `memrepo --repo {two} index`")
     assert _index_files(two) == [".gitignore", ".lock", "README.md", "memrepo.sqlite3"]
     assert os.path.isdir(paths.index_db(two))
 

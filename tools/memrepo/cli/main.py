@@ -256,14 +256,21 @@ def recover(ctx: click.Context) -> None:
     """Undo what a memrepo commit killed mid-way (kill -9, a crash) left behind.
 
     Every memrepo write does this first; run it by hand when `memrepo doctor` reports an
-    interrupted commit. Files a person changed since are left alone.
+    interrupted commit or a stale `.git/index.lock` (left by a git that was killed; removed
+    when no git has touched it for ten seconds and no memrepo writer is running). Files a
+    person changed since are left alone.
     """
-    from memrepo.store import memories as store
+    from memrepo.store import faults, index, memories as store
     from memrepo.vcs import journal, lock
 
     repo = store.require_repo(_repo(ctx))
     with lock.held(repo):
+        cleared = faults.clear_stale_index_lock(repo)  # a git killed mid-commit (with its process group)
+        if cleared:
+            click.echo(f"removed {cleared}, left by a git that is no longer running")
         undone = journal.recover(repo)
+    if undone or cleared:
+        index.update(repo)  # the files put back are newer than the cache's record of them
     click.echo(f"rolled back {len(undone)} file(s): {', '.join(undone)}" if undone else "nothing to recover")
 
 

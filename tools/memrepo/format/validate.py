@@ -61,6 +61,12 @@ def check_text(text: str, path: str) -> tuple[list[Problem], notes.Note | None]:
 
     stem = os.path.splitext(os.path.basename(path))[0]
     fmt = notes.FIX_FMT.format(path=path)
+    marker = conflict_line(text)
+    if marker:  # YAML would call it a quoting problem; it is a merge nobody finished
+        add(marker, "holds git conflict markers (`<<<<<<<`, `=======`, `>>>>>>>`): a merge was left unfinished",
+            f"keep one version of each conflicting part and delete the marker lines (or take a side with "
+            f"`git checkout --ours -- {path}` / `--theirs`), then `git add {path}` and commit")
+        return problems, None
     if "\r\n" in text:
         add(1, "line endings are CRLF", fmt)
     if text.startswith("\ufeff"):
@@ -87,6 +93,16 @@ def check_text(text: str, path: str) -> tuple[list[Problem], notes.Note | None]:
             "split it into several memories or link to a file")
     problems.sort(key=lambda p: p.line)
     return problems, note
+
+
+def conflict_line(text: str) -> int:
+    """The 1-based line of the first git conflict marker in `text`, or 0."""
+    if "<<<<<<<" not in text and ">>>>>>>" not in text:
+        return 0
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        if line.startswith(("<<<<<<< ", ">>>>>>> ", "|||||||")) or line.rstrip("\r") in ("=======", "<<<<<<<", ">>>>>>>"):
+            return lineno
+    return 0
 
 
 def unusable(note: notes.Note, path: str) -> str:

@@ -7,7 +7,7 @@ import os
 from typing import Any
 
 from memrepo.vcs import hookwire, journal
-from memrepo.store import freshness, index, private
+from memrepo.store import faults, freshness, index, private
 from memrepo.recall import paths
 from memrepo.format import files, validate
 
@@ -63,6 +63,9 @@ def _index_checks(repo: str) -> list[Check]:
     if not info["schema_ok"]:
         what = "unreadable or corrupt" if info["schema"] is None else f"schema {info['schema']}, want {index.SCHEMA_VERSION}"
         return [Check("index", False, f"index is {what}", rebuild)]
+    damaged = index.damage(repo)
+    if damaged:  # page damage, a missing table, rows gone: `index` would rebuild it too
+        return [Check("index", False, f"index is damaged: {damaged}", rebuild)]
     checks = [Check("index", True, f"{info['count']} memories indexed, schema {info['schema']}")]
     reason = freshness.needs_refresh(repo)
     checks.append(Check("index fresh", reason is None, reason or f"matches memory/ at {str(info['commit'])[:12] or 'no commit'}",
@@ -140,6 +143,7 @@ def run(repo: str, always_on: str = "") -> list[Check]:
     if interrupted is not None:  # a writer was killed mid-commit (the next write undoes it too)
         checks.append(Check("interrupted commit", False, f"a memrepo commit was killed mid-way: {', '.join(interrupted[:5])}"
                             + (", …" if len(interrupted) > 5 else ""), f"memrepo --repo {repo} recover"))
+    checks.extend(faults.checks(repo, Check))
     checks.extend(_index_checks(repo))
     checks.append(_private_check(repo))
     problems = check_files(repo)

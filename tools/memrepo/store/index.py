@@ -91,6 +91,7 @@ def _lock(repo: str, wait: float | None = None) -> Iterator[None]:
 
     from memrepo.store import private
 
+    _prepare_dir(repo)
     private.tighten(paths.index_dir(repo))  # every index writer passes here: 0700/0600 (issue 15)
     deadline = time.monotonic() + (LOCK_WAIT if wait is None else wait)
     with open(os.path.join(paths.index_dir(repo), ".lock"), "a") as fh:
@@ -108,6 +109,34 @@ def _lock(repo: str, wait: float | None = None) -> Iterator[None]:
         finally:
             private.tighten(paths.index_dir(repo))  # what SQLite made meanwhile (a rebuild's file, -wal, -shm)
             fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+GITIGNORE = ("# The cache is rebuilt from memory/ (`memrepo index --rebuild`); only this file and README.md are tracked.\n"
+             "*\n!.gitignore\n!README.md\n")
+
+README = """# index/
+
+A cache, not a source of truth: `memrepo.sqlite3` is a SQLite FTS5 index of `memory/`, kept
+fresh by the git hooks `memrepo init` installs in each clone, and rebuilt at any time with
+`memrepo index --rebuild`.
+`recall-log.jsonl` records each recall decision (prompt hash, terms, ids, latency) on this
+machine only. Nothing here is committed except this README and `.gitignore`.
+"""
+
+
+def _prepare_dir(repo: str) -> None:
+    """`index/` as a folder with its .gitignore: a file in its place is moved aside (memrepo only
+    ever makes a folder there), a missing .gitignore written back before any cache file lands."""
+    top = paths.index_dir(repo)
+    if os.path.lexists(top) and not os.path.isdir(top):
+        aside = f"{top}.moved-aside-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}"
+        os.replace(top, aside)
+        print(f"memrepo: {top} was a file, not a folder; moved it to {aside}", file=sys.stderr)
+    os.makedirs(top, mode=0o700, exist_ok=True)
+    for name, text in ((".gitignore", GITIGNORE), ("README.md", README)):  # both tracked: put back as committed
+        if not os.path.exists(os.path.join(top, name)):
+            with open(os.path.join(top, name), "w", encoding="utf-8") as fh:
+                fh.write(text)
 
 
 def _scan(repo: str) -> dict[str, os.stat_result]:
@@ -237,18 +266,32 @@ def rebuild(repo: str, progress: Progress | None = None, wait: float | None = No
     start = time.perf_counter()
     report = Report()
     report.rebuilt = True
-    with _lock(repo, wait):
-        db_path = paths.index_db(repo)
-        tmp = f"{db_path}.tmp-{os.getpid()}"
-        _remove_temps(db_path)
-        try:
-            _build(repo, tmp, report, progress)
-            _swap_in(tmp, db_path)
-        finally:
+    try:
+        with _lock(repo, wait):
+            db_path = paths.index_db(repo)
+            tmp = f"{db_path}.tmp-{os.getpid()}"
             _remove_temps(db_path)
-        _clear_stale(repo)
+            try:
+                _build(repo, tmp, report, progress)
+                _swap_in(tmp, db_path)
+            finally:
+                with contextlib.suppress(OSError):
+                    _remove_temps(db_path)
+            _clear_stale(repo)
+    except (OSError, sqlite3.OperationalError) as exc:
+        if isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "busy" in str(exc)):
+            raise
+        raise _write_failed(repo, exc) from exc
     report.seconds = time.perf_counter() - start
     return report
+
+
+def _write_failed(repo: str, exc: BaseException) -> CacheError:
+    """A cache write refused by the disk (full, read-only, not a folder), with the fix named."""
+    from memrepo.store import faults
+
+    why = getattr(exc, "strerror", None) or str(exc)
+    return CacheError(f"cannot write the cache in {paths.index_dir(repo)}: {why}", hint=faults.writable_fix(repo, exc))
 
 
 def _remove_temps(db_path: str) -> None:
@@ -298,8 +341,12 @@ def _swap_in(tmp: str, db_path: str) -> None:
     under WAL readers instead would pair the new file with the old one's -wal and -shm. Only
     with no live index (or one SQLite cannot open) is the build renamed into place.
     """
-    if _copy_into_live(tmp, db_path):
-        return
+    try:
+        if _copy_into_live(tmp, db_path):
+            return
+    except CacheError as exc:
+        if not isinstance(exc.__cause__, sqlite3.DatabaseError) or isinstance(exc.__cause__, sqlite3.OperationalError):
+            raise  # busy or locked: another process holds it, so it is not ours to replace
     with contextlib.closing(sqlite3.connect(tmp)) as db:
         db.execute("PRAGMA journal_mode=WAL")
     for suffix in ("-wal", "-shm"):
@@ -352,16 +399,57 @@ def update(repo: str, force: tuple[str, ...] = (), wait: float | None = None) ->
         return rebuild(repo, wait=wait)
     start = time.perf_counter()
     report = Report()
-    with _lock(repo, wait), contextlib.closing(sqlite3.connect(paths.index_db(repo), timeout=10)) as db:
-        db.execute("PRAGMA journal_mode=WAL")
-        with db:
-            _apply_changes(repo, db, set(force), report)
-            if report.added or report.updated or report.removed:
-                _set_techwords(db)
-            _set_meta(db, repo)
-        _clear_stale(repo)
+    try:
+        with _lock(repo, wait), contextlib.closing(sqlite3.connect(paths.index_db(repo), timeout=10)) as db:
+            db.execute("PRAGMA journal_mode=WAL")
+            if _row_counts_differ(db):
+                raise sqlite3.DatabaseError("the memories table and the full-text table disagree")
+            with db:
+                _apply_changes(repo, db, set(force), report)
+                if report.added or report.updated or report.removed:
+                    _set_techwords(db)
+                _set_meta(db, repo)
+            _clear_stale(repo)
+    except OSError as exc:
+        raise _write_failed(repo, exc) from exc
+    except sqlite3.OperationalError as exc:
+        if "locked" in str(exc) or "busy" in str(exc):
+            raise
+        return rebuild(repo, wait=wait)  # a missing table, a full disk: rebuilt, or a CacheError naming the fix
+    except sqlite3.DatabaseError:
+        return rebuild(repo, wait=wait)  # a damaged page: the same (the transaction was rolled back)
     report.seconds = time.perf_counter() - start
     return report
+
+
+def _row_counts_differ(db: sqlite3.Connection) -> bool:
+    """True when rows went missing from one table and not the other (an update would collide)."""
+    memories = db.execute("SELECT count(*) FROM memories").fetchone()[0]
+    return bool(memories != db.execute("SELECT count(*) FROM fts").fetchone()[0])
+
+
+REQUIRED_TABLES = ("memories", "fts", "meta", "skipped", "techwords")
+
+
+def damage(repo: str) -> str:
+    """What is wrong inside the cache file, or "": `PRAGMA quick_check` (every page and index),
+    the tables, and the two tables' row counts. Reads the whole file: for doctor, not hooks."""
+    db_path = paths.index_db(repo)
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)) as db:
+            found = [r[0] for r in db.execute("PRAGMA quick_check(5)")]
+            if found != ["ok"]:
+                return "damaged pages (" + "; ".join(str(f) for f in found)[:200] + ")"
+            tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
+            missing = [t for t in REQUIRED_TABLES if t not in tables]
+            if missing:
+                return f"table{'s' * (len(missing) > 1)} {', '.join(missing)} missing"
+            if _row_counts_differ(db):
+                return "rows missing: the memories table and the full-text table disagree"
+            db.execute("SELECT count(*) FROM fts WHERE fts MATCH 'memrepo'").fetchone()  # reads the FTS index
+    except sqlite3.DatabaseError as exc:
+        return f"unreadable ({exc})"
+    return ""
 
 
 def _apply_changes(repo: str, db: sqlite3.Connection, force: set[str], report: Report) -> None:
@@ -415,13 +503,17 @@ def status(repo: str) -> dict[str, Any]:
     info["schema_ok"] = version == SCHEMA_VERSION
     if not info["schema_ok"]:
         return info
-    with contextlib.closing(sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)) as db:
-        meta = dict(db.execute("SELECT key, value FROM meta"))
-        info["commit"] = meta.get("commit") or None
-        info["count"] = db.execute("SELECT count(*) FROM memories").fetchone()[0]
-        info["skipped"] = list(db.execute("SELECT path, problem FROM skipped ORDER BY path"))
-        known = {r[0]: (r[1], r[2]) for r in db.execute("SELECT path, mtime_ns, size FROM memories")}
-        known.update({p: (None, None) for p, _ in info["skipped"]})
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)) as db:
+            meta = dict(db.execute("SELECT key, value FROM meta"))
+            info["commit"] = meta.get("commit") or None
+            info["count"] = db.execute("SELECT count(*) FROM memories").fetchone()[0]
+            info["skipped"] = list(db.execute("SELECT path, problem FROM skipped ORDER BY path"))
+            known = {r[0]: (r[1], r[2]) for r in db.execute("SELECT path, mtime_ns, size FROM memories")}
+            known.update({p: (None, None) for p, _ in info["skipped"]})
+    except sqlite3.DatabaseError:  # a damaged page under the tables: as unreadable as no file
+        info.update(schema=None, schema_ok=False, skipped=[])
+        return info
     on_disk = {rel: (st.st_mtime_ns, st.st_size) for rel, st in _scan(repo).items()}
     info["changed_files"] = sorted(p for p in set(on_disk) | set(known)
                                    if p not in known or p not in on_disk or (known[p][0] is not None and known[p] != on_disk[p]))

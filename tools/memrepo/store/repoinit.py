@@ -10,15 +10,8 @@ from memrepo.store import index, private
 from memrepo.recall import paths
 from memrepo.errors import MemrepoError
 
-INDEX_GITIGNORE = "# The cache is rebuilt from memory/ (`memrepo index --rebuild`); only this file and README.md are tracked.\n*\n!.gitignore\n!README.md\n"
-INDEX_README = """# index/
-
-A cache, not a source of truth: `memrepo.sqlite3` is a SQLite FTS5 index of `memory/`, kept
-fresh by the git hooks `memrepo init` installs in each clone, and rebuilt at any time with
-`memrepo index --rebuild`.
-`recall-log.jsonl` records each recall decision (prompt hash, terms, ids, latency) on this
-machine only. Nothing here is committed except this README and `.gitignore`.
-"""
+INDEX_GITIGNORE = index.GITIGNORE
+INDEX_README = index.README
 # Committed: LF in memory files, and merges through memrepo's driver. The driver's command lives
 # only in the untracked .git/config (`hookwire.wire_merge_driver`), so nothing pulled can run code.
 GITATTRIBUTES_LINES = ("memory/*.md text eol=lf", f"memory/*.md merge={hookwire.MERGE_DRIVER}")

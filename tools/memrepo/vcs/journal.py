@@ -99,7 +99,7 @@ def _wait_for_index(repo: str) -> None:
     while lock and os.path.exists(lock):
         if time.monotonic() >= deadline:
             raise GitError(f"{lock} has existed for {GIT_WAIT:.0f} s, so an interrupted memrepo commit cannot be checked",
-                           hint=f"if no git process is running in {repo}, remove {lock} and run the command again")
+                           hint=f"if no git process is running in {repo}, `memrepo --repo {repo} recover` removes it")
         time.sleep(0.05)
 
 

@@ -10,6 +10,8 @@ is possible and `undo --last` skips runs that are undos or already undone.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 import time
 from typing import Any
@@ -118,16 +120,68 @@ def undo(repo: str, run_id: str) -> list[str]:
         return []
     with lock.held(repo):
         _check_clean(repo, files)
-        with commit.transaction(repo, files):
-            try:
-                rc, _, err = gitcmd.run_git("revert", "--no-commit", "--no-edit", *shas, cwd=repo)
-                if rc != 0:
-                    raise UndoError(f"git revert of run {run_id} failed: {err.decode('utf-8', 'replace').strip()}",
-                                    hint="later commits changed the same files; revert the run's commits by hand with `git revert`")
-            finally:
-                # Forget the sequencer state, keep what the revert wrote: the transaction commits or restores it.
-                gitcmd.run_git("revert", "--quit", cwd=repo)
-            subject = f"undo: run {run_id} ({len(shas)} commit{'s' * (len(shas) != 1)})"
-            body = "Reverts, newest first:\n" + "\n".join(f"  {s}" for s in shas)
-            found = {"Action": "undo", "Run": fresh_run_id(repo, "undo"), "Undoes": run_id}
-            return [commit.commit_staged(repo, files, subject, found, body)]
+        # The revert is built in a temporary index: the work tree, the real index and git's
+        # sequencer are untouched until one journaled commit writes it, so a kill -9 at any
+        # moment leaves either nothing or what `commit_files`' journal rolls back (issue 15).
+        contents = _reverted(repo, shas, files, run_id)
+        subject = f"undo: run {run_id} ({len(shas)} commit{'s' * (len(shas) != 1)})"
+        body = "Reverts, newest first:\n" + "\n".join(f"  {s}" for s in shas)
+        found = {"Action": "undo", "Run": fresh_run_id(repo, "undo"), "Undoes": run_id}
+        return [commit.commit_files(repo, contents, subject, found, body)]
+
+
+def _reverted(repo: str, shas: list[str], files: list[str], run_id: str) -> dict[str, bytes | None]:
+    """Each of `files` as HEAD would hold it with `shas` reverted (None: deleted); UndoError on a clash."""
+    rc, out, _ = gitcmd.run_git("rev-parse", "--git-dir", cwd=repo)
+    git_dir = os.path.join(repo, out.decode("utf-8", "surrogateescape").strip())
+    for name in os.listdir(git_dir):  # left by an undo that was killed: nothing refers to it
+        if name.startswith(TEMP_INDEX) and not _alive(name[len(TEMP_INDEX):]):
+            with contextlib.suppress(OSError):
+                os.remove(os.path.join(git_dir, name))
+    tmp = os.path.join(git_dir, f"{TEMP_INDEX}{os.getpid()}")
+    env = dict(os.environ, GIT_INDEX_FILE=tmp)
+    try:
+        _git_ok(repo, env, "read-tree", "HEAD")
+        for sha in shas:
+            _, patch, _ = gitcmd.run_git("diff-tree", "-p", "--binary", "--full-index", "--root", "--no-commit-id",
+                                         sha, "--", *files, cwd=repo)
+            if not patch.strip():
+                continue
+            rc, _, err = gitcmd.run_git("apply", "--cached", "-R", "--binary", "-", cwd=repo, env=env, input=patch)
+            if rc != 0:
+                raise UndoError(f"git could not revert run {run_id}: {err.decode('utf-8', 'replace').strip()}",
+                                hint="later commits changed the same files; revert the run's commits by hand with `git revert`")
+        _, out, _ = gitcmd.run_git("ls-files", "-s", "-z", "--", *files, cwd=repo, env=env)
+        blobs = {e.split("\t", 1)[1]: e.split()[1] for e in gitcmd.split_z(out) if "\t" in e}
+        contents: dict[str, bytes | None] = {}
+        for rel in files:
+            if rel in blobs:
+                contents[rel] = _git_ok(repo, env, "cat-file", "blob", blobs[rel])
+            else:
+                contents[rel] = None
+        return contents
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(tmp)
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(tmp + ".lock")
+
+
+TEMP_INDEX = "memrepo-undo-index-"
+
+
+def _alive(pid: str) -> bool:
+    try:
+        os.kill(int(pid), 0)
+    except (ValueError, ProcessLookupError):
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _git_ok(repo: str, env: dict[str, str], *args: str) -> bytes:
+    rc, out, err = gitcmd.run_git(*args, cwd=repo, env=env)
+    if rc != 0:
+        raise UndoError(f"git {args[0]} failed: {err.decode('utf-8', 'replace').strip()}")
+    return out

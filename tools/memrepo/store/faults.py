@@ -1,0 +1,169 @@
+"""States a crash, a kill or a full disk leaves, named for `memrepo doctor` with a fix that works.
+
+Each check here looks at one kind of leftover (issue 15): a git operation left half done, a
+stale `.git/index.lock`, changes a pass staged or wrote but never committed, an `index/`
+that is missing its `.gitignore`, is a file, or cannot be written. The fixes they name are
+commands that repair exactly that state (`memrepo recover`, `memrepo index`, a git abort).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import time
+from typing import Any, Callable
+
+from memrepo.recall import paths
+from memrepo.vcs import commit, gitcmd, lock
+
+STALE_AFTER = 10.0  # seconds: git holds index.lock for one command; ten seconds idle is a dead one
+MIN_FREE = 1024 * 1024  # bytes: below this the next index write fails
+
+# What git keeps for an operation under way, and the command that backs out of it.
+ABORTS = {"a merge": "git merge --abort", "a rebase": "git rebase --abort", "a rebase or `git am`": "git rebase --abort",
+          "a cherry-pick": "git cherry-pick --abort", "a revert": "git revert --abort"}
+
+
+def _git_path(repo: str, name: str) -> str:
+    rc, out, _ = gitcmd.run_git("rev-parse", "--git-path", name, cwd=repo)
+    return os.path.join(repo, out.decode("utf-8", "surrogateescape").strip()) if rc == 0 else ""
+
+
+def _memrepo_writing(repo: str) -> bool:
+    """True while a memrepo writer holds the repository lock (its git may hold index.lock)."""
+    try:
+        fd = os.open(lock.path(repo), os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # closing drops the flock we may have taken
+    return False
+
+
+def stale_index_lock(repo: str, holding: bool = False) -> str:
+    """The path of `.git/index.lock` when it was left by a dead git, else "". `holding`: the
+    caller holds the repository lock, so no memrepo writer's git can be running."""
+    where = _git_path(repo, "index.lock")
+    try:
+        age = time.time() - os.stat(where).st_mtime
+    except OSError:
+        return ""
+    return where if age >= STALE_AFTER and (holding or not _memrepo_writing(repo)) else ""
+
+
+def clear_stale_index_lock(repo: str) -> str:
+    """Remove a stale `.git/index.lock` (call holding the repository lock); returns its path or ""."""
+    where = stale_index_lock(repo, holding=True)
+    if where:
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(where)
+    return where
+
+
+def operation(repo: str) -> tuple[str, str] | None:
+    """(what is under way, the command that aborts it), or None; an interrupted sequence counts."""
+    what = commit.in_progress(repo)
+    if what:
+        return what, ABORTS.get(what, "git status")
+    if os.path.isdir(_git_path(repo, "sequencer")):
+        return "a revert or cherry-pick sequence", "git revert --abort (or git cherry-pick --abort)"
+    return None
+
+
+def uncommitted(repo: str) -> tuple[list[str], list[str]]:
+    """(staged paths, changed but unstaged paths) among what memrepo writes: memory/ and profile.md."""
+    rc, out, _ = gitcmd.run_git("status", "--porcelain", "-z", "--untracked-files=all", "--",
+                                paths.MEMORY_DIR, paths.PROFILE_FILE, cwd=repo)
+    staged, unstaged = [], []
+    for entry in gitcmd.split_z(out) if rc == 0 else []:
+        if len(entry) < 4 or entry[2] != " ":
+            continue  # the second path of a rename
+        code, rel = entry[:2], entry[3:]
+        if code[0] not in " ?":
+            staged.append(rel)
+        elif rel.endswith(".md") or rel == paths.PROFILE_FILE:
+            unstaged.append(rel)
+    return staged, unstaged
+
+
+def index_layout(repo: str) -> list[tuple[str, str]]:
+    """(problem, fix) for each way `index/` is not what memrepo needs."""
+    top = paths.index_dir(repo)
+    again = f"memrepo --repo {repo} index"
+    if os.path.lexists(top) and not os.path.isdir(top):
+        return [("index is a file, not a folder, so the cache cannot be written",
+                 f"{again} (it moves the file aside as index.moved-aside-<time> and builds the cache)")]
+    found = []
+    if not os.path.exists(os.path.join(top, ".gitignore")):
+        found.append(("index/.gitignore is missing, so `git add -A` would commit the cache and the recall log",
+                      f"{again} (it writes the file back)"))
+    rc, out, _ = gitcmd.run_git("ls-files", "-z", "--", paths.INDEX_DIR, cwd=repo)
+    tracked = [p for p in gitcmd.split_z(out) if p not in (f"{paths.INDEX_DIR}/.gitignore", f"{paths.INDEX_DIR}/README.md")]
+    if tracked:
+        shown = ", ".join(tracked[:3]) + (", …" if len(tracked) > 3 else "")
+        found.append((f"the cache is committed ({shown}): every clone would get this machine's recall log",
+                      f"git -C {repo} rm -r --cached -q {' '.join(tracked[:3])}{' …' if len(tracked) > 3 else ''}, then commit"))
+    if os.path.isdir(top):
+        probe = os.path.join(top, f".write-probe-{os.getpid()}")
+        try:
+            with open(probe, "wb") as fh:
+                fh.write(b"x")
+            os.remove(probe)
+        except OSError as exc:
+            found.append((f"index/ cannot be written ({exc.strerror})", writable_fix(repo, exc)))
+        else:
+            with contextlib.suppress(OSError):
+                st = os.statvfs(top)
+                if st.f_bavail * st.f_frsize < MIN_FREE:
+                    found.append(("the disk holding index/ is full", f"free some space, then run `{again}`"))
+    return found
+
+
+def writable_fix(repo: str, exc: BaseException) -> str:
+    """The fix for an index write that failed with `exc` (SQLite says "disk I/O error" for several)."""
+    top = paths.index_dir(repo)
+    text = f"{getattr(exc, 'strerror', '') or ''} {exc}".lower()
+    again = f"memrepo --repo {repo} index"
+    free = None
+    with contextlib.suppress(OSError):
+        st = os.statvfs(top if os.path.isdir(top) else repo)
+        free = st.f_bavail * st.f_frsize
+    if "space" in text or "full" in text or "quota" in text or (free is not None and free < MIN_FREE):
+        return f"free some space on the disk holding {top}, then run `{again}`"
+    if "read-only" in text or "readonly" in text or "permission" in text or not os.access(top, os.W_OK):
+        return f"make it writable (`chmod -R u+rwX {top}`), then run `{again}`"
+    return f"check the disk holding {top} (it may be full, read-only or failing), then run `{again}`"
+
+
+def checks(repo: str, make: Callable[..., Any]) -> list[Any]:
+    """The fault checks as doctor Checks (`make` is doctor's Check class)."""
+    out = []
+    op = operation(repo)
+    if op:
+        what, abort = op
+        # An abort puts files back without a hook: the cache then re-reads them.
+        out.append(make("git operation", False, f"{what} was left unfinished in {repo} (memrepo writes nothing meanwhile)",
+                        f"git -C {repo} {abort[4:].split(' (', 1)[0]} && memrepo --repo {repo} index "
+                        f"(or finish it: `git status` says how)"))
+    held = stale_index_lock(repo)
+    if held:
+        out.append(make("git index lock", False, f"{held} was left by a git that is no longer running, so every commit fails",
+                        f"memrepo --repo {repo} recover"))
+    staged, unstaged = uncommitted(repo)
+    if staged:
+        out.append(make("uncommitted changes", False, f"staged but in no commit: {', '.join(staged[:5])}"
+                        + (", …" if len(staged) > 5 else ""),
+                        f"commit them (`git -C {repo} commit`), or unstage them (`git -C {repo} restore --staged {' '.join(staged[:5])}`)"))
+    if unstaged:
+        out.append(make("uncommitted changes", True, f"changed but not committed: {', '.join(unstaged[:5])}"
+                        + (", …" if len(unstaged) > 5 else ""),
+                        f"commit them (`git -C {repo} add memory && git -C {repo} commit`), or put them back with "
+                        f"`git -C {repo} checkout -- <file>`", warn=True))
+    for problem, fix in index_layout(repo):
+        out.append(make("index folder", False, problem, fix))
+    return out
