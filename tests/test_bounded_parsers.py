@@ -24,8 +24,9 @@ from memrepo.format import files, notes
 from memrepo.passes import model
 from memrepo.passes.verify import verifier as verify
 from memrepo.recall import paths
-from memrepo.store import config, doctor, index, repoinit
+from memrepo.store import config, doctor, index
 from test_hook import event, hook
+from test_untrusted_repo import clones  # noqa: F401  (a bare remote and two clones A and B)
 
 FAKE_MODEL = os.path.join(ROOT, "tests", "fake", "fakemodel.py")
 LIMIT = 1024 * 1024 * 1024  # 1 GiB: memrepo needs a few dozen MiB; the bomb needs ~10
@@ -152,18 +153,6 @@ def test_nested_committed_settings_are_an_error_with_a_fix(repo: str) -> None:
     assert err.value.hint == "fix the file, or remove it to use the defaults"
 
 
-@pytest.fixture
-def clones(tmp_path: Any) -> dict[str, str]:
-    remote, a, b = (str(tmp_path / n) for n in ("remote.git", "a", "b"))
-    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", remote], check=True)
-    repoinit.init(a)
-    git(a, "remote", "add", "origin", remote)
-    git(a, "push", "-q", "-u", "origin", "main")
-    subprocess.run(["git", "clone", "-q", remote, b], check=True, capture_output=True)
-    repoinit.init(b)
-    return {"a": a, "b": b, "outside": str(tmp_path / "outside")}
-
-
 def push_bypassing_hooks(a: str, msg: str) -> None:
     git(a, "add", "-A")
     git(a, "commit", "-q", "--no-verify", "-m", msg)
@@ -196,7 +185,8 @@ SECRET_WORD = "zanzibarquokka"
 
 
 def test_a_symlink_in_memory_is_never_followed(clones: dict[str, str]) -> None:
-    a, b, outside = clones["a"], clones["b"], clones["outside"]
+    a, b = clones["a"], clones["b"]
+    outside = os.path.join(os.path.dirname(clones["marker"]), "outside")
     os.makedirs(outside)
     # What the link points at is a perfectly valid memory: only the link makes it foreign.
     secret = write_file(outside, "id_key.md", memory_text("leak", title=f"Deploy key {SECRET_WORD}",

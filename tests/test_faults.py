@@ -174,16 +174,33 @@ def test_a_full_disk_names_its_fix_instead_of_a_traceback(store: str, tmp_path: 
     assert memrepo(store, "index", "--rebuild").returncode == 0
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only folder")
-def test_a_read_only_index_folder_is_named_with_a_fix(store: str, tmp_path: Any) -> None:
-    os.chmod(paths.index_dir(store), 0o500)
+@contextlib.contextmanager
+def read_only(folder: str) -> Iterator[None]:
+    """`folder` unwritable for this user: mode 0500, or for root (whom modes don't stop) the immutable flag."""
+    if os.geteuid() != 0:
+        os.chmod(folder, 0o500)
+        try:
+            yield
+        finally:
+            os.chmod(folder, 0o700)
+        return
+    if subprocess.run(["chattr", "+i", folder], capture_output=True).returncode != 0:
+        pytest.skip("root, and this file system has no immutable flag")
     try:
-        check = failing(store)["index folder"]
-        assert check.detail.startswith("index/ cannot be written")
-        proc = memrepo(store, "index", "--rebuild")
-        assert proc.returncode == 1 and "Traceback" not in proc.stderr and "chmod -R u+rwX" in proc.stderr
+        yield
     finally:
-        os.chmod(paths.index_dir(store), 0o700)
+        subprocess.run(["chattr", "-i", folder], check=True)
+
+
+def test_a_read_only_index_folder_is_named_with_a_fix(store: str, tmp_path: Any) -> None:
+    with read_only(paths.index_dir(store)):
+        check = failing(store)["index folder"]
+        assert check.detail.startswith("index/ cannot be written (")
+        assert check.fix.endswith(f"then run `memrepo --repo {store} index`")
+        proc = memrepo(store, "index", "--rebuild")
+        assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+        assert f"cannot write the cache in {paths.index_dir(store)}" in proc.stderr
+    assert memrepo(store, "index").returncode == 0  # the folder is writable again: the named command runs
     assert_healthy(store, tmp_path)
 
 

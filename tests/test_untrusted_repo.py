@@ -173,9 +173,9 @@ def test_doctor_warns_about_commands_in_committed_settings(clones: dict[str, str
     assert result.exit_code == 0  # a warning: nothing is broken, the settings are ignored
     lines = result.stdout.splitlines()
     assert lines[2:6] == [
-        "warn settings: `model_cmd` in the committed memrepo.json is ignored: a setting that names a command is read from this machine only",
+        "warn settings: `model_cmd` in the committed memrepo.json is ignored: a setting that names a command, or where memrepo reaches or pushes, is read from this machine only",
         "     fix: move `model_cmd` to index/local.json (untracked), and remove it from memrepo.json",
-        "warn settings: `providers` in the committed memrepo.json is ignored: a setting that names a command is read from this machine only",
+        "warn settings: `providers` in the committed memrepo.json is ignored: a setting that names a command, or where memrepo reaches or pushes, is read from this machine only",
         "     fix: move `providers` to index/local.json (untracked), and remove it from memrepo.json"]
     assert [c.warn for c in doctor.run(b) if c.name == "settings"] == [True, True]
 
@@ -224,3 +224,17 @@ def test_installed_hooks_name_nothing_in_the_work_tree(hook: str) -> None:
         assert "$top/.githooks" not in text and ".venv" not in text and "hooksPath" not in text
         assert [line for line in text.splitlines() if "$top" in line and "top=" not in line] == (
             [] if hook in hookwire.BLOCKING else ['[ -d "$top/index" ] && : > "$top/index/STALE"'])
+
+
+def test_the_bootstrap_worker_imports_nothing_from_the_working_directory(tmp_path: Any,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from memrepo import proc
+    from memrepo.worker import bootstrap
+
+    marker = str(tmp_path / "pwned")
+    write_file(str(tmp_path), "work/memrepo/__init__.py", f"open({marker!r}, 'w').close()\n")
+    write_file(str(tmp_path), "work/venv.py", f"open({marker!r}, 'w').close()\n")
+    monkeypatch.chdir(tmp_path / "work")  # the worker runs where the session's hook started it
+    assert bootstrap._has_deps(sys.executable)
+    assert proc.run(bootstrap._memrepo(sys.executable, "--version"), timeout=60).ok
+    assert not os.path.exists(marker)

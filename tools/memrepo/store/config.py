@@ -23,7 +23,8 @@ LOCAL = os.path.join("index", "local.json")
 MAX_BYTES = 256 * 1024  # settings are a few lines; a bigger file arrived by pull is refused, not read
 # Each becomes an argument list or a shell line (the model command, the verifier's provider
 # templates) or widens what a probe may reach (the internal hosts `url_alive` may fetch).
-LOCAL_ONLY = frozenset({"model_cmd", "providers", "url_allow_hosts"})
+# `remote` names where review branches are pushed: a pushed setting must not pick it either.
+LOCAL_ONLY = frozenset({"model_cmd", "providers", "url_allow_hosts", "remote"})
 
 
 def _read(path: str) -> dict[str, Any]:

@@ -117,7 +117,7 @@ def _settings_checks(repo: str) -> list[Check]:
     checks = []
     for key in config.committed_commands(repo):
         checks.append(Check("settings", True, f"`{key}` in the committed {config.SHARED} is ignored: a setting that names "
-                            "a command is read from this machine only",
+                            "a command, or where memrepo reaches or pushes, is read from this machine only",
                             f"move `{key}` to {config.LOCAL} (untracked), and remove it from {config.SHARED}", warn=True))
     if config.local_is_tracked(repo):
         checks.append(Check("settings", True, f"{config.LOCAL} is committed, so memrepo ignores it (it came with a pull)",

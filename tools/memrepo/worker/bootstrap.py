@@ -30,9 +30,15 @@ def _report(repo: str, state: str, **extra: object) -> None:
     print(json.dumps(entry), flush=True)
 
 
+def _memrepo(python: str, *args: str) -> list[str]:
+    """`memrepo ARGS` with `python`, importing nothing from the working directory (a memory
+    repository's tracked `memrepo/` folder would otherwise shadow the package: issue 15)."""
+    return [python, "-c", f"{proc.SAFE_PATH}; from memrepo.cli.main import main; raise SystemExit(main())", *args]
+
+
 def _has_deps(python: str) -> bool:
     try:
-        return proc.run([python, "-c", "import yaml, frontmatter, click, memrepo.cli.main"], timeout=60).ok
+        return proc.run([python, "-c", f"{proc.SAFE_PATH}; import yaml, frontmatter, click, memrepo.cli.main"], timeout=60).ok
     except OSError:
         return False
 
@@ -90,12 +96,12 @@ def prepare_venv(repo: str) -> str:
     venv = os.path.join(data, "venv")
     _report(repo, "creating-venv", venv=venv)
     try:
-        _run([sys.executable, "-m", "venv", venv], "python -m venv", 300)
+        _run([sys.executable, "-I", "-m", "venv", venv], "python -m venv", 300)  # -I: nothing from the cwd
     except RuntimeError as exc:
         raise RuntimeError(f"{exc} (on Debian/Ubuntu: apt install python3-venv)") from None
     py = os.path.join(venv, "bin", "python")
     _report(repo, "installing", venv=venv, source=root)
-    _run([py, "-m", "pip", "install", "--quiet", root], "pip install", PIP_TIMEOUT)
+    _run([py, "-I", "-m", "pip", "install", "--quiet", root], "pip install", PIP_TIMEOUT)
     return py
 
 
@@ -110,9 +116,9 @@ def main(argv: list[str]) -> int:
         py = find_python(repo) or prepare_venv(repo)
         if projects.git_dir(repo) is None:
             _report(repo, "init", python=py)
-            _run([py, "-m", "memrepo", "init", repo], "memrepo init", 300)
+            _run(_memrepo(py, "init", repo), "memrepo init", 300)
         _report(repo, "indexing", python=py)
-        _run([py, "-m", "memrepo", "--repo", repo, "index"], "memrepo index", 1800)
+        _run(_memrepo(py, "--repo", repo, "index"), "memrepo index", 1800)
         _report(repo, "done", reason=reason, python=py)
     except Exception as exc:  # noqa: BLE001 — a detached worker reports, it has nobody to raise to
         _report(repo, "failed", reason=reason, error=str(exc))

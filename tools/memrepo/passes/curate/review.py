@@ -182,7 +182,7 @@ def reject(repo: str, n: int, reason: str = "") -> str:
 
 def push(repo: str, remote: str | None = None) -> list[dict[str, Any]]:
     """Push every review branch with open proposals to the remote; open a pull request when `gh` can."""
-    remote = remote or config.get(repo, "remote") or "origin"
+    remote = remote or config.local_only(repo, "remote") or "origin"
     if gitcmd.run_git("remote", "get-url", remote, cwd=repo)[0] != 0:
         raise ReviewError(f"no git remote named {remote!r}", hint=f"add one with `git remote add {remote} URL`, or set \"remote\" in memrepo.json")
     open_by_branch: dict[str, list[dict[str, Any]]] = {}
