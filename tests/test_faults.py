@@ -174,6 +174,45 @@ def test_a_full_disk_names_its_fix_instead_of_a_traceback(store: str, tmp_path: 
     assert memrepo(store, "index", "--rebuild").returncode == 0
 
 
+FULL_DISK = """set -u
+umask 077
+cp -a "$INDEX" "$WORK/backup"
+mount -t tmpfs -o size=4m memrepo-test "$INDEX" || exit 77
+cp -a "$WORK/backup/." "$INDEX/"
+dd if=/dev/zero of="$INDEX/filler" bs=4k count=1100 2>/dev/null
+$MEMREPO index --rebuild > "$WORK/out" 2> "$WORK/err"; echo $? > "$WORK/rc"
+$MEMREPO doctor --json > "$WORK/doctor-full.json"
+rm "$INDEX/filler"
+$MEMREPO index --rebuild > "$WORK/out2" 2>&1; echo $? > "$WORK/rc2"
+$MEMREPO doctor --json > "$WORK/doctor-after.json"
+"""
+
+
+def test_a_really_full_disk_is_named_and_freeing_space_is_the_fix(store: str, tmp_path: Any) -> None:
+    """index/ on a 4 MiB tmpfs in a private mount namespace, filled up: ENOSPC, not a stand-in."""
+    if subprocess.run(["unshare", "-m", "true"], capture_output=True).returncode != 0:
+        pytest.skip("no mount namespaces here (unshare -m needs root)")
+    work = str(tmp_path)
+    env = dict(os.environ, INDEX=paths.index_dir(store), WORK=work,
+               MEMREPO=f"{shlex.quote(sys.executable)} -m memrepo --repo {shlex.quote(store)}")
+    ran = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", FULL_DISK], env=env,
+                         capture_output=True, text=True, timeout=300)
+    if ran.returncode == 77:
+        pytest.skip("tmpfs cannot be mounted here")
+    read = lambda name: open(os.path.join(work, name), encoding="utf-8").read()  # noqa: E731
+    assert read("rc").strip() == "1" and "Traceback" not in read("err"), read("err")
+    assert f"hint: free some space on the disk holding {paths.index_dir(store)}, then run `memrepo --repo {store} index`" \
+        in read("err")
+    full = {c["name"]: c for c in json.loads(read("doctor-full.json"))}
+    assert full["index folder"]["detail"] == "index/ cannot be written (No space left on device)"
+    assert full["index folder"]["fix"].startswith(f"free some space on the disk holding {paths.index_dir(store)}")
+    # (SQLite can't open a WAL database for reading without room for its -shm: the index check may fail
+    # too, and its fix waits on this one.)
+    assert read("rc2").strip() == "0", read("out2")
+    assert [c for c in json.loads(read("doctor-after.json")) if not c["ok"] or c["warn"]] == []
+    assert_healthy(store, tmp_path)  # and outside the namespace, the folder as it was
+
+
 @contextlib.contextmanager
 def read_only(folder: str) -> Iterator[None]:
     """`folder` unwritable for this user: mode 0500, or for root (whom modes don't stop) the immutable flag."""
