@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 
-from memrepo.recall import paths
 
 
 def memrepo(*args: str) -> subprocess.CompletedProcess[str]:
@@ -22,11 +20,13 @@ def test_exit_codes(repo: str, tmp_path: str) -> None:
 
 
 def test_unexpected_error_exits_3_with_a_log(repo: str) -> None:
-    # The index path is a directory: sqlite cannot open it, which no library check anticipates.
-    os.makedirs(paths.index_db(repo) + ".tmp-x", exist_ok=True)
-    os.remove(os.path.join(repo, "index", "memrepo.sqlite3"))
-    os.makedirs(paths.index_db(repo))
-    proc = memrepo("--repo", repo, "index", "--rebuild")
+    # A bug no library check anticipates (a full disk or a folder in the database's place are
+    # anticipated now: they exit 1 with the fix), planted in the process that runs the command.
+    planted = ("import sys\nfrom memrepo.store import index\n"
+               "def broken(*args, **kwargs):\n    raise ZeroDivisionError('a bug')\n"
+               "index.rebuild = broken\nfrom memrepo.cli.main import main\nsys.exit(main())\n")
+    proc = subprocess.run([sys.executable, "-c", planted, "--repo", repo, "index", "--rebuild"], capture_output=True,
+                          text=True, timeout=60)
     assert proc.returncode == 3
     assert "memrepo: unexpected" in proc.stderr and "Traceback" not in proc.stderr
     log = proc.stderr.split("The traceback is in ")[1].split(";")[0]
