@@ -6,7 +6,6 @@ import subprocess
 import sys
 
 
-
 def memrepo(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "memrepo", *args], capture_output=True, text=True, timeout=60)
 
