@@ -281,3 +281,13 @@ GRAPH_CASES = {
 @pytest.mark.parametrize(("facts", "expected"), GRAPH_CASES.values(), ids=GRAPH_CASES.keys())
 def test_check_graph(facts: list, expected: list[str]) -> None:
     assert [str(p) for p in validate.check_graph(facts)] == expected
+
+
+def test_conflict_markers_need_both_ends() -> None:
+    from memrepo.format import validate
+
+    heading = "A title\n=======\n\nText.\n"
+    assert validate.conflict_line(heading) == 0  # a Markdown heading rule, not a merge
+    merged = "intro\n<<<<<<< ours\nmine\n=======\ntheirs\n>>>>>>> theirs\n"
+    assert validate.conflict_line(merged) == 2
+    assert validate.conflict_line("x\n>>>>>>> only a close\n<<<<<<< then an open\n") == 0

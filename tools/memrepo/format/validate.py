@@ -96,13 +96,14 @@ def check_text(text: str, path: str) -> tuple[list[Problem], notes.Note | None]:
 
 
 def conflict_line(text: str) -> int:
-    """The 1-based line of the first git conflict marker in `text`, or 0."""
-    if "<<<<<<<" not in text and ">>>>>>>" not in text:
+    """The 1-based line where git's conflict markers begin in `text`, or 0. Both an opening
+    `<<<<<<<` and a closing `>>>>>>>` line are needed: a lone `=======` is a Markdown heading rule."""
+    if "<<<<<<<" not in text or ">>>>>>>" not in text:
         return 0
-    for lineno, line in enumerate(text.split("\n"), start=1):
-        if line.startswith(("<<<<<<< ", ">>>>>>> ", "|||||||")) or line.rstrip("\r") in ("=======", "<<<<<<<", ">>>>>>>"):
-            return lineno
-    return 0
+    lines = text.split("\n")
+    opening = next((n for n, line in enumerate(lines, start=1) if line.startswith("<<<<<<<")), 0)
+    closing = any(line.startswith(">>>>>>>") for line in lines[opening:]) if opening else False
+    return opening if closing else 0
 
 
 def unusable(note: notes.Note, path: str) -> str:
