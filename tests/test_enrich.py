@@ -112,11 +112,32 @@ def test_enrich_command_for_named_ids(repo: str, model_rules: str) -> None:
     assert bad.exit_code == 1 and "no memory with id 'no-such-id'" in bad.output
 
 
-def test_enriched_memory_is_not_asked_again_until_it_changes(repo: str, model_rules: str) -> None:
+def test_enriched_memory_is_not_asked_again_until_it_changes(repo: str, model_rules: str,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     write_memory(repo, "plain", title="Plain memory about widgets", topics=["widgets"])
     assert commit_all(repo, "m").returncode == 0
     assert [n.id for n in enrich.needs_enrichment(repo)] == ["plain"]
-    enrich.run(repo)  # the fake model knows nothing about it: no aliases, but it was asked
+    monkeypatch.setenv("FAKE_MODEL_DEFAULT", '{"memories": []}')  # an honest "nothing to add"
+    enrich.run(repo)  # no aliases, but it was asked and answered
     assert enrich.needs_enrichment(repo) == []
     write_memory(repo, "plain", title="Plain memory about gadgets", topics=["gadgets"])
     assert [n.id for n in enrich.needs_enrichment(repo)] == ["plain"]
+
+
+def test_a_rejected_answer_leaves_the_memory_pending_a_bounded_number_of_times(repo: str, model_rules: str,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 16: an answer that fails the schema (here one extra key a small model adds) is not "asked"."""
+    write_memory(repo, "plain", title="Plain memory about widgets", topics=["widgets"])
+    assert commit_all(repo, "m").returncode == 0
+    monkeypatch.delenv("FAKE_MODEL_RULES")
+    monkeypatch.setenv("FAKE_MODEL_DEFAULT", json.dumps(
+        {"memories": [{"id": "plain", "aliases": ["widget notes"], "confidence": 0.8}]}))
+    first = enrich.run(repo)
+    assert (first["enriched"], first["pending"], first["gave_up"]) == ({}, ["plain"], [])
+    assert [n.id for n in enrich.needs_enrichment(repo)] == ["plain"]  # asked again next time
+    assert enrich.run(repo)["pending"] == ["plain"]
+    third = enrich.run(repo)
+    assert (third["pending"], third["gave_up"]) == ([], ["plain"])  # three rejections: left alone
+    assert enrich.needs_enrichment(repo) == []
+    write_memory(repo, "plain", title="Plain memory about gadgets", topics=["gadgets"])
+    assert [n.id for n in enrich.needs_enrichment(repo)] == ["plain"]  # a new wording asks again

@@ -27,6 +27,8 @@ PASS = "enrich"
 BATCH = 8
 MAX_ALIASES = 12
 STATE = "enrich-state.json"
+ATTEMPTS = "enrich-attempts.json"  # per memory: [fingerprint, rejected or unanswered asks]
+MAX_ATTEMPTS = 3  # then it counts as asked, and a changed wording asks again
 SCHEMA = {"type": "object", "additionalProperties": False, "required": ["memories"],
           "properties": {"memories": {"type": "array", "maxItems": 50, "items": {
               "type": "object", "additionalProperties": False, "required": ["id", "aliases"],
@@ -88,8 +90,12 @@ def _describe(note: Note) -> str:
     return f"id: {note.id}\ntitle: {note.get('title')}\ndescription: {note.get('description')}\nbody: {body}\n"
 
 
-def aliases_for(repo: str, batch: list[Note], report: dict[str, Any] | None = None) -> dict[str, list[str]]:
-    """Filtered new aliases per memory id for up to BATCH memories (one model call each BATCH)."""
+def aliases_for(repo: str, batch: list[Note], report: dict[str, Any] | None = None,
+                answered: set[str] | None = None) -> dict[str, list[str]]:
+    """Filtered new aliases per memory id for up to BATCH memories (one model call each BATCH).
+
+    `answered` receives the ids of every batch whose answer was valid (an id it leaves out got
+    no aliases): a memory in a rejected answer was not asked, whatever was sent."""
     out: dict[str, list[str]] = {}
     for i in range(0, len(batch), BATCH):
         part = batch[i : i + BATCH]
@@ -99,6 +105,8 @@ def aliases_for(repo: str, batch: list[Note], report: dict[str, Any] | None = No
         if answer is None:
             continue
         by_id = {n.id: n for n in part}
+        if answered is not None:
+            answered.update(by_id)
         for item in answer["memories"]:
             note = by_id.get(item["id"])
             if note is None:
@@ -122,17 +130,17 @@ def _fingerprint(note: Note) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
-def _load_state(repo: str) -> dict[str, str]:
+def _load_state(repo: str, name: str = "") -> dict[str, Any]:
     try:
-        with open(os.path.join(paths.index_dir(repo), STATE), encoding="utf-8") as fh:
+        with open(os.path.join(paths.index_dir(repo), name or STATE), encoding="utf-8") as fh:
             data = json.load(fh)
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
 
 
-def _save_state(repo: str, state: dict[str, str]) -> None:
-    path = os.path.join(paths.index_dir(repo), STATE)
+def _save_state(repo: str, state: dict[str, Any], name: str = "") -> None:
+    path = os.path.join(paths.index_dir(repo), name or STATE)
     tmp = f"{path}.tmp-{os.getpid()}"
     with open(tmp, "w", encoding="utf-8") as fh:
         json.dump(state, fh, indent=1, sort_keys=True)
@@ -166,7 +174,8 @@ def run(repo: str, ids: list[str] | None = None, run_id: str | None = None) -> d
     if not targets:
         return report
     report["asked"] = [n.id for n in targets]
-    found = aliases_for(repo, targets, report)
+    answered: set[str] = set()
+    found = aliases_for(repo, targets, report, answered)
     state = _load_state(repo)
     files, read = {}, {}
     for note in targets:
@@ -185,10 +194,28 @@ def run(repo: str, ids: list[str] | None = None, run_id: str | None = None) -> d
             report["commit"] = sha
         # Changed by someone while the model answered: not enriched now, asked again next time.
         report["skipped_changed"] = [os.path.basename(rel)[:-3] for rel in stale]
+    attempts = _load_state(repo, ATTEMPTS)
+    report["pending"], report["gave_up"] = [], []
     for note in targets:
-        if note.id not in report.get("skipped_changed", []):
-            state[note.id] = _fingerprint(note)
+        if note.id in report.get("skipped_changed", []):
+            continue
+        fp = _fingerprint(note)
+        if note.id in answered:
+            state[note.id] = fp
+            attempts.pop(note.id, None)
             if found.get(note.id):
                 report["enriched"][note.id] = found[note.id]
+            continue
+        # The answer was rejected, or left this memory out: it stays pending, a bounded number of times.
+        before = attempts.get(note.id)
+        tries = (int(before[1]) if isinstance(before, list) and len(before) == 2 and before[0] == fp else 0) + 1
+        if tries >= MAX_ATTEMPTS:
+            state[note.id] = fp
+            attempts.pop(note.id, None)
+            report["gave_up"].append(note.id)
+        else:
+            attempts[note.id] = [fp, tries]
+            report["pending"].append(note.id)
     _save_state(repo, state)
+    _save_state(repo, attempts, ATTEMPTS)
     return report
