@@ -17,6 +17,7 @@ from memrepo.format import notes
 from memrepo.recall import paths, decide as recall
 from memrepo.vcs import runs
 from memrepo.cli.main import cli
+from memrepo.errors import MemrepoError
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "data", "capture")
@@ -122,15 +123,30 @@ def test_a_rewritten_transcript_is_read_again_but_deduplicated(repo: str, fake_m
         f"duplicate of {RULE}", f"duplicate of {HYPOTHESIS}", "evidence not in the transcript part: ['t99']"]
 
 
-def test_invalid_model_answer_is_dropped_and_logged(repo: str, monkeypatch: pytest.MonkeyPatch, tmp_path: str) -> None:
+RULE_ITEM = {"class": "rule", "title": "Run make check before pushing to staging",
+             "description": "In the shop repository, always run `make check` before pushing to staging.",
+             "topics": ["staging", "checks"], "entities": ["shop"], "tech": ["make"],
+             "body": "The user asked for `make check` before every push to staging.", "evidence": ["t2"],
+             "scope": "project"}
+
+
+def test_a_rejected_answer_leaves_the_turns_pending_and_a_later_answer_captures_them(
+        repo: str, monkeypatch: pytest.MonkeyPatch, tmp_path: str) -> None:
+    """Issue 16: one bad `scope` value (an honest small model's slip) once lost a rule the user stated."""
     monkeypatch.setenv("MEMREPO_MODEL_CMD", f"{sys.executable} {FAKE}")
     rules = os.path.join(str(tmp_path), "rules.json")
-    json.dump([{"contains": "Session turns", "reply": {"memories": [{"class": "hunch", "title": "x"}], "refuted": []}}], open(rules, "w"))
+    slip = dict(RULE_ITEM, scope="repository")
+    json.dump([{"contains": "Session turns", "reply": {"memories": [slip], "refuted": []}}], open(rules, "w"))
     monkeypatch.setenv("FAKE_MODEL_RULES", rules)
-    report = capture.capture(repo, session_file(tmp_path, 1))
-    assert report.added == [] and report.dropped == [{"reason": "invalid model answer (logged to index/model-rejects.jsonl)"}]
+    path = session_file(tmp_path, 1)
+    with pytest.raises(MemrepoError, match="was invalid .*those turns stay pending"):
+        capture.capture(repo, path)
     rejects = [json.loads(line) for line in open(os.path.join(repo, "index", "model-rejects.jsonl"), encoding="utf-8")]
     assert rejects[-1]["pass"] == "capture"
+    assert capture.start_line(repo, SESSION, path, []) == 0  # nothing marked as read
+    json.dump([{"contains": "Session turns", "reply": {"memories": [RULE_ITEM], "refuted": []}}], open(rules, "w"))
+    again = capture.capture(repo, path)
+    assert again.added == [RULE]
 
 
 def _store_with(repo: str, **fields: object) -> None:

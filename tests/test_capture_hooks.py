@@ -253,3 +253,44 @@ def test_install_claude_entry_queues_a_capture(repo: str, tmp_path: str) -> None
                           capture_output=True, env=dict(hook_env(repo), PYTHONPATH=os.path.join(ROOT, "tools")), timeout=30, cwd=os.path.join(ROOT, "tools"))
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
     wait_for(lambda: captured(repo, "s-entry"))
+
+
+def test_a_new_request_keeps_the_failures_of_the_job_it_replaces(repo: str) -> None:
+    """Issue 16: `enqueue` reset a failing capture to attempt 0, so every throttled Stop retried it forever."""
+    job = {"kind": "capture", "session": "s-again", "transcript": "/x"}
+    path = jobs.enqueue(repo, job)
+
+    def boom(r: str, j: dict) -> None:
+        raise RuntimeError("model down")
+
+    for attempt in range(1, jobs.MAX_ATTEMPTS + 1):
+        with jobs.lock(repo) as got:
+            assert got
+            jobs.drain(repo, boom)
+        if attempt < jobs.MAX_ATTEMPTS:
+            before = json.load(open(path))
+            jobs.enqueue(repo, dict(job, transcript="/x-grown"))  # the next Stop of the same session
+            after = json.load(open(path))
+            assert (after["attempts"], after["not_before"], after["transcript"]) == (attempt, before["not_before"], "/x-grown")
+            after["not_before"] = 0
+            json.dump(after, open(path, "w"))
+    failed = os.path.join(jobs.jobs_dir(repo), "failed", "capture-s-again.json")
+    assert json.load(open(failed))["attempts"] == jobs.MAX_ATTEMPTS
+    assert jobs.enqueue(repo, dict(job, transcript="/x-latest")) == failed  # gave up: no new pending job
+    assert jobs.pending(repo, now=time.time() + 10 * jobs.RETRY_DELAY) == []
+    assert json.load(open(failed))["transcript"] == "/x-latest"  # kept for a run by hand
+
+
+def test_a_failure_while_a_newer_request_waits_is_counted_on_it(repo: str) -> None:
+    job = {"kind": "capture", "session": "s-race", "transcript": "/x"}
+    path = jobs.enqueue(repo, job)
+
+    def fail_after_a_new_stop(r: str, j: dict) -> None:
+        jobs.enqueue(repo, dict(job, transcript="/x-newer"))  # a Stop fires while the worker runs
+        raise RuntimeError("model down")
+
+    with jobs.lock(repo) as got:
+        assert got
+        jobs.drain(repo, fail_after_a_new_stop)
+    queued = json.load(open(path))
+    assert (queued["transcript"], queued["attempts"], queued["last_error"]) == ("/x-newer", 1, "RuntimeError: model down")

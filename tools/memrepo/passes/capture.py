@@ -208,7 +208,12 @@ def capture(repo: str, path: str, session: str | None = None, cwd: str = "", run
     for group in chunks(transcript.read(path, start_line=begin)):
         report.turns += len(group)
         project = project or (paths.project_of(group[0].cwd) if group[0].cwd else None)
-        _capture_group(repo, group, session, project, report)
+        if not _capture_group(repo, group, session, project, report):
+            # Not read: the mark stays before these turns, and the job counts a failed attempt
+            # (retried a bounded number of times), instead of losing what the user said (issue 16).
+            raise MemrepoError(f"the model's answer for lines {group[0].line}-{group[-1].last_line} of {path} was invalid "
+                               f"(logged to index/{model.REJECTS}); those turns stay pending",
+                               hint="the next sweep tries again; `memrepo stats` shows jobs that gave up")
         last = group[-1].last_line
         _save_state(repo, session, path, last)
     # The file may have grown while it was read: never move the mark back.
@@ -218,15 +223,16 @@ def capture(repo: str, path: str, session: str | None = None, cwd: str = "", run
     return report
 
 
-def _capture_group(repo: str, group: list[transcript.Turn], session: str, project: str | None, report: CaptureReport) -> None:
+def _capture_group(repo: str, group: list[transcript.Turn], session: str, project: str | None, report: CaptureReport) -> bool:
+    """Capture one group of turns; False when the model's answer was rejected (nothing written)."""
     if not any(t.role in ("user", "assistant") and t.text for t in group):
-        return
+        return True
     earlier = session_memories(repo, session)
     report.model_calls += 1
     answer = model.ask_json(repo, PASS, build_prompt(group, earlier), SCHEMA)
     if answer is None:
         report.dropped.append({"reason": f"invalid model answer (logged to index/{model.REJECTS})"})
-        return
+        return False
     items, refuted = evidenced(answer, group, earlier, report)
     candidates = [to_note(item, session, project) if item else None for item in items]
     plan = Plan(repo, report.run_id, session)
@@ -240,3 +246,4 @@ def _capture_group(repo: str, group: list[transcript.Turn], session: str, projec
         plan.refute(by_id[item["id"]], candidates[i] if i is not None and i < len(candidates) else None,
                     " ".join(item["reason"].split()))
     commit(plan, report, review_branch=bool(config.get(repo, "capture_review", False)))
+    return True

@@ -83,12 +83,27 @@ def _read_json(path: str) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
+FAILURE_KEYS = ("attempts", "last_error", "not_before")
+
+
 def enqueue(repo: str, job: dict[str, Any]) -> str:
-    """Write a job file (`kind` plus its fields) and return its path; one pending file per key."""
+    """Write a job file (`kind` plus its fields) and return its path; one pending file per key.
+
+    A new request for the same key keeps the failures of the one it replaces (their count and
+    back-off): a hook firing on every Stop must not reset a failing job to a fresh start. A
+    job that gave up stays in failed/ with the newest request's fields (`memrepo stats` counts
+    it; `memrepo capture` runs it by hand)."""
     os.makedirs(jobs_dir(repo), exist_ok=True)
     key = job["kind"] + ("-" + _safe(str(job["session"])) if job.get("session") else "")
     path = os.path.join(jobs_dir(repo), key + ".json")
-    _write_json(path, {**job, "queued": time.time(), "attempts": 0})
+    gave_up = os.path.join(jobs_dir(repo), "failed", key + ".json")
+    failed = _read_json(gave_up)
+    if failed is not None:
+        _write_json(gave_up, {**failed, **job, "requested": time.time()})
+        return gave_up
+    prior = _read_json(path) or {}
+    kept = {k: prior[k] for k in FAILURE_KEYS if k in prior}
+    _write_json(path, {**job, "queued": time.time(), "attempts": 0, **kept})
     return path
 
 
@@ -206,8 +221,13 @@ def _defer(repo: str, running: str, job: dict[str, Any], reason: str) -> None:
 
 
 def _put_back(running: str, job: dict[str, Any], target: str) -> None:
-    """Move a claimed job to `target` with its new state, unless a hook queued it there again meanwhile."""
+    """Move a claimed job to `target` with its new state; when a hook queued it there again
+    meanwhile, the newer request stands and takes over this attempt's failure count."""
     if os.path.exists(target):
+        newer = _read_json(target)
+        if newer is not None and "last_error" in job:
+            newer.update({k: job[k] for k in FAILURE_KEYS if k in job})
+            _write_json(target, newer)
         os.remove(running)
         return
     _write_json(running, job)
