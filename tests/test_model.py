@@ -77,7 +77,7 @@ def test_failures_raise_model_error(repo: str, fake, monkeypatch: pytest.MonkeyP
     monkeypatch.setenv("MEMREPO_MODEL_CMD", "/nonexistent/model-cmd")
     with pytest.raises(model.ModelError, match="not found"):
         model.call(repo, "curate", "x")
-    assert [e["ok"] for e in model.ledger(repo)] == [False]
+    assert [(e["ok"], e["error"]) for e in model.ledger(repo)] == [(False, "exit 3"), (False, "not found")]
 
 
 def test_command_precedence(repo: str, monkeypatch: pytest.MonkeyPatch) -> None:

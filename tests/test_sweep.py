@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -13,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from helpers import commit_all, git, head, write_memory
+from memrepo.passes import model as model_runner
 from memrepo.worker import jobs, sweep
 from memrepo.vcs import runs
 from memrepo.cli.main import cli
@@ -124,3 +126,40 @@ def test_session_start_queues_a_detached_sweep_once_a_day(repo: str, model: str)
     assert jobs.sweep_due(repo, now=last["finished"] + 24 * 3600 + 1)
     subprocess.run(["sh", os.path.join(ROOT, "hooks", "run"), "session_start"], input=payload, capture_output=True, env=env, timeout=30)
     assert not os.path.exists(os.path.join(jobs.jobs_dir(repo), "sweep.json"))
+
+
+def _cli(repo: str, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "memrepo", "--repo", repo, *args], capture_output=True, text=True,
+                          env=dict(os.environ, **env), timeout=300)
+
+
+def test_a_sweep_whose_every_model_call_failed_exits_1_and_says_why(repo: str) -> None:
+    """Issue 16: `MEMREPO_MODEL_CMD=/bin/false memrepo sweep` exited 0 with a normal summary."""
+    write_memory(repo, "plain", title="Plain memory about widgets", topics=["widgets"])
+    assert commit_all(repo, "m").returncode == 0
+    swept = _cli(repo, "sweep", MEMREPO_MODEL_CMD="/bin/false")
+    assert swept.returncode == 1
+    assert "Error: every model call failed (2): the model command exited 1" in swept.stderr  # enrich, verify
+    stats = _cli(repo, "stats")
+    assert stats.returncode == 0 and "model enrich: 1 calls (1 failed)" in stats.stdout
+    assert "failed model call: " in stats.stdout and " enrich: exit 1" in stats.stdout
+    checked = _cli(repo, "doctor")
+    assert "warn model calls: the last 2 model calls failed" in checked.stdout and checked.returncode == 0
+
+
+def test_an_is_error_envelope_is_a_failed_call_in_the_ledger(repo: str) -> None:
+    envelope = json.dumps({"type": "result", "subtype": "error", "is_error": True, "result": "API overloaded"})
+    write_memory(repo, "plain", title="Plain memory about widgets", topics=["widgets"])
+    assert commit_all(repo, "m").returncode == 0
+    swept = _cli(repo, "sweep", MEMREPO_MODEL_CMD=f"echo {shlex.quote(envelope)}")
+    assert swept.returncode == 1 and "the model command reported an error: API overloaded" in swept.stderr
+    with open(os.path.join(repo, "index", model_runner.LEDGER), encoding="utf-8") as fh:
+        entries = [json.loads(line) for line in fh]
+    assert [(e["pass"], e["ok"], e["error"]) for e in entries] == [("enrich", False, "is_error"), ("verify", False, "is_error")]
+
+
+def test_a_corrupt_ledger_line_costs_only_itself(repo: str) -> None:
+    with open(os.path.join(repo, "index", model_runner.LEDGER), "w", encoding="utf-8") as fh:
+        fh.write('{"pass": "capture", "ok": true, "ms": 5}\n{"pass": "cap\n[[[\n')
+    stats = _cli(repo, "stats")
+    assert stats.returncode == 0 and "model capture: 1 calls (0 failed)" in stats.stdout

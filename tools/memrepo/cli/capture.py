@@ -7,6 +7,7 @@ import time
 import click
 
 from memrepo.cli.main import _fail_friendly, _json, _repo
+from memrepo.errors import MemrepoError
 
 
 @click.command()
@@ -85,16 +86,22 @@ def sweep(ctx: click.Context, no_model: bool, as_json: bool) -> None:
 
     report = sw.run(_repo(ctx), use_model=not no_model)
     if as_json:
-        return _json(report)
-    if report.get("skipped"):
+        _json(report)
+    elif report.get("skipped"):
         click.echo(f"run {report['run_id']}: skipped: {report['skipped']}")
         return None
-    click.echo(f"run {report['run_id']}: {len(report['captures'])} capture job(s), "
-               f"{len((report.get('enrich') or {}).get('enriched', {}))} memories enriched"
-               + (f", curator applied {len(report['curate']['applied'])}" if report.get("curate") else "")
-               + (f", verifier changed {len(report['verify']['changed'])}" if report.get("verify") else ""))
-    for err in report["errors"]:
-        click.echo(f"  error: {err}", err=True)
+    else:
+        click.echo(f"run {report['run_id']}: {len(report['captures'])} capture job(s), "
+                   f"{len((report.get('enrich') or {}).get('enriched', {}))} memories enriched"
+                   + (f", curator applied {len(report['curate']['applied'])}" if report.get("curate") else "")
+                   + (f", verifier changed {len(report['verify']['changed'])}" if report.get("verify") else ""))
+        for err in report["errors"]:
+            click.echo(f"  error: {err}", err=True)
+    if report.get("model_failed") or report.get("errors"):
+        # A sweep whose model never answered is not a quiet day: say so, and exit 1 (issue 16).
+        raise MemrepoError(report.get("model_failed") or f"{len(report['errors'])} step(s) of the sweep failed",
+                           hint="check the model command (MEMREPO_MODEL_CMD, or `model_cmd` in index/local.json); "
+                                "`memrepo stats` shows the failed calls")
 
 
 @click.command()
@@ -123,6 +130,8 @@ def stats(ctx: click.Context, as_json: bool) -> None:
     for name, row in data["model"].items():
         click.echo(f"model {name}: {row['calls']} calls ({row['failed']} failed), "
                    f"{row['input_tokens']} in / {row['output_tokens']} out tokens")
+    for failure in data["model_failures"]:
+        click.echo(f"failed model call: {failure['t']} {failure['pass']}: {failure['error']}")
 
 
 def register(group: click.Group) -> None:

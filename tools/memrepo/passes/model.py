@@ -25,6 +25,7 @@ DEFAULT_CMD = "claude -p --model haiku --output-format json"
 ENV_CMD = "MEMREPO_MODEL_CMD"
 TIMEOUT = 300
 MAX_OUTPUT = 2 * 1024 * 1024
+HEALTH_WINDOW = 3  # doctor warns when this many of the latest calls all failed
 MAX_DEPTH = 32  # nesting an answer may have; every pass's schema is a handful of levels deep
 LEDGER = "model-ledger.jsonl"
 REJECTS = "model-rejects.jsonl"
@@ -32,6 +33,27 @@ REJECTS = "model-rejects.jsonl"
 
 class ModelError(MemrepoError):
     """The model command could not be run or failed."""
+
+
+class Tally:
+    """This process's model calls: how many answered, how many failed, and the last failure.
+    A sweep whose every call failed must not look like a quiet day (issue 16)."""
+
+    ok = 0
+    failed = 0
+    last_error = ""
+
+    @classmethod
+    def reset(cls) -> None:
+        cls.ok, cls.failed, cls.last_error = 0, 0, ""
+
+
+def _failed(repo: str, entry: dict[str, Any], error: str, exc: ModelError) -> ModelError:
+    entry.update(ok=False, error=error)
+    _append(repo, LEDGER, entry)
+    Tally.failed += 1
+    Tally.last_error = str(exc)
+    return exc
 
 
 def command(repo: str) -> list[str]:
@@ -76,23 +98,23 @@ def call(repo: str, pass_name: str, prompt: str, timeout: float = TIMEOUT) -> st
         env = dict(os.environ, MEMREPO_PASS=pass_name)
         res = proc.run(args, input=prompt.encode("utf-8"), timeout=timeout, env=env, max_output=MAX_OUTPUT)
     except OSError as exc:
-        raise ModelError(f"model command not found: {args[0]} ({exc.strerror})", hint=f"install it, or set {ENV_CMD}") from None
+        raise _failed(repo, entry, "not found", ModelError(f"model command not found: {args[0]} ({exc.strerror})",
+                                                          hint=f"install it, or set {ENV_CMD}")) from None
     entry["ms"] = round((time.perf_counter() - start) * 1000)
     if res.timed_out:
-        entry.update(ok=False, error="timeout")
-        _append(repo, LEDGER, entry)
-        raise ModelError(f"the model command timed out after {timeout:.0f}s")
+        raise _failed(repo, entry, "timeout", ModelError(f"the model command timed out after {timeout:.0f}s"))
     if res.truncated:
-        entry.update(ok=False, error="output over the bound")
-        _append(repo, LEDGER, entry)
-        raise ModelError(f"the model command printed more than {MAX_OUTPUT} bytes")
+        raise _failed(repo, entry, "output over the bound", ModelError(f"the model command printed more than {MAX_OUTPUT} bytes"))
     if res.returncode != 0:
-        entry.update(ok=False, error=f"exit {res.returncode}")
-        _append(repo, LEDGER, entry)
-        raise ModelError(f"the model command exited {res.returncode}: {res.text('stderr').strip()[:300]}")
-    text, tokens = _answer(res.text())
+        raise _failed(repo, entry, f"exit {res.returncode}",
+                      ModelError(f"the model command exited {res.returncode}: {res.text('stderr').strip()[:300]}"))
+    try:
+        text, tokens = _answer(res.text())
+    except ModelError as exc:  # an `is_error` envelope: a failed call, recorded like the others
+        raise _failed(repo, entry, "is_error", exc) from None
     entry.update(ok=True, **tokens)
     _append(repo, LEDGER, entry)
+    Tally.ok += 1
     return text
 
 
@@ -216,5 +238,13 @@ def ledger(repo: str) -> list[dict[str, Any]]:
     path = os.path.join(paths.index_dir(repo), LEDGER)
     if not os.path.exists(path):
         return []
-    with open(path, encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh if line.strip()]
+    out = []
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            try:
+                entry = json.loads(line)
+            except (ValueError, RecursionError):
+                continue  # a torn or corrupt line (a killed writer) costs its own entry only
+            if isinstance(entry, dict):
+                out.append(entry)
+    return out

@@ -51,6 +51,7 @@ def run_locked(repo: str, use_model: bool = True, run_id: str | None = None) -> 
     """The sweep's steps; the caller holds the worker lock (and has requeued crashed jobs)."""
     run_id = run_id or runs.fresh_run_id(repo, PASS)
     report: dict[str, Any] = {"run_id": run_id, "started": time.time(), "errors": []}
+    model.Tally.reset()
     busy = commit.in_progress(repo)
     if busy:
         # Nothing is drained or written into a person's merge, rebase, cherry-pick or revert.
@@ -73,6 +74,8 @@ def run_locked(repo: str, use_model: bool = True, run_id: str | None = None) -> 
     if sync.auto_enabled(repo):
         # A conflict stops sync with the repository unchanged and a rescue ref; the sweep goes on.
         _step(report, "sync", lambda: sync.sync(repo).as_dict())
+    if model.Tally.failed and not model.Tally.ok:
+        report["model_failed"] = f"every model call failed ({model.Tally.failed}): {model.Tally.last_error}"
     report["finished"] = time.time()
     _save(repo, report)
     return report
@@ -107,7 +110,8 @@ def stats(repo: str) -> dict[str, Any]:
         row["failed"] += 0 if entry.get("ok") else 1
         for key in ("input_tokens", "output_tokens", "ms"):
             row[key] += int(entry.get(key) or 0)
-    return {"memories": len(memories),
+    failures = [{k: e.get(k) for k in ("t", "pass", "error")} for e in model.ledger(repo) if not e.get("ok")][-5:]
+    return {"memories": len(memories), "model_failures": failures,
             "by_class": dict(sorted(Counter(m["class"] for m in memories).items())),
             "by_status": dict(sorted(Counter(m["status"] or "active" for m in memories).items())),
             "last_sweep": jobs.last_sweep(repo), "jobs": jobs.counts(repo),
