@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from helpers import commit_all, write_memory
+from helpers import commit_all, git, write_memory
 from memrepo.store import index
 from memrepo.recall import paths, query, decide as recall, log, rank, search
 
@@ -319,3 +319,53 @@ def test_sqlite_loads_without_functools_on_the_prompt_path(tmp_path: pytest.Temp
             "print(got, 'functools' in sys.modules, 'collections' in sys.modules)")
     out = subprocess.run([sys.executable, "-I", "-S", "-c", code], cwd=root, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[[(1,)], [(1,)], [(2,)]] False False"
+
+
+# Issue 16: a hypothesis captured mid-session, then superseded by its correction in other words.
+REFUTED = {
+    "email-backend-missing": dict(title="Staging emails fail because EMAIL_BACKEND is missing from prod.py",
+                                  description="Add EMAIL_BACKEND to prod.py to fix the failing staging emails.",
+                                  topics=["email", "settings"], entities=["prod.py", "EMAIL_BACKEND"], created="2026-11-20",
+                                  status="superseded", superseded_by="smtp-password-rotated",
+                                  body="A guess from the start of the session.\n"),
+    "smtp-password-rotated": dict(title="Staging mail broke when the SMTP password was rotated",
+                                  description="The mail relay credential in the vault was rotated; the settings were fine.",
+                                  topics=["mail", "credentials"], entities=["mail relay"], created="2026-11-20",
+                                  body="Updating the vault entry fixed it.\n"),
+    "old-cdn-note": dict(title="Static assets are served from the KeyCDN pull zone", status="retired",
+                         description="KeyCDN pull zone in front of the static bucket.", topics=["cdn"], entities=["KeyCDN"]),
+}
+
+
+def test_a_superseded_memory_is_never_recalled_without_its_live_successor(repo: str) -> None:
+    _store(repo, REFUTED)
+    d = recall.decide(repo, "should I add EMAIL_BACKEND to prod.py?", today=TODAY)
+    assert ids(d) == ["smtp-password-rotated", "email-backend-missing"]  # the correction first, the guess labelled
+    assert d.hits[1].labels() == ["superseded by smtp-password-rotated"]
+
+
+def test_a_retired_memory_is_not_recalled(repo: str) -> None:
+    _store(repo, REFUTED)
+    d = recall.decide(repo, "are static assets served from the KeyCDN pull zone?", today=TODAY)
+    assert "old-cdn-note" not in ids(d)
+
+
+def test_a_chain_is_followed_to_its_live_end_and_a_cycle_says_nothing(repo: str) -> None:
+    chain = {
+        "cron-v1": dict(title="Reports are mailed by the zebrafish cron job", description="zebrafish cron mails the reports.",
+                        status="superseded", superseded_by="cron-v2"),
+        "cron-v2": dict(title="Reports moved to a queue worker", description="The queue worker mails them now.",
+                        status="superseded", superseded_by="cron-v3"),
+        "cron-v3": dict(title="Reports are a dashboard now", description="Nobody mails reports any more."),
+    }
+    _store(repo, chain)
+    assert ids(recall.decide(repo, "how does the zebrafish cron job mail reports?", today=TODAY)) == ["cron-v3", "cron-v1"]
+    loop = {"loop-a": dict(title="The marmoset flag is on", description="marmoset flag on.", status="superseded",
+                           superseded_by="loop-b"),
+            "loop-b": dict(title="The flag is off", description="off.", status="superseded", superseded_by="loop-a")}
+    for mid, fields in loop.items():
+        write_memory(repo, mid, **fields)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "--no-verify", "-m", "a cycle, as a bad merge could leave it")
+    index.update(repo)
+    assert "loop-a" not in ids(recall.decide(repo, "is the marmoset flag on?", today=TODAY))

@@ -126,11 +126,51 @@ def rank(db: "sqlite3.Connection", terms: list[tuple[str, float]], project: "str
         hits.append(hit)
     hits.sort(key=lambda h: (-h.score, h.id))
     kept = _apply_floors(hits, BREADTH_FLOOR * (GENERAL_BREADTH if general else 1.0)) if floors else hits
+    if floors:
+        kept = _live(db, kept, {h.id: h for h in hits})
     if own:
         # The previous turn sharpens a query, never replaces its subject (DESIGN, rule 3): what the
         # prompt's own words found comes first; the floors above are unchanged.
         kept.sort(key=lambda h: not h.own)
     return kept[:limit]
+
+
+MAX_CHAIN = 16  # supersession hops followed to a live memory (a cycle or a longer chain: none)
+
+
+def _live(db: "sqlite3.Connection", kept: list[Hit], found: dict[str, Hit]) -> list[Hit]:
+    """Recall never injects a loser alone (issue 16): a superseded memory comes after its live
+    successor (fetched when the prompt did not find it), or not at all when it has none; a
+    retired one is left out."""
+    out: list[Hit] = []
+    for hit in kept:
+        if hit.status == "retired":
+            continue
+        if hit.status != "superseded":
+            if hit not in out:
+                out.append(hit)
+            continue
+        live: Hit | None = hit
+        for _ in range(MAX_CHAIN):
+            if live is None or live.status != "superseded" or not live.superseded_by:
+                break
+            live = found.get(live.superseded_by) or _fetch(db, live.superseded_by, hit)
+        if live is None or live.status in ("superseded", "retired"):
+            continue  # no live successor (a cycle, a chain into a retired note): the loser says nothing true
+        if live not in out:
+            out.append(live)
+        out.append(hit)
+    return out
+
+
+def _fetch(db: "sqlite3.Connection", note_id: str, loser: Hit) -> "Hit | None":
+    """The successor's row as a hit in the loser's place (its score, so the order stays)."""
+    row = db.execute(f"SELECT {search.COLUMNS} FROM memories WHERE id = ?", (note_id,)).fetchone()
+    if row is None:
+        return None
+    hit = Hit(tuple(row), loser.relevance, loser.coverage)
+    hit.own, hit.priority, hit.score = loser.own, loser.priority, loser.score
+    return hit
 
 
 def _clears(h: Hit, breadth: float) -> bool:

@@ -43,6 +43,7 @@ CONTEXT_ONLY = 0.5  # a memory only the previous turn's words found
 
 _COLUMNS = ("id, class, status, superseded_by, project, updated, half_life, verification,"
             " verify_reason, title, description, session")
+COLUMNS = _COLUMNS  # a Hit's row, for rank's look-up of a successor
 
 
 def connect(db_path: str) -> "sqlite3.Connection":
