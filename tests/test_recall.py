@@ -369,3 +369,21 @@ def test_a_chain_is_followed_to_its_live_end_and_a_cycle_says_nothing(repo: str)
     git(repo, "commit", "-q", "--no-verify", "-m", "a cycle, as a bad merge could leave it")
     index.update(repo)
     assert "loop-a" not in ids(recall.decide(repo, "is the marmoset flag on?", today=TODAY))
+
+
+def test_two_losers_of_one_successor_bring_it_once(repo: str) -> None:
+    _store(repo, {
+        "okapi-v1": dict(title="The okapi importer reads CSV files", description="okapi importer CSV input.",
+                         status="superseded", superseded_by="importer-now"),
+        "okapi-v2": dict(title="The okapi importer reads Excel files", description="okapi importer Excel input.",
+                         status="superseded", superseded_by="importer-now"),
+        "importer-now": dict(title="Partners send everything through the API", description="Nothing is uploaded by hand."),
+    })
+    db = search.connect(paths.index_db(repo))
+    try:
+        rows = {r[0]: r for r in db.execute(f"SELECT {search.COLUMNS} FROM memories")}
+        losers = [rank.Hit(rows[i], 1.0, 1.0) for i in ("okapi-v1", "okapi-v2")]
+        live = rank._live(db, losers, {h.id: h for h in losers})  # the successor was not found by the prompt
+    finally:
+        db.close()
+    assert [h.id for h in live] == ["importer-now", "okapi-v1", "okapi-v2"]

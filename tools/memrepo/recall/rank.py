@@ -141,14 +141,17 @@ MAX_CHAIN = 16  # supersession hops followed to a live memory (a cycle or a long
 def _live(db: "sqlite3.Connection", kept: list[Hit], found: dict[str, Hit]) -> list[Hit]:
     """Recall never injects a loser alone (issue 16): a superseded memory comes after its live
     successor (fetched when the prompt did not find it), or not at all when it has none; a
-    retired one is left out."""
+    retired one is left out. Each memory appears once."""
     out: list[Hit] = []
+    shown: set[str] = set()
+
+    def show(h: Hit) -> None:
+        if h.id not in shown:
+            shown.add(h.id)
+            out.append(h)
+
     for hit in kept:
         if hit.status == "retired":
-            continue
-        if hit.status != "superseded":
-            if hit not in out:
-                out.append(hit)
             continue
         live: Hit | None = hit
         for _ in range(MAX_CHAIN):
@@ -157,9 +160,8 @@ def _live(db: "sqlite3.Connection", kept: list[Hit], found: dict[str, Hit]) -> l
             live = found.get(live.superseded_by) or _fetch(db, live.superseded_by, hit)
         if live is None or live.status in ("superseded", "retired"):
             continue  # no live successor (a cycle, a chain into a retired note): the loser says nothing true
-        if live not in out:
-            out.append(live)
-        out.append(hit)
+        show(live)
+        show(hit)
     return out
 
 

@@ -6,13 +6,14 @@ this on the redactor's own cases) and for a few that it would not: a false yes o
 recall-log entry its terms. Each check is a fixed substring the redactor's patterns need.
 """
 
+from memrepo.recall import spans
+
 # Every token pattern of `redact._TOKEN_PATTERNS` starts with one of these (case as written).
 TOKEN_PREFIXES = ("sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "xox", "xapp-",
                   "k_live_", "AIza", "npm_", "dp.", "AKIA", "ASIA", "eyJ")
 # A `password = …` style assignment needs one of these words (lowercased) and a separator.
 SECRET_WORDS = ("passw", "passphrase", "pwd", "secret", "token", "key", "credential")
 SEPARATORS = (":", "=")
-_ASCII_LOWER = {c: c + 32 for c in range(65, 91)}
 
 
 def may_hold_secret(text: str) -> bool:
@@ -21,7 +22,7 @@ def may_hold_secret(text: str) -> bool:
         return False
     if "-----" in text or any(p in text for p in TOKEN_PREFIXES):  # PEM blocks, tokens
         return True
-    low = text.lower() if text.isascii() else text.translate(_ASCII_LOWER)
+    low = spans.ascii_lower(text)
     if "bearer" in low or ("://" in low and "@" in low):  # bearer tokens, user:pass@host
         return True
     return any(sep in low for sep in SEPARATORS) and any(w in low for w in SECRET_WORDS)

@@ -16,7 +16,8 @@ _SPACE = " \t\r\n"
 _ASCII_LOWER = {c: c + 32 for c in range(65, 91)}
 
 
-def _lower(text: str) -> str:
+def ascii_lower(text: str) -> str:
+    """`text` with A–Z lowered and every other character (and so every offset) kept."""
     return text.lower() if text.isascii() else text.translate(_ASCII_LOWER)
 
 
@@ -43,7 +44,7 @@ def _tag_at(low: str, i: int, name: str) -> "tuple[int, int, bool, bool] | None"
 
 def strip_tag(text: str, tag: str) -> str:
     """`text` without its `<tag>…</tag>` spans (see the module docstring for what a tag is)."""
-    low = _lower(text)
+    low = ascii_lower(text)
     name = tag.lower()
     i = low.find(name)
     if i < 0 or "<" not in low:
@@ -71,4 +72,4 @@ def strip_tag(text: str, tag: str) -> str:
 
 def strip_private(text: str) -> str:
     """`text` without its `<private>` spans, however they are written."""
-    return strip_tag(text, PRIVATE) if PRIVATE in _lower(text) else text
+    return strip_tag(text, PRIVATE) if PRIVATE in ascii_lower(text) else text
