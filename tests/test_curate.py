@@ -333,3 +333,19 @@ def test_curate_command(repo: str, fake) -> None:
         "  model     p13-no-force-push -> p13-cloud-sessions (0.86): failed guard: class: reference cannot supersede rule",
         "left alone: 0",
     ]
+
+
+def test_a_hand_formatted_loser_is_still_superseded(repo: str, fake) -> None:
+    """A person writes front matter in their own key order and quoting: the curator's check that
+    the file is unchanged compares it with what was read, not with memrepo's own formatting."""
+    store(repo, "p01")
+    old, new = ids("p01")
+    path = os.path.join(repo, "memory", f"{old}.md")
+    note = notes.read(path)
+    head_lines = [f"{k}: {json.dumps(v) if isinstance(v, str) else json.dumps(v)}" for k, v in reversed(list(note.meta.items()))]
+    open(path, "w", encoding="utf-8").write("---\n" + "\n".join(head_lines) + "\n---\n" + note.body)
+    assert notes.serialize(notes.read(path)) != open(path, encoding="utf-8").read()
+    assert commit_all(repo, "reformat by hand").returncode == 0
+    fake("p01")
+    report = curate.run(repo)
+    assert [(d["loser"], d["winner"]) for d in report.applied] == [(old, new)], report.skipped

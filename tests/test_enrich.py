@@ -141,3 +141,20 @@ def test_a_rejected_answer_leaves_the_memory_pending_a_bounded_number_of_times(r
     assert enrich.needs_enrichment(repo) == []
     write_memory(repo, "plain", title="Plain memory about gadgets", topics=["gadgets"])
     assert [n.id for n in enrich.needs_enrichment(repo)] == ["plain"]  # a new wording asks again
+
+
+def test_a_hand_formatted_memory_gets_its_aliases(repo: str, monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    """Keys in a person's own order (and a quoted date) are not "changed since read" (issue 16)."""
+    text = ("---\ntitle: Release checklist for the shop\nid: release-checklist\nclass: reference\n"
+            "created: '2026-11-02'\nsource: user\ndescription: Steps before tagging a release of the shop.\n---\n"
+            "Run the migrations check, bump the version in pyproject.toml, then tag.\n")
+    open(os.path.join(repo, "memory", "release-checklist.md"), "w", encoding="utf-8").write(text)
+    assert commit_all(repo, "by hand").returncode == 0
+    rules = tmp_path / "rules.json"
+    rules.write_text(json.dumps([{"contains": "release-checklist", "reply": {"memories": [
+        {"id": "release-checklist", "aliases": ["ship a new build", "publish the package to pypi"]}]}}]))
+    monkeypatch.setenv("MEMREPO_MODEL_CMD", f"{sys.executable} {FAKE}")
+    monkeypatch.setenv("FAKE_MODEL_RULES", str(rules))
+    report = enrich.run(repo)
+    assert report["enriched"] == {"release-checklist": ["ship a new build", "publish the package to pypi"]}, report
+    assert "commit" in report

@@ -37,14 +37,19 @@ _Loader.yaml_implicit_resolvers = {
 
 
 class Note:
-    """A memory: its front matter (in canonical key order) and its markdown body."""
+    """A memory: its front matter (in canonical key order) and its markdown body.
 
-    __slots__ = ("meta", "body", "path")
+    `text` is the file's text as parsed (None for a note built in memory): what a writer must
+    find unchanged before it commits (`original`), whatever order or quoting a person wrote.
+    """
 
-    def __init__(self, meta: dict[str, Any], body: str, path: str = "") -> None:
+    __slots__ = ("meta", "body", "path", "text")
+
+    def __init__(self, meta: dict[str, Any], body: str, path: str = "", text: str | None = None) -> None:
         self.meta = meta
         self.body = body
         self.path = path
+        self.text = text
 
     @property
     def id(self) -> str:
@@ -101,7 +106,16 @@ def parse(text: str, path: str = "") -> Note:
         meta = {}
     if not isinstance(meta, dict):
         raise ParseError("front matter is not a mapping of keys", 2, "write one `key: value` per line")
-    return Note({str(k): _plain(v) for k, v in meta.items()}, body, path)
+    return Note({str(k): _plain(v) for k, v in meta.items()}, body, path, text)
+
+
+def original(note: Note) -> str:
+    """The text `note` was read from, or its serialized form when it was built in memory.
+
+    A pass compares the file with this before it commits (`commit_if_unchanged`); comparing with
+    `serialize(note)` would call every hand-formatted memory changed and never write it.
+    """
+    return note.text if note.text is not None else serialize(note)
 
 
 def _refuse_aliases(head: str) -> None:

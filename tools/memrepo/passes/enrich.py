@@ -181,7 +181,7 @@ def run(repo: str, ids: list[str] | None = None, run_id: str | None = None) -> d
     for note in targets:
         if found.get(note.id):
             rel = f"{paths.MEMORY_DIR}/{note.id}.md"
-            files[rel], read[rel] = notes.serialize(apply(note, found[note.id])), notes.serialize(note)
+            files[rel], read[rel] = notes.serialize(apply(note, found[note.id])), notes.original(note)
     if files:
         trailers: dict[str, Any] = {"Action": "enrich", "Run": report["run_id"]}
 

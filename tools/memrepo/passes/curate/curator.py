@@ -124,7 +124,7 @@ class _Run:
             read = self.memories.get(note.id)
             try:
                 sha, stale = commit_if_unchanged(self.repo, {rel: notes.serialize(note)},
-                                                 {rel: notes.serialize(read) if read else None}, subject, trailers)
+                                                 {rel: notes.original(read) if read else None}, subject, trailers)
             except GitError as exc:
                 self.report.skipped.append({**decision, "reason": f"git refused the commit: {exc}"})
                 return False
