@@ -39,7 +39,7 @@ def test_valid_answer_and_ledger(repo: str, fake) -> None:
     fake({"contains": "which wins", "reply": {"winner": "b", "confidence": 0.9}})
     assert model.ask_json(repo, "curate", "which wins?", VERDICT) == {"winner": "b", "confidence": 0.9}
     (entry,) = model.ledger(repo)
-    assert entry["pass"] == "curate" and entry["ok"] is True and entry["input_tokens"] == len("which wins?") // 4
+    assert entry["pass"] == "curate" and entry["ok"] is True and entry["input_tokens"] == len("[memrepo background pass: curate]\nwhich wins?") // 4
     assert isinstance(entry["ms"], int)
 
 

@@ -32,7 +32,8 @@ def transcripts_index(ctx: click.Context, directory: str | None, as_json: bool) 
     if as_json:
         return _json(report.as_dict())
     click.echo(f"{report.files} files ({report.new} new, {report.grown} grown, {report.redone} rewritten, "
-               f"{report.unchanged} unchanged), {report.turns} turns added")
+               f"{report.unchanged} unchanged), {report.turns} turns added"
+               + (f"; {report.own} of memrepo's own model calls left out" if report.own else ""))
 
 
 @transcripts.command("search")

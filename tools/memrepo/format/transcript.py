@@ -38,6 +38,25 @@ MAX_TITLES = 200
 PATH_KEYS = ("file_path", "path", "notebook_path")
 _BASE64 = re.compile(r"(?:data:[\w/+.-]+;base64,)?[A-Za-z0-9+/]{200,}={0,2}")
 _MEMREPO_PREAMBLE = re.compile(r"memrepo recalled \d+ notes? from the user's memory repository[^\n]*\n?")
+# Every model call of an offline pass starts its prompt with this mark (`passes.model.call`), so
+# the session a `claude -p` model command may leave behind is never indexed as the user's own
+# work (issue 16). Prompts from before the mark start with one of the pass prompts' first words.
+OWN_MARK = "[memrepo background pass"
+_OWN_OPENERS = (
+    OWN_MARK,
+    "You write long-term memories for a coding agent from part of one of its sessions.",
+    "For each memory below, list up to 8 aliases",
+    "You curate a memory store of notes an agent relies on.",
+    "You draft a Claude Code skill (SKILL.md) from a procedure",
+    "You read one memory of a coding agent and list the checkable claims",
+)
+
+
+def is_memrepo_prompt(text: str) -> bool:
+    """True when a session's first prompt is one of memrepo's own model calls."""
+    return text.lstrip().startswith(_OWN_OPENERS)
+
+
 _NOT_A_PROMPT = ("<command-name>", "<command-message>", "<command-args>", "<local-command-", "<bash-stdout>",
                  "<bash-stderr>", "[Request interrupted by user")
 _DROPPED_TAGS = ("memrepo-memories", "system-reminder", "user-prompt-submit-hook", "private")

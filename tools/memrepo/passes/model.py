@@ -1,10 +1,13 @@
 """The model runner for offline passes: a command that reads a prompt on stdin and prints text.
 
-Default: `claude -p --model haiku --output-format json` (the user's own subscription);
-`MEMREPO_MODEL_CMD`, else `model_cmd` in this machine's `index/local.json` (never the committed
-`memrepo.json`), overrides it. Every answer must be JSON valid against the pass's schema; an
-invalid answer is dropped and logged, never repaired. Each call is recorded in `index/model-ledger.jsonl` (pass, duration, tokens when the
-command reports them). Never imported on the prompt path.
+Default: `claude -p --model haiku --output-format json` (the user's own subscription), run with
+only memrepo's prompt (`modelcmd`: no Claude Code system prompt, tools, settings or saved
+session); `MEMREPO_MODEL_CMD`, else `model_cmd` in this machine's `index/local.json` (never the
+committed `memrepo.json`), overrides it. A call waits `model_timeout` seconds (settings, or
+`MEMREPO_MODEL_TIMEOUT`; default 300). `recall_only` (settings, or `MEMREPO_RECALL_ONLY=1`) turns
+every call off. Every answer must be JSON valid against the pass's schema; an invalid answer is
+dropped and logged, never repaired. Each call is recorded in `index/model-ledger.jsonl` (pass,
+duration, tokens when the command reports them). Never imported on the prompt path.
 """
 
 from __future__ import annotations
@@ -18,12 +21,15 @@ from typing import Any
 from memrepo import proc
 from memrepo.store import config
 from memrepo.recall import paths
-from memrepo.format import redact
+from memrepo.format import redact, transcript
+from memrepo.passes import modelcmd
 from memrepo.errors import MemrepoError
 
 DEFAULT_CMD = "claude -p --model haiku --output-format json"
 ENV_CMD = "MEMREPO_MODEL_CMD"
+ENV_TIMEOUT = "MEMREPO_MODEL_TIMEOUT"
 TIMEOUT = 300
+MAX_TIMEOUT = 3600
 MAX_OUTPUT = 2 * 1024 * 1024
 HEALTH_WINDOW = 3  # doctor warns when this many of the latest calls all failed
 MAX_DEPTH = 32  # nesting an answer may have; every pass's schema is a handful of levels deep
@@ -66,6 +72,23 @@ def command(repo: str) -> list[str]:
     return args
 
 
+def timeout_of(repo: str) -> float:
+    """Seconds a model call may take: MEMREPO_MODEL_TIMEOUT, else `model_timeout`, else TIMEOUT."""
+    raw: Any = os.environ.get(ENV_TIMEOUT) or config.get(repo, "model_timeout", TIMEOUT)
+    try:
+        value = float(raw)
+    except (TypeError, ValueError):
+        value = float("nan")
+    if not 1 <= value <= MAX_TIMEOUT:  # also false for NaN
+        raise ModelError(f"the model timeout {raw!r} is not a number of seconds from 1 to {MAX_TIMEOUT}",
+                         hint=f"fix `model_timeout` in {config.SHARED} or {config.LOCAL}, or {ENV_TIMEOUT}")
+    return value
+
+
+class RecallOnly(ModelError):
+    """Recall-only mode is on: no model call runs."""
+
+
 def _append(repo: str, name: str, entry: dict[str, Any]) -> None:
     os.makedirs(paths.index_dir(repo), exist_ok=True)
     with open(os.path.join(paths.index_dir(repo), name), "a", encoding="utf-8") as fh:
@@ -79,18 +102,31 @@ def _answer(stdout: str) -> tuple[str, dict[str, int]]:
     except ValueError:
         return stdout, {}
     if isinstance(envelope, dict) and isinstance(envelope.get("result"), str):
+        structured = envelope.get("structured_output")  # `--json-schema`: the CLI's validated answer
         _usage = envelope.get("usage")
         usage: dict[str, Any] = _usage if isinstance(_usage, dict) else {}
         tokens = {k: int(v) for k, v in usage.items() if k in ("input_tokens", "output_tokens") and isinstance(v, int)}
         if envelope.get("is_error"):
             raise ModelError(f"the model command reported an error: {envelope['result'][:200]}")
+        if isinstance(structured, (dict, list)):
+            return json.dumps(structured, ensure_ascii=False), tokens
         return envelope["result"], tokens
     return stdout, {}
 
 
-def call(repo: str, pass_name: str, prompt: str, timeout: float = TIMEOUT) -> str:
-    """Run the model command once and return its answer text. Raises ModelError on failure."""
-    args = command(repo)
+def call(repo: str, pass_name: str, prompt: str, timeout: float | None = None,
+         schema: dict[str, Any] | None = None) -> str:
+    """Run the model command once and return its answer text. Raises ModelError on failure.
+
+    The prompt goes out as `[memrepo background pass: <pass>]` and the pass's prompt, so a
+    session file the command leaves behind is recognised as memrepo's, not the user's.
+    """
+    if config.recall_only(repo):
+        raise RecallOnly("recall-only mode is on: memrepo runs no model call",
+                         hint=f"unset {config.ENV_RECALL_ONLY}, or set \"recall_only\": false in {config.SHARED} / {config.LOCAL}")
+    timeout = timeout_of(repo) if timeout is None else timeout
+    args = modelcmd.isolated(command(repo), schema)
+    prompt = f"{transcript.OWN_MARK}: {pass_name}]\n{prompt}"
     start = time.perf_counter()
     entry: dict[str, Any] = {"t": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "pass": pass_name, "cmd": args[0]}
     try:
@@ -152,7 +188,7 @@ def _deeper_than(value: Any, limit: int) -> bool:
 
 def ask_json(repo: str, pass_name: str, prompt: str, schema: dict[str, Any]) -> Any | None:
     """The model's answer parsed and validated against `schema`, or None (dropped and logged)."""
-    text = call(repo, pass_name, prompt)
+    text = call(repo, pass_name, prompt, schema=schema)
     try:
         value = extract_json(text)
     except ValueError as exc:

@@ -13,6 +13,10 @@ PROFILE_FILE = "profile.md"  # the always-on profile, at the root (memrepo.passe
 
 ENV_DIR = "MEMREPO_DIR"
 DEFAULT_DIR = "~/.memrepo"
+ENV_RECALL_ONLY = "MEMREPO_RECALL_ONLY"
+# The shared settings, then this machine's (which win); see `memrepo.store.config`.
+SETTINGS_FILES = ("memrepo.json", INDEX_DIR + "/local.json")
+MAX_SETTINGS_BYTES = 256 * 1024
 
 
 def memory_repo(explicit: str | None = None) -> str:
@@ -51,3 +55,32 @@ def project_of(cwd: str | None) -> str | None:
 
     found = projects.identify(cwd)
     return found.key if found else None
+
+
+def recall_only(repo: str) -> bool:
+    """True when every background pass is off: MEMREPO_RECALL_ONLY=1, or `"recall_only": true`.
+
+    Read here, without `json` or git, because the capture hooks ask it. Recall keeps working; no
+    capture, enrichment, curator, verifier or skill pass runs, and the hooks queue nothing.
+    A pulled `memrepo.json` can only turn work off with it.
+    """
+    env = (_os.getenv(ENV_RECALL_ONLY) or "").strip().lower()
+    if env:
+        return env not in ("0", "false", "no", "off")
+    found = False
+    for rel in SETTINGS_FILES:
+        data = _settings(_os.join(repo, rel))
+        if "recall_only" in data:
+            found = data["recall_only"] is True
+    return found
+
+
+def _settings(path: str) -> "dict[str, object]":
+    """A settings file's object; {} when it is missing, too big or not JSON (doctor names those)."""
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_SETTINGS_BYTES + 1)
+        value = _os.loads(raw.decode("utf-8")) if len(raw) <= MAX_SETTINGS_BYTES else None
+    except (OSError, ValueError, RecursionError):
+        return {}
+    return value if isinstance(value, dict) else {}

@@ -16,6 +16,7 @@ import os
 from typing import Any
 
 from memrepo.errors import MemrepoError
+from memrepo.recall import paths
 from memrepo.recall.projects import Project, identify
 
 SHARED = "memrepo.json"
@@ -24,6 +25,7 @@ MAX_BYTES = 256 * 1024  # settings are a few lines; a bigger file arrived by pul
 # Each becomes an argument list or a shell line (the model command, the verifier's provider
 # templates) or widens what a probe may reach (the internal hosts `url_alive` may fetch).
 # `remote` names where review branches are pushed: a pushed setting must not pick it either.
+ENV_RECALL_ONLY = paths.ENV_RECALL_ONLY
 LOCAL_ONLY = frozenset({"model_cmd", "providers", "url_allow_hosts", "remote"})
 
 
@@ -92,6 +94,11 @@ def local_is_tracked(repo: str) -> bool:
 
 def get(repo: str, key: str, default: Any = None) -> Any:
     return load(repo).get(key, default)
+
+
+def recall_only(repo: str) -> bool:
+    """Recall-only mode (`memrepo.recall.paths.recall_only`): no background pass runs."""
+    return paths.recall_only(repo)
 
 
 def project_roots(settings: dict[str, Any]) -> dict[str, str]:

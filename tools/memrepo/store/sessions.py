@@ -12,6 +12,10 @@ text (external content: the text is stored once, in `turns`). What goes in is wh
 `transcript.read` yields — images, memrepo's injected context and `<private>` spans dropped,
 secrets redacted — and only prompts, assistant text and tool calls: tool output bodies never.
 
+memrepo's own model calls are not the user's work: a session whose first prompt is one
+(`transcript.is_memrepo_prompt`) is recorded in `files` with its session id marked `OWN` and
+none of its turns is stored (version 2 dropped the ones version 1 had stored).
+
 Incremental: an unchanged file is skipped; a grown file is read from the line of its last
 stored turn (that turn is redone, since Claude Code writes one reply over several lines); a
 file that shrank or whose head changed is redone from scratch.
@@ -33,7 +37,8 @@ from memrepo.format import steps
 from memrepo.format import transcript
 from memrepo.errors import CacheError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+OWN = "memrepo-pass:"  # prefix of `files.session` for a session of memrepo's own model command
 DB_FILE = "transcripts.sqlite3"
 HEAD_BYTES = 4096
 KINDS = ("prompt", "reply", "compact_summary")
@@ -84,7 +89,7 @@ class IndexReport:
     """What one `index` run did: files seen / skipped / grown / redone, turns added."""
 
     def __init__(self) -> None:
-        self.files = self.unchanged = self.grown = self.redone = self.new = self.turns = 0
+        self.files = self.unchanged = self.grown = self.redone = self.new = self.turns = self.own = 0
 
     def as_dict(self) -> dict[str, int]:
         return dict(vars(self))
@@ -123,6 +128,10 @@ def _index_file(db: sqlite3.Connection, path: str, report: IndexReport) -> None:
     if row is not None and row["size"] == st.st_size and row["mtime"] == st.st_mtime:
         report.unchanged += 1
         return
+    if row is not None and str(row["session"]).startswith(OWN) or row is None and _own_session(path):
+        _remember_own(db, path, st, row)
+        report.own += 1
+        return
     start_line, offset = 0, 0
     if row is not None and st.st_size >= row["size"] and _head(path, row["size"]) == row["head"]:
         report.grown += 1
@@ -140,6 +149,20 @@ def _index_file(db: sqlite3.Connection, path: str, report: IndexReport) -> None:
     db.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?)",
                (path, st.st_size, st.st_mtime, line, offset, _head(path, st.st_size),
                 last.session_id if last else (row["session"] if row else "")))
+
+
+def _own_session(path: str) -> bool:
+    """True when the file's first prompt is one of memrepo's own model calls."""
+    for turn in _turns_from(path, 0, 0):
+        if turn.kind == "prompt":
+            return transcript.is_memrepo_prompt(turn.text)
+    return False
+
+
+def _remember_own(db: sqlite3.Connection, path: str, st: os.stat_result, row: sqlite3.Row | None) -> None:
+    session = str(row["session"]) if row is not None else OWN + os.path.splitext(os.path.basename(path))[0]
+    db.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?)",
+               (path, st.st_size, st.st_mtime, 0, 0, _head(path, st.st_size), session))
 
 
 def _resume_point(db: sqlite3.Connection, path: str, row: sqlite3.Row) -> tuple[int, int]:

@@ -323,7 +323,7 @@ def on_capture_event(event: dict[str, Any], name: str = "") -> str:
     if not transcript or not session or not os.path.isfile(str(transcript)) or projects.git_dir(repo) is None:
         return ""
     name = str(event.get("hook_event_name") or name)
-    if name == "Stop" and _throttled(repo, session):
+    if paths.recall_only(repo) or name == "Stop" and _throttled(repo, session):
         return ""
     enqueue(repo, {"kind": "capture", "session": session, "transcript": str(transcript),
                    "cwd": str(event.get("cwd") or ""), "event": name})
@@ -354,6 +354,8 @@ def last_sweep(repo: str) -> dict[str, Any] | None:
 def sweep_due(repo: str, now: float | None = None) -> bool:
     """True when the last sweep is over a day old (or never ran) and none was requested lately."""
     now = time.time() if now is None else now
+    if paths.recall_only(repo):
+        return False
     last = last_sweep(repo) or {}
     if now - float(last.get("finished", 0)) < SWEEP_EVERY:
         return False

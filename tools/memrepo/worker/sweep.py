@@ -22,7 +22,7 @@ from memrepo.passes import capture, enrich, model
 from memrepo.worker import jobs
 from memrepo.recall import paths
 from memrepo.vcs import commit, runs
-from memrepo.store import memories as store, sync
+from memrepo.store import config, memories as store, sync
 from memrepo.errors import MemrepoError
 
 PASS = "sweep"
@@ -52,6 +52,10 @@ def run_locked(repo: str, use_model: bool = True, run_id: str | None = None) -> 
     run_id = run_id or runs.fresh_run_id(repo, PASS)
     report: dict[str, Any] = {"run_id": run_id, "started": time.time(), "errors": []}
     model.Tally.reset()
+    if config.recall_only(repo):
+        report.update(skipped=f"recall-only mode is on ({config.ENV_RECALL_ONLY} or `recall_only` in the settings): "
+                              "no pass runs", captures=[], finished=time.time())
+        return report
     busy = commit.in_progress(repo)
     if busy:
         # Nothing is drained or written into a person's merge, rebase, cherry-pick or revert.

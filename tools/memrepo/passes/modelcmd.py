@@ -1,0 +1,84 @@
+"""The model command's argument list, and how a `claude -p` command is kept to memrepo's prompt.
+
+A plain `claude -p --model haiku` is a whole Claude Code session: its system prompt and tool
+definitions (about 13.7k input tokens a call), the user's CLAUDE.md files, their MCP servers,
+slash commands and hooks, and a session transcript left under `~/.claude/projects/` that looks
+like the user's own work (issue 16). When the command is `claude` in print mode, `isolated` adds
+each flag below that the command does not already set:
+
+* `--system-prompt <memrepo's>`: replaces Claude Code's system prompt;
+* `--tools ""`: no built-in tools; `--strict-mcp-config`: no MCP servers;
+  `--disable-slash-commands`: no skills or commands;
+* `--no-session-persistence`: no transcript of the call on disk;
+* `--setting-sources ""`: no settings files, so no CLAUDE.md, hooks or plugins; the login keys of
+  the user's own settings (`AUTH_KEYS`) are passed back with `--settings`. OAuth and the keychain
+  are not settings and keep working (`--bare` would drop them);
+* `--json-schema <the pass's schema>`: the CLI's structured output; memrepo still validates.
+
+Any other command gets the prompt on stdin and nothing else.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+SYSTEM_PROMPT = (
+    "You are a background helper of memrepo, a memory for coding agents. The user message is one "
+    "task. Answer with the JSON it asks for and nothing else. Never copy a secret (a password, key, "
+    "token or credential) into your answer.")
+# The settings keys that say how this machine logs in; everything else in a settings file stays out.
+AUTH_KEYS = ("apiKeyHelper", "env", "awsAuthRefresh", "awsCredentialExport")
+MAX_SETTINGS_BYTES = 1024 * 1024
+_PROGRAMS = frozenset({"claude", "claude.exe"})
+
+
+def is_claude_print(args: list[str]) -> bool:
+    """True for `claude -p …` / `claude --print …` (a path to the binary counts)."""
+    return bool(args) and os.path.basename(args[0]) in _PROGRAMS and ("-p" in args or "--print" in args)
+
+
+def _has(args: list[str], flag: str) -> bool:
+    return any(a == flag or a.startswith(flag + "=") for a in args)
+
+
+def isolated(args: list[str], schema: dict[str, Any] | None = None) -> list[str]:
+    """`args` with memrepo's isolation flags added when it is a `claude -p` command."""
+    if not is_claude_print(args):
+        return list(args)
+    out = list(args)
+    wanted: list[tuple[str, list[str]]] = [
+        ("--system-prompt", [SYSTEM_PROMPT]), ("--tools", [""]), ("--strict-mcp-config", []),
+        ("--disable-slash-commands", []), ("--no-session-persistence", []), ("--output-format", ["json"]),
+    ]
+    if not _has(out, "--setting-sources") and not _has(out, "--settings"):
+        wanted.append(("--setting-sources", [""]))
+        auth = login_settings()
+        if auth:
+            wanted.append(("--settings", [json.dumps(auth)]))
+    if schema is not None:
+        wanted.append(("--json-schema", [json.dumps(schema)]))
+    for flag, values in wanted:
+        if not _has(out, flag) and not (flag == "--system-prompt" and _has(out, "--system-prompt-file")):
+            out += [flag, *values]
+    return out
+
+
+def settings_file() -> str:
+    """This machine's Claude Code user settings file (CLAUDE_CONFIG_DIR, else ~/.claude)."""
+    base = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
+    return os.path.join(base, "settings.json")
+
+
+def login_settings() -> dict[str, Any]:
+    """The `AUTH_KEYS` of the user's settings; {} when there are none or the file can't be read."""
+    try:
+        with open(settings_file(), "rb") as fh:
+            raw = fh.read(MAX_SETTINGS_BYTES + 1)
+        data = json.loads(raw.decode("utf-8")) if len(raw) <= MAX_SETTINGS_BYTES else None
+    except (OSError, ValueError, RecursionError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {k: data[k] for k in AUTH_KEYS if k in data}
