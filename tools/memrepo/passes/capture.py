@@ -60,6 +60,8 @@ PROMPT = """You write long-term memories for a coding agent from part of one of 
 Write down what this session ESTABLISHED: decisions that were taken, rules or preferences the
 user stated, facts that were confirmed (by a command's output, a test, or the user). Do NOT
 write hypotheses, guesses, plans that were not carried out, or anything later shown wrong.
+Never copy a secret (a password, API key, token, private key or connection string with a
+password) into a memory: write where it is kept instead ("the staging password is in 1Password").
 Most session parts establish nothing worth keeping: then answer with empty lists.
 
 Each memory: class (rule | preference | fact | project | event | reference), title (one line),
@@ -223,16 +225,28 @@ def capture(repo: str, path: str, session: str | None = None, cwd: str = "", run
     return report
 
 
+def _renumber(refuted: list[dict[str, Any]], gone: list[int]) -> None:
+    """Point each refutation's `replacement` at its memory once the invalid ones are left out."""
+    for item in refuted:
+        i = item["replacement"]
+        if i is not None:
+            item["replacement"] = None if i in gone else i - sum(1 for g in gone if g < i)
+
+
 def _capture_group(repo: str, group: list[transcript.Turn], session: str, project: str | None, report: CaptureReport) -> bool:
     """Capture one group of turns; False when the model's answer was rejected (nothing written)."""
     if not any(t.role in ("user", "assistant") and t.text for t in group):
         return True
     earlier = session_memories(repo, session)
     report.model_calls += 1
-    answer = model.ask_json(repo, PASS, build_prompt(group, earlier), SCHEMA)
+    left_out: dict[str, list[tuple[int, Any]]] = {}
+    answer = model.ask_json(repo, PASS, build_prompt(group, earlier), SCHEMA, dropped=left_out)
     if answer is None:
         report.dropped.append({"reason": f"invalid model answer (logged to index/{model.REJECTS})"})
         return False
+    for key, gone in left_out.items():
+        report.dropped += [{"reason": f"{key} item {i} of the answer is invalid (logged to index/{model.REJECTS})"} for i, _ in gone]
+    _renumber(answer["refuted"], [i for i, _ in left_out.get("memories", [])])
     items, refuted = evidenced(answer, group, earlier, report)
     candidates = [to_note(item, session, project) if item else None for item in items]
     plan = Plan(repo, report.run_id, session)

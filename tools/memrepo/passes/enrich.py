@@ -99,14 +99,18 @@ def aliases_for(repo: str, batch: list[Note], report: dict[str, Any] | None = No
     out: dict[str, list[str]] = {}
     for i in range(0, len(batch), BATCH):
         part = batch[i : i + BATCH]
-        answer = model.ask_json(repo, PASS, PROMPT.format(memories="\n".join(_describe(n) for n in part)), SCHEMA)
+        left_out: dict[str, list[tuple[int, Any]]] = {}
+        answer = model.ask_json(repo, PASS, PROMPT.format(memories="\n".join(_describe(n) for n in part)), SCHEMA,
+                                dropped=left_out)
         if report is not None:
             report["model_calls"] = report.get("model_calls", 0) + 1
         if answer is None:
             continue
         by_id = {n.id: n for n in part}
         if answered is not None:
-            answered.update(by_id)
+            # A memory whose item was invalid (logged) was not answered: it stays pending.
+            invalid = {item.get("id") for _, item in left_out.get("memories", []) if isinstance(item, dict)}
+            answered.update(i for i in by_id if i not in invalid)
         for item in answer["memories"]:
             note = by_id.get(item["id"])
             if note is None:

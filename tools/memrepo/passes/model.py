@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import time
 from typing import Any
@@ -154,13 +155,47 @@ def call(repo: str, pass_name: str, prompt: str, timeout: float | None = None,
     return text
 
 
+_LANG = re.compile(r"[A-Za-z0-9_+-]{0,20}")
+
+
+def _fenced_blocks(body: str) -> list[str]:
+    """The closed ``` / ~~~ blocks of `body`, in one pass over its lines."""
+    blocks: list[str] = []
+    current: list[str] | None = None
+    marker = ""
+    for line in body.split("\n"):
+        bare = line.strip()
+        if current is None:
+            if bare[:3] in ("```", "~~~") and _LANG.fullmatch(bare[3:].strip()):
+                current, marker = [], bare[:3]
+        elif bare == marker:
+            blocks.append("\n".join(current))
+            current = None
+        else:
+            current.append(line)
+    return blocks
+
+
 def extract_json(text: str) -> Any:
-    """The JSON an answer holds: the whole text, or one fenced block that is the whole text."""
+    """The JSON an answer holds, by the conventions models answer in, and no other repair:
+
+    the whole text; else the one fenced code block it holds (prose around it allowed); else
+    everything after a first line of prose. Two fenced blocks, or JSON amid prose, is refused.
+    """
     body = text.strip()
-    if body.startswith("```") and body.endswith("```"):
-        body = body.split("\n", 1)[1] if "\n" in body else ""
-        body = body[: body.rfind("```")].strip()
-    return loads(body)
+    try:
+        return loads(body)
+    except ValueError as exc:
+        first_error = exc
+    blocks = _fenced_blocks(body)
+    if len(blocks) == 1:
+        return loads(blocks[0].strip())
+    if len(blocks) > 1:
+        raise ValueError(f"{len(blocks)} fenced blocks; expected one JSON answer")
+    head, sep, rest = body.partition("\n")
+    if sep and not head.lstrip().startswith(("{", "[")) and rest.lstrip().startswith(("{", "[")):
+        return loads(rest.strip())
+    raise first_error
 
 
 def loads(text: str, max_depth: int = MAX_DEPTH) -> Any:
@@ -186,25 +221,75 @@ def _deeper_than(value: Any, limit: int) -> bool:
     return False
 
 
-def ask_json(repo: str, pass_name: str, prompt: str, schema: dict[str, Any]) -> Any | None:
-    """The model's answer parsed and validated against `schema`, or None (dropped and logged)."""
+def ask_json(repo: str, pass_name: str, prompt: str, schema: dict[str, Any],
+             dropped: dict[str, list[tuple[int, Any]]] | None = None) -> Any | None:
+    """The model's answer parsed and validated against `schema`, or None (dropped and logged).
+
+    Validation is per item (`salvage`): an invalid item of a list is left out and logged with
+    its reason, the rest is kept. `dropped` receives the items left out with their original
+    indexes ({list key: [(index, item), ...]}): some answers point into a list by index, and a
+    pass may keep the work of an item it could not use pending.
+    """
     text = call(repo, pass_name, prompt, schema=schema)
     try:
         value = extract_json(text)
     except ValueError as exc:
         reject(repo, pass_name, [f"not JSON: {exc}"], text)
         return None
-    errors = validate(value, schema)
-    if errors:
+    value, left_out, errors = salvage(value, schema)
+    if value is None:
         reject(repo, pass_name, errors, text)
         return None
+    if errors:
+        reject(repo, pass_name, errors, text, kept=True)
+    if dropped is not None:
+        dropped.update(left_out)
     return value
 
 
-def reject(repo: str, pass_name: str, errors: list[str], answer: str) -> None:
-    """Log a dropped answer (redacted and truncated) to index/model-rejects.jsonl."""
-    _append(repo, REJECTS, {"t": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "pass": pass_name,
-                            "errors": errors[:20], "answer": redact.redact(answer)[:2000]})
+def salvage(value: Any, schema: dict[str, Any]) -> tuple[Any, dict[str, list[tuple[int, Any]]], list[str]]:
+    """(the answer without its invalid list items, their indexes per list, their errors).
+
+    Only items of a top-level object's lists are left out, and only beside a valid item of the
+    same list: an answer with nothing usable left in a list, or any other error, is refused as a
+    whole, (None, {}, errors), so its pass keeps the work pending and asks again.
+    """
+    errors = validate(value, schema)
+    if not errors:
+        return value, {}, []
+    if not isinstance(value, dict) or schema.get("type") != "object":
+        return None, {}, errors
+    kept, item_errors = dict(value), []
+    left_out: dict[str, list[tuple[int, Any]]] = {}
+    for key, sub in schema.get("properties", {}).items():
+        items = value.get(key)
+        if not (isinstance(items, list) and isinstance(sub.get("items"), dict)):
+            continue
+        good = []
+        for i, item in enumerate(items):
+            bad = validate(item, sub["items"], f"$.{key}[{i}]")
+            if bad:
+                left_out.setdefault(key, []).append((i, item))
+                item_errors += bad
+            else:
+                good.append(item)
+        kept[key] = good
+        if items and not good:
+            return None, {}, errors
+    if not left_out or validate(kept, schema):
+        return None, {}, errors
+    return kept, left_out, item_errors
+
+
+def reject(repo: str, pass_name: str, errors: list[str], answer: str, kept: bool = False) -> None:
+    """Log a dropped answer, or the items left out of a kept one (`kept`), to index/model-rejects.jsonl.
+
+    The answer is redacted and truncated."""
+    entry = {"t": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "pass": pass_name,
+             "errors": errors[:20], "answer": redact.redact(answer)[:2000]}
+    if kept:
+        entry["kept"] = "the answer's other items"
+    _append(repo, REJECTS, entry)
 
 
 _TYPES: dict[str, Any] = {"object": dict, "array": list, "string": str, "boolean": bool, "null": type(None)}
