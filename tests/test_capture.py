@@ -25,9 +25,9 @@ FAKE = os.path.join(HERE, "fake", "fakemodel.py")
 FAKE_KEY = "sk-ant-api03-" + "Zx9Qw8Er7Ty6Ui5Op4As3Df2Gh1Jk0Lz"
 PRIVATE = "Tr0ub4dor-and-3"
 SESSION = "7c0ffee0-1111-4222-8333-444455556666"
-HYPOTHESIS = "staging-502s-come-from-the-nginx-proxy-timeout"
-CONFIRMED = "staging-502s-came-from-the-gunicorn-worker-timeout"
-RULE = "run-make-check-before-pushing-to-staging"
+HYPOTHESIS = "staging-502s-come-nginx-proxy-timeout"
+CONFIRMED = "staging-502s-came-gunicorn-worker"
+RULE = "run-make-check-before-pushing-staging"
 
 
 @pytest.fixture
@@ -80,7 +80,9 @@ def test_hypothesis_then_refutation_ends_superseded_and_confirmed_live(repo: str
     assert actions == [("supersede", HYPOTHESIS), ("capture", None), ("capture", None), ("init", None)]
     refute_commit = runs.log(repo)[0]["trailers"]
     assert refute_commit["Run"] == second.run_id and refute_commit["Session"] == SESSION and refute_commit["Refuted"] == "yes"
-    d = recall.decide(repo, "why does the staging deploy return a 502?")
+    # The session's folder (/home/user/shop) is not on this machine: its memories are still the shop's.
+    assert (live.get("project"), notes.read(paths.note_path(repo, RULE)).get("project")) == ("shop", "shop")
+    d = recall.decide(repo, "why does the staging deploy return a 502?", project="shop")
     assert [h.id for h in d.hits][:1] == [CONFIRMED]
 
 

@@ -377,7 +377,7 @@ def test_a_capture_worker_killed_with_its_group_in_pre_commit_loses_nothing(repo
     with killed_in_pre_commit(repo, tmp_path, [sys.executable, "-m", "memrepo", "--repo", repo, "capture", transcript], env):
         pass
     staged = git(repo, "diff", "--cached", "--name-only").stdout.split()
-    assert "memory/staging-502s-come-from-the-nginx-proxy-timeout.md" in staged  # staged, in no commit
+    assert "memory/staging-502s-come-nginx-proxy-timeout.md" in staged  # staged, in no commit
     minute_ago(index_lock(repo))
     names = failing(repo)
     assert {"interrupted commit", "git index lock", "uncommitted changes"} <= set(names)
@@ -385,8 +385,8 @@ def test_a_capture_worker_killed_with_its_group_in_pre_commit_loses_nothing(repo
     assert_healthy(repo, tmp_path)
     again = memrepo(repo, "capture", transcript, env=dict(os.environ, **env))
     assert again.returncode == 0, again.stderr
-    assert os.path.exists(paths.note_path(repo, "staging-502s-come-from-the-nginx-proxy-timeout"))  # not deduplicated away
-    assert "staging-502s-come-from-the-nginx-proxy-timeout" in git(repo, "log", "--name-only", "-1").stdout
+    assert os.path.exists(paths.note_path(repo, "staging-502s-come-nginx-proxy-timeout"))  # not deduplicated away
+    assert "staging-502s-come-nginx-proxy-timeout" in git(repo, "log", "--name-only", "-1").stdout
     assert_healthy(repo, tmp_path)
 
 

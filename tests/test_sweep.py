@@ -49,7 +49,7 @@ def test_sweep_is_one_run_and_idempotent(repo: str, model: str, tmp_path: str) -
     start = head(repo)
     report = sweep.run(repo)
     assert report["errors"] == [] and len(report["captures"]) == 1
-    assert report["captures"][0]["added"] == ["staging-502s-come-from-the-nginx-proxy-timeout", "run-make-check-before-pushing-to-staging"]
+    assert report["captures"][0]["added"] == ["staging-502s-come-nginx-proxy-timeout", "run-make-check-before-pushing-staging"]
     assert report["enrich"]["enriched"] == {"deploy-checklist": ["what to do before releasing"]}
     assert "curate" in report and "verify" in report
     made = git(repo, "rev-list", f"{start}..HEAD").stdout.split()

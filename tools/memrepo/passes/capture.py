@@ -11,6 +11,7 @@ retired. This module reads the transcript, asks the model and keeps what is evid
 
 from __future__ import annotations
 
+import calendar
 import json
 import os
 import time
@@ -162,9 +163,26 @@ def _clean_list(values: list[str], lower: bool = False) -> list[str]:
     return out
 
 
-def to_note(item: dict[str, Any], session: str, project: str | None) -> Note:
-    """A candidate memory from one validated answer item (no id yet)."""
-    return notes.new_note(
+def established(item: dict[str, Any], group: list[transcript.Turn]) -> str | None:
+    """The day (local time) of the latest turn an item cites: when the session established it.
+
+    A capture runs hours or days after the turns it reads (a throttled Stop, a sweep, an import
+    of old sessions); dating the memory on the capture day would make old facts look new.
+    """
+    by_id = {f"t{t.line}": t for t in group}
+    stamps = sorted(by_id[e].timestamp for e in item["evidence"] if e in by_id and by_id[e].timestamp)
+    if not stamps:
+        return None
+    try:
+        moment = calendar.timegm(time.strptime(stamps[-1][:19], "%Y-%m-%dT%H:%M:%S"))
+    except ValueError:
+        return None
+    return time.strftime("%Y-%m-%d", time.localtime(moment))
+
+
+def to_note(item: dict[str, Any], session: str, project: str | None, created: str | None = None) -> Note:
+    """A candidate memory from one validated answer item (no id yet), dated `created` (default today)."""
+    return notes.new_note(created=created,
         title=" ".join(redact.redact(item["title"]).split()), description=" ".join(redact.redact(item["description"]).split()),
         class_=item["class"], source="capture", topics=_clean_list(item["topics"], lower=True),
         entities=_clean_list(item["entities"]), tech=_clean_list(item["tech"]),
@@ -205,11 +223,11 @@ def capture(repo: str, path: str, session: str | None = None, cwd: str = "", run
     report = CaptureReport(run_id or runs.fresh_run_id(repo, PASS), session, path)
     begin = start_line(repo, session, path, report.log)
     end = transcript.count_lines(path)
-    project = paths.project_of(cwd) if cwd else None
+    project = project_of(repo, cwd)
     last = begin
     for group in chunks(transcript.read(path, start_line=begin)):
         report.turns += len(group)
-        project = project or (paths.project_of(group[0].cwd) if group[0].cwd else None)
+        project = project or project_of(repo, group[0].cwd)
         if not _capture_group(repo, group, session, project, report):
             # Not read: the mark stays before these turns, and the job counts a failed attempt
             # (retried a bounded number of times), instead of losing what the user said (issue 16).
@@ -223,6 +241,24 @@ def capture(repo: str, path: str, session: str | None = None, cwd: str = "", run
     if report.last_line > last:
         _save_state(repo, session, path, report.last_line)
     return report
+
+
+def project_of(repo: str, cwd: str) -> str | None:
+    """The project a session ran in: its checkout's identity while the folder exists; after it
+    is gone (a deleted worktree, a session captured on another machine), the configured project
+    whose root holds it, else the folder's name, which recall matches like a checkout of that
+    name. Never global just because the directory went away."""
+    if not cwd:
+        return None
+    if os.path.isdir(cwd):
+        return paths.project_of(cwd)
+    roots = config.project_roots(config.load(repo))
+    here = os.path.normpath(cwd)
+    for name, root in sorted(roots.items(), key=lambda kv: -len(kv[1])):
+        root = os.path.normpath(root)
+        if here == root or here.startswith(root.rstrip(os.sep) + os.sep):
+            return paths.project_of(root) if os.path.isdir(root) else name
+    return os.path.basename(here.rstrip(os.sep)) or None
 
 
 def _renumber(refuted: list[dict[str, Any]], gone: list[int]) -> None:
@@ -248,7 +284,7 @@ def _capture_group(repo: str, group: list[transcript.Turn], session: str, projec
         report.dropped += [{"reason": f"{key} item {i} of the answer is invalid (logged to index/{model.REJECTS})"} for i, _ in gone]
     _renumber(answer["refuted"], [i for i, _ in left_out.get("memories", [])])
     items, refuted = evidenced(answer, group, earlier, report)
-    candidates = [to_note(item, session, project) if item else None for item in items]
+    candidates = [to_note(item, session, project, established(item, group)) if item else None for item in items]
     plan = Plan(repo, report.run_id, session)
     refuted_ids = {item["id"] for item in refuted}
     for note in candidates:

@@ -90,7 +90,7 @@ class Plan:
 
     def add(self, note: Note, report: CaptureReport) -> None:
         """Give the candidate a free id and keep it if it is a valid memory."""
-        base = store.slugify(str(note.get("title", "")))
+        base = store.short_slug(str(note.get("title", "")))
         seed = notes.serialize(Note({k: v for k, v in note.meta.items() if k != "id"}, note.body))
         note_id = store.unique_id(self.repo, base, seed, self.taken)
         meta = {**note.meta, "id": note_id}

@@ -49,6 +49,28 @@ def slugify(title: str, fallback: str | None = None) -> str:
     return "memory-" + hashlib.sha1(" ".join(title.split()).encode("utf-8")).hexdigest()[:8]
 
 
+# Words a memory's id can do without ("the", "of"); negations and verbs stay: "never-force-push-main".
+_ID_FILLER = frozenset("a an the of for to in on at from with by into onto is are was were be been".split())
+MAX_ID_WORDS = 6
+MAX_CAPTURED_ID = 40
+
+
+def short_slug(title: str) -> str:
+    """A short id for a captured memory: its title's words without filler, at most
+    MAX_ID_WORDS words and MAX_CAPTURED_ID characters, cut at a word.
+
+    'Staging 502s come from the nginx proxy timeout' -> 'staging-502s-come-nginx-proxy-timeout'.
+    """
+    words = [w for w in slugify(title).split("-") if w]
+    kept = [w for w in words if w not in _ID_FILLER][:MAX_ID_WORDS] or words[:MAX_ID_WORDS]
+    out = ""
+    for word in kept:
+        if out and len(out) + 1 + len(word) > MAX_CAPTURED_ID:
+            break
+        out = f"{out}-{word}" if out else word[:MAX_CAPTURED_ID]
+    return out or slugify(title)
+
+
 def import_slug(label: str) -> str:
     """The slug inside importers' stable ids: frozen, since ids issued by earlier imports depend on it."""
     slug = re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-")
