@@ -192,10 +192,10 @@ FIXTURE_STAMPS = {
     "verified": ["billing-invoices-module", "ci-workflow", "internal-docs-site", "lantern-entrypoint", "make-targets",
                  "queue-adr", "refund-flow-branch", "refunds-migration", "release-branch-current", "runbook-location",
                  "seed-script", "settings-and-helm-values", "staging-branch", "status-endpoint", "stripe-key-env",
-                 "traversal-attempt", "worker-instance", "workers-package"],
+                 "tooling-commands", "traversal-attempt", "worker-instance", "workers-package"],
     "unverified": ["celery-config", "checkout-v2-branch", "db-pool-hotfix-branch", "docker-compose-dev", "fabric-deploy",
                    "legacy-worker-instance", "ops-runbook-moved", "production-settings-split", "sentry-dsn-env",
-                   "september-release-branch", "stripe-webhook-handler", "tooling-commands"],
+                   "september-release-branch", "stripe-webhook-handler"],
     "unchecked": ["admin-console-port", "billing-wiki-page", "global-notes-file", "queue-dashboard", "refunds-pr",
                   "timezone-fix-pr"],
 }
@@ -204,9 +204,10 @@ FIXTURE_STAMPS = {
 def test_fixture_set_without_a_model(fixture_world: Any) -> None:
     report = verify.run(fixture_world.repo, use_model=False, today="2026-11-29")
     assert len(report.results) == 49
-    assert report.counts() == {"memories": 48, "extracted": 52, "verified": 21, "unverified": 12, "unknown": 6,
-                               "refused": 13, "changed": 36, "model_dropped": 0, "stamped_verified": 18,
-                               "stamped_unverified": 12, "stamped_unchecked": 6}
+    # `command_exists: lantern-cli-legacy` is unknown: a tool missing here proves nothing (issue 16, defect 6).
+    assert report.counts() == {"memories": 48, "extracted": 52, "verified": 21, "unverified": 11, "unknown": 7,
+                               "refused": 13, "changed": 36, "model_dropped": 0, "stamped_verified": 19,
+                               "stamped_unverified": 11, "stamped_unchecked": 6}
     stamps = {s: sorted(r.id for r in report.results if r.status == s) for s in FIXTURE_STAMPS}
     assert stamps == FIXTURE_STAMPS
     refused = sorted(r.id for r in report.results if r.refused)
@@ -223,9 +224,9 @@ def test_fixture_set_with_the_fake_model(fixture_world: Any, monkeypatch: pytest
     for key, value in report_verify.model_env().items():
         monkeypatch.setenv(key, value)
     report = verify.run(fixture_world.repo, use_model=True, today="2026-11-29")
-    assert report.counts() == {"memories": 48, "extracted": 59, "verified": 22, "unverified": 13, "unknown": 6,
-                               "refused": 18, "changed": 36, "model_dropped": 1, "stamped_verified": 18,
-                               "stamped_unverified": 12, "stamped_unchecked": 6}
+    assert report.counts() == {"memories": 48, "extracted": 59, "verified": 22, "unverified": 11, "unknown": 8,
+                               "refused": 18, "changed": 36, "model_dropped": 1, "stamped_verified": 19,
+                               "stamped_unverified": 11, "stamped_unchecked": 6}
     by_id = {r.id: r for r in report.results}
     assert by_id["friday-deploys"].model_note == "the model's answer was invalid (logged to index/model-rejects.jsonl)"
     assert [c["claim"] for c in by_id["tooling-commands"].claims] == [

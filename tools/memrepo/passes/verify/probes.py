@@ -44,6 +44,14 @@ class Liveness(enum.Enum):
     UNKNOWN = Verdict.UNKNOWN
 
 
+class Presence(enum.Enum):
+    """What `command_exists` can say. "Needs `gh`" is a claim about the project, not about this
+    laptop: a command missing from this machine's PATH proves nothing, so no member means absent."""
+
+    PRESENT = Verdict.TRUE
+    UNKNOWN = Verdict.UNKNOWN
+
+
 class Outcome(NamedTuple):
     verdict: Verdict
     detail: str
@@ -85,7 +93,8 @@ REGISTRY: dict[str, Probe] = {p.name: p for p in (
     Probe("pr_merged", {"repo": gh_repo, "number": pr_number}, {},
           "a GitHub pull request owner/name#number is merged"),
     Probe("url_alive", {"url": http_url}, {}, "an http(s) URL answers"),
-    Probe("command_exists", {"name": command_name}, {}, "a command is on this machine's PATH"),
+    Probe("command_exists", {"name": command_name}, {},
+          "a command the memory says is needed or used is on PATH (missing here proves nothing: unknown)"),
     Probe("secret_present", {"provider": provider_name, "name": secret_name}, {},
           "a secret exists in a provider configured in settings"),
     Probe("instance_exists", {"provider": provider_name, "id": instance_id}, {},
@@ -238,8 +247,14 @@ def _url_alive(ctx: Context, url: str) -> Outcome:
     return Outcome(state.value, "answers" if state is Liveness.ALIVE else "no answer from here")
 
 
+def _command_presence(name: str) -> Presence:
+    return Presence.PRESENT if _which(name) else Presence.UNKNOWN
+
+
 def _command_exists(ctx: Context, name: str) -> Outcome:
-    return Outcome(Verdict.TRUE, "on PATH") if _which(name) else Outcome(Verdict.FALSE, "not on PATH")
+    state = _command_presence(name)
+    detail = "on PATH" if state is Presence.PRESENT else "not on this machine's PATH (proves nothing)"
+    return Outcome(state.value, detail)
 
 
 def _provider(ctx: Context, probe: str, provider: str, value: str) -> Outcome:
