@@ -50,6 +50,56 @@ def test_from_text(body: str, expected: list[Candidate]) -> None:
     assert found == expected
 
 
+def _args(c: Candidate) -> str:
+    return str(c.args.get("path") or c.args.get("branch") or c.args.get("url") or c.args.get("number"))
+
+
+@pytest.mark.parametrize("body,claimed,refused", [
+    # negation: gone, removed, renamed or moved away; the new name is still a claim
+    ("`a.py` no longer exists; use `b.py`.", ["b.py"], [("a.py", "negated", "no longer exists")]),
+    ("`a.py` and `b.py` were removed.", [], [("a.py", "negated", "were removed"), ("b.py", "negated", "were removed")]),
+    ("Removed: `a.py`, `b.py`.", [], [("a.py", "negated", "Removed"), ("b.py", "negated", "Removed")]),
+    ("There is no `setup.py` here.", [], [("setup.py", "negated", "There is no")]),
+    ("`a.py` was renamed to `b.py`.", ["b.py"], [("a.py", "negated", "was renamed")]),
+    ("Replaced `a.py` with `b.py`.", ["b.py"], [("a.py", "negated", "Replaced")]),
+    ("`docs/runbook.md` moved to `docs/ops/runbook.md`.", ["docs/ops/runbook.md"], [("docs/runbook.md", "negated", "moved")]),
+    ("We deleted branch `feature/old-login`.", [], [("feature/old-login", "negated", "deleted")]),
+    ("The entry point `src/app.py`\nno longer exists.", [], [("src/app.py", "negated", "no longer exists")]),
+    ("Don't delete `config.py`.", ["config.py"], []),
+    ("We removed the cache and now `app.py` starts faster.", ["app.py"], []),
+    # plans
+    ("Refund emails go in `mail.py` (to be written next sprint).", [], [("mail.py", "a plan", "to be written")]),
+    ("TODO: write `docs/billing.md`.", [], [("docs/billing.md", "a plan", "TODO")]),
+    ("`a.py` exists and we will add `b.py`.", ["a.py"], [("b.py", "a plan", "will add")]),
+    ("We will cut branch `release/2027.01` next sprint.", [], [("release/2027.01", "a plan", "next sprint")]),
+    ("acme/api#12 will be merged next sprint.", [], [("12", "a plan", "next sprint")]),
+    ("The tasks in `src/tasks.py` do not exist yet.", [], [("src/tasks.py", "a plan", "do not exist yet")]),
+    # another machine, web routes
+    ("The file is `shared/config.yml` on each app server.", [], [("shared/config.yml", "runs elsewhere", "on each app server")]),
+    ("Run ssh web1 and open `releases/current/app.conf`.", [], [("releases/current/app.conf", "runs elsewhere", "ssh")]),
+    ("`deploy/fabfile.py` restarts gunicorn on both hosts.", ["deploy/fabfile.py"], []),
+    ("GET `api/v1/jobs` returns JSON.", [], [("api/v1/jobs", "a web route", "GET")]),
+    ("The `ops/jobs` page lists stuck jobs; the `src/workers` package runs them.", ["src/workers"],
+     [("ops/jobs", "a web route", "page")]),
+    # the title is its own clause
+    ("Entry in `src/app.py`.", ["src/app.py"], []),
+])
+def test_the_sentence_around_a_mention_decides_whether_it_is_a_claim(body: str, claimed: list[str],
+                                                                       refused: list[tuple[str, str, str]]) -> None:
+    found, why = claims.from_text(_note(body, title="Planned moves"))
+    assert [_args(c) for c in found] == claimed
+    assert [(r.claim, r.reason.split(":")[0].split(",")[0], r.reason.split("(")[1].split(")")[0].strip("'"))
+            for r in why] == [(claims.label(Candidate(*_probe_of(what), "text")), kind, cue) for what, kind, cue in refused]
+
+
+def _probe_of(what: str) -> tuple[str, dict[str, Any]]:
+    if what.isdigit():
+        return "pr_merged", {"repo": "acme/api", "number": int(what)}
+    if what.startswith(("feature/", "release/")):
+        return "git_branch_exists", {"branch": what}
+    return "path_exists", {"path": what}
+
+
 @pytest.mark.parametrize("body,state", [
     ("acme/api#431 is open and waiting.", "open"),
     ("The PR acme/api#433 is in review with Dana.", "in review"),

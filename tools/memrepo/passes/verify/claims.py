@@ -6,6 +6,10 @@ paths, URLs, branch names and `owner/repo#123`; the model one (`model.ask_json`)
 arguments for the registered probes. Every candidate then goes through `probes.check`. A pull
 request's state is a mood: only "merged" is a claim, and a sentence saying a PR is open or
 closed is refused here with the reason.
+
+The text rules read words, not meaning, so each mention is weighed against its sentence first
+(`context`: a plan, a negation, another machine's path or a web route is refused with the
+reason). Every candidate then goes through `probes.check`.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from typing import Any, NamedTuple
 
 from memrepo.passes import model
 from memrepo.format import notes
-from memrepo.passes.verify import probes
+from memrepo.passes.verify import context, probes
 
 PASS = "verify"
 MAX_MODEL_CLAIMS = 20
@@ -53,6 +57,18 @@ class Refusal(NamedTuple):
     by: str
 
 
+Span = tuple[int, int]
+
+
+class Mention(NamedTuple):
+    """A candidate the text rules found, where it stands in the text, and what it names
+    (path, dir — a path without an extension —, branch, url or pr)."""
+
+    candidate: Candidate
+    span: Span
+    kind: str
+
+
 class Extraction(NamedTuple):
     calls: list[tuple[probes.Call, str]]
     refused: list[Refusal]
@@ -61,44 +77,52 @@ class Extraction(NamedTuple):
 
 # -- deterministic ---------------------------------------------------------------------
 
+def _has_extension(token: str) -> bool:
+    stem, dot, ext = token.rpartition(".")
+    return bool(dot and stem and ext.lower() in EXTENSIONS)
+
+
 def _is_path(token: str) -> bool:
     if any(ch.isspace() for ch in token) or "://" in token or "#" in token or token.endswith("()"):
         return False
-    stem, dot, ext = token.rpartition(".")
-    has_ext = bool(dot and stem and ext.lower() in EXTENSIONS)
-    if token.startswith("/") and not has_ext:
+    if token.startswith("/") and not _has_extension(token):
         return False  # an endpoint (`/hooks/stripe`), not a file
-    return token in BARE_FILES or "/" in token or has_ext
+    return token in BARE_FILES or "/" in token or _has_extension(token)
 
 
-def _paths(text: str, taken: set[tuple[int, int]]) -> list[Candidate]:
+def _paths(text: str, taken: set[Span]) -> list[Mention]:
     out = []
     for m in _TICKED.finditer(text):
         if m.span() in taken or not _is_path(m.group(1).strip()):
             continue
         token = re.sub(r"(?::\d+){1,2}$", "", m.group(1).strip())  # src/app.py:42
-        out.append(Candidate("path_exists", {"path": token}, "text"))
+        kind = "path" if token in BARE_FILES or _has_extension(token) else "dir"
+        out.append(Mention(Candidate("path_exists", {"path": token}, "text"), m.span(), kind))
     return out
 
 
-def _branches(text: str) -> tuple[list[Candidate], set[tuple[int, int]]]:
+def _branches(text: str) -> tuple[list[Mention], set[Span]]:
     out, taken = [], set()
     for rx in (_BRANCH_BEFORE, _BRANCH_AFTER):
         for m in rx.finditer(text):
             ticked = (m.start(1) - 1, m.end(1) + 1)
             if ticked not in taken:
                 taken.add(ticked)
-                out.append(Candidate("git_branch_exists", {"branch": m.group(1)}, "text"))
+                out.append(Mention(Candidate("git_branch_exists", {"branch": m.group(1)}, "text"), ticked, "branch"))
     for m in _BRANCH_BARE.finditer(text):
-        out.append(Candidate("git_branch_exists", {"branch": m.group(1)}, "text"))
+        out.append(Mention(Candidate("git_branch_exists", {"branch": m.group(1)}, "text"), m.span(1), "branch"))
     return out, taken
 
 
-def _urls(text: str) -> list[Candidate]:
-    return [Candidate("url_alive", {"url": m.group(0).rstrip(".,;:!?")}, "text") for m in _URL.finditer(text)]
+def _urls(text: str) -> list[Mention]:
+    out = []
+    for m in _URL.finditer(text):
+        url = m.group(0).rstrip(".,;:!?")  # the sentence's full stop is not the URL's, nor its mention's
+        out.append(Mention(Candidate("url_alive", {"url": url}, "text"), (m.start(), m.start() + len(url)), "url"))
+    return out
 
 
-def _pull_requests(text: str) -> tuple[list[Candidate], list[Refusal]]:
+def _pull_requests(text: str) -> tuple[list[Mention], list[Refusal]]:
     """`owner/repo#N` claims merged, refused when its clause gives another state, else no claim."""
     found, refused = [], []
     refs = list(_PR.finditer(text))
@@ -112,7 +136,8 @@ def _pull_requests(text: str) -> tuple[list[Candidate], list[Refusal]]:
         if mood:
             refused.append(Refusal(f"pull request {ref} is {mood.group(1).lower()}", mood_reason(mood.group(1)), "text"))
         elif _MERGED.search(clause):
-            found.append(Candidate("pr_merged", {"repo": m.group(1), "number": int(m.group(2))}, "text"))
+            found.append(Mention(Candidate("pr_merged", {"repo": m.group(1), "number": int(m.group(2))}, "text"),
+                                 m.span(), "pr"))
     return found, refused
 
 
@@ -122,11 +147,22 @@ def mood_reason(state: str) -> str:
 
 
 def from_text(note: notes.Note) -> tuple[list[Candidate], list[Refusal]]:
-    """Claims found by rule in the title, description and body (fenced code is left out)."""
-    text = "\n".join([str(note.get("title", "")), str(note.get("description", "")), _FENCED.sub("", note.body)])
+    """Claims found by rule in the title, description and body (fenced code is left out); a
+    mention its sentence does not claim as a present fact is refused with the reason."""
+    # A blank line between title, description and body: each is its own clause for `context`.
+    text = "\n\n".join([str(note.get("title", "")), str(note.get("description", "")), _FENCED.sub("", note.body)])
     prs, refused = _pull_requests(text)
     branches, taken = _branches(text)
-    return branches + _paths(text, taken) + _urls(text) + prs, refused
+    mentions = branches + _paths(text, taken) + _urls(text) + prs
+    reader = context.Reader(text, [m.span for m in mentions] + [t.span() for t in _TICKED.finditer(text)])
+    found = []
+    for m in mentions:
+        why = context.judge(reader, m.span, m.kind)
+        if why:
+            refused.append(Refusal(label(m.candidate), why, "text"))
+        else:
+            found.append(m.candidate)
+    return found, refused
 
 
 # -- model -----------------------------------------------------------------------------
