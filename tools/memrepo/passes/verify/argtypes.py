@@ -59,6 +59,12 @@ def rel_path(value: Any, what: str = "path") -> str:
     return "." if norm in ("", ".") else norm
 
 
+def abs_path(value: Any, what: str = "path") -> str:
+    """An absolute path as a memory or a transcript writes it, before it is mapped to a project (`scope`)."""
+    text = _plain(value, what, 1000, r"/[A-Za-z0-9._/@+-]*")
+    return text
+
+
 def repo_path(value: Any) -> str:
     return rel_path(value, "repo")
 

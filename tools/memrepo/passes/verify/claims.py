@@ -9,7 +9,9 @@ closed is refused here with the reason.
 
 The text rules read words, not meaning, so each mention is weighed against its sentence first
 (`context`: a plan, a negation, another machine's path or a web route is refused with the
-reason). Every candidate then goes through `probes.check`.
+reason). Every candidate is then placed in a configured project (`scope`: an absolute path
+inside a root is that project's, one outside every root is refused) before `probes.check`, and
+one claim in two forms is kept once.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import Any, NamedTuple
 
 from memrepo.passes import model
 from memrepo.format import notes
-from memrepo.passes.verify import context, probes
+from memrepo.passes.verify import context, probes, scope
 
 PASS = "verify"
 MAX_MODEL_CLAIMS = 20
@@ -82,18 +84,19 @@ def _has_extension(token: str) -> bool:
     return bool(dot and stem and ext.lower() in EXTENSIONS)
 
 
-def _is_path(token: str) -> bool:
+def _is_path(token: str, roots: dict[str, str]) -> bool:
     if any(ch.isspace() for ch in token) or "://" in token or "#" in token or token.endswith("()"):
         return False
     if token.startswith("/") and not _has_extension(token):
-        return False  # an endpoint (`/hooks/stripe`), not a file
+        # An endpoint (`/hooks/stripe`), not a file, unless it lies in a configured project.
+        return scope.owner(token, roots) is not None
     return token in BARE_FILES or "/" in token or _has_extension(token)
 
 
-def _paths(text: str, taken: set[Span]) -> list[Mention]:
+def _paths(text: str, taken: set[Span], roots: dict[str, str]) -> list[Mention]:
     out = []
     for m in _TICKED.finditer(text):
-        if m.span() in taken or not _is_path(m.group(1).strip()):
+        if m.span() in taken or not _is_path(m.group(1).strip(), roots):
             continue
         token = re.sub(r"(?::\d+){1,2}$", "", m.group(1).strip())  # src/app.py:42
         kind = "path" if token in BARE_FILES or _has_extension(token) else "dir"
@@ -146,14 +149,14 @@ def mood_reason(state: str) -> str:
             "only 'merged' is accepted as a claim")
 
 
-def from_text(note: notes.Note) -> tuple[list[Candidate], list[Refusal]]:
+def from_text(note: notes.Note, roots: dict[str, str] | None = None) -> tuple[list[Candidate], list[Refusal]]:
     """Claims found by rule in the title, description and body (fenced code is left out); a
     mention its sentence does not claim as a present fact is refused with the reason."""
     # A blank line between title, description and body: each is its own clause for `context`.
     text = "\n\n".join([str(note.get("title", "")), str(note.get("description", "")), _FENCED.sub("", note.body)])
     prs, refused = _pull_requests(text)
     branches, taken = _branches(text)
-    mentions = branches + _paths(text, taken) + _urls(text) + prs
+    mentions = branches + _paths(text, taken, roots or {}) + _urls(text) + prs
     reader = context.Reader(text, [m.span for m in mentions] + [t.span() for t in _TICKED.finditer(text)])
     found = []
     for m in mentions:
@@ -241,13 +244,17 @@ def label(c: Candidate) -> str:
     return f"{str(c.probe)[:40]} {raw[:200]}"
 
 
-def validate(candidates: list[Candidate], providers: dict[str, Any]) -> tuple[list[tuple[probes.Call, str]], list[Refusal]]:
-    """Each candidate checked against the registry; duplicates folded (the first source wins)."""
+def validate(candidates: list[Candidate], providers: dict[str, Any], roots: dict[str, str] | None = None,
+             project: str | None = None) -> tuple[list[tuple[probes.Call, str]], list[Refusal]]:
+    """Each candidate placed in a configured project (`scope`) and checked against the registry;
+    the same claim in two forms is kept once (the first source wins)."""
+    roots = roots or {}
     calls: list[tuple[probes.Call, str]] = []
     refused, seen = [], set()
     for c in candidates:
         try:
-            call = probes.check(c.probe, c.args, providers)
+            call = scope.canonical(probes.check(c.probe, scope.place(c.probe, c.args, roots), providers),
+                                   roots, project)
         except probes.ClaimRejected as exc:
             refused.append(Refusal(label(c), str(exc), c.by))
             continue
@@ -258,16 +265,19 @@ def validate(candidates: list[Candidate], providers: dict[str, Any]) -> tuple[li
     return calls, refused
 
 
-def extract(repo: str, note: notes.Note, providers: dict[str, Any], use_model: bool) -> Extraction:
-    """Every claim of a memory, validated; raises model.ModelError when the model command fails."""
-    found, refused = from_text(note)
+def extract(repo: str, note: notes.Note, providers: dict[str, Any], use_model: bool,
+            roots: dict[str, str] | None = None) -> Extraction:
+    """Every claim of a memory, validated; raises model.ModelError when the model command fails.
+    `roots` are the configured project roots (`config.project_roots`)."""
+    project = note.get("project") if isinstance(note.get("project"), str) else None
+    found, refused = from_text(note, roots)
     model_note = ""
     if use_model:
         more, more_refused, model_note = from_model(repo, note, providers)
         found, refused = found + more, refused + more_refused
     # A dropped answer is no evidence that the model's earlier claims went away: keep them.
     keep_model = not use_model or bool(model_note)
-    calls, rejected = validate(stored(note, keep_model) + found, providers)
+    calls, rejected = validate(stored(note, keep_model) + found, providers, roots, project)
     unique = {(r.claim, r.reason): r for r in reversed(refused + rejected)}  # the first source wins
     return Extraction(calls, list(reversed(unique.values())), model_note)
 

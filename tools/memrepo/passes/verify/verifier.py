@@ -113,7 +113,7 @@ def check_note(repo: str, note: notes.Note, settings: dict[str, Any], use_model:
     providers: dict[str, Any] = _providers if isinstance(_providers, dict) else {}
     projects = config.project_roots(settings)
     project = note.get("project") if isinstance(note.get("project"), str) else None
-    extraction = claims.extract(repo, note, providers, use_model)
+    extraction = claims.extract(repo, note, providers, use_model, projects)
     allow = config.local_only(repo, fetch.ALLOW_KEY)  # widening where probes reach: this machine only
     allow_hosts = tuple(h for h in allow if isinstance(h, str)) if isinstance(allow, list) else ()
     ctx = probes.Context(projects, providers, project, allow_hosts)
