@@ -57,11 +57,18 @@ def commit_run(repo: str, report: Report, new: list[notes.Note], extra: dict[str
     """
     from memrepo.vcs import commit, runs
 
+    from memrepo.store import memories as store
+
     texts: dict[str, str] = {}
+    removed = store.removed_ids(repo) if new else set()
     for note in new:
         rel = f"{paths.MEMORY_DIR}/{note.id}.md"
         if rel in texts:
             report.already += 1
+            continue
+        if note.id in removed:
+            report.skip(note.id, "removed from the store before (git log shows the deletion); not imported again "
+                                 "— to keep it, restore the file with git")
             continue
         texts[rel] = notes.serialize(note)
         report.added.append(note.id)

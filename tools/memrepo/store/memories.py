@@ -91,6 +91,21 @@ def stable_id(prefix: str, label: str, key: str) -> str:
     return f"{prefix}-{slug}-{digest}"
 
 
+def removed_ids(repo: str) -> set[str]:
+    """Ids of memories a commit reachable from HEAD deleted and that are not back in the tree.
+
+    Importers read it so a re-import does not resurrect what a person removed (issue 16).
+    """
+    from memrepo.vcs import gitcmd
+
+    rc, out, _ = gitcmd.run_git("log", "--diff-filter=D", "--no-renames", "--name-only", "-z", "--format=", "HEAD",
+                                "--", f"{paths.MEMORY_DIR}/", cwd=repo)
+    if rc != 0:
+        return set()
+    ids = {os.path.basename(p)[:-3] for p in gitcmd.split_z(out) if p.endswith(".md")}
+    return {i for i in ids if not exists(repo, i)}
+
+
 def exists(repo: str, note_id: str) -> bool:
     return os.path.exists(paths.note_path(repo, note_id))
 

@@ -71,6 +71,40 @@ def list_runs(repo: str, limit: int = 20) -> list[dict[str, Any]]:
     return list(runs.values())[:limit]
 
 
+def undone_runs(repo: str) -> dict[str, str]:
+    """Runs that stand undone, each with the undo run that undid it; an undone undo restores its run."""
+    undid: dict[str, str] = {}
+    for e in log(repo, grep=f"{trailers.PREFIX}Undoes: "):
+        t = e["trailers"]
+        if t.get("Undoes") and t.get("Run"):
+            undid.setdefault(t["Undoes"], t["Run"])
+
+    def stands(run: str, depth: int = 0) -> bool:
+        undo = undid.get(run)
+        return undo is not None and (depth > 50 or not stands(undo, depth + 1))
+
+    return {run: undo for run, undo in undid.items() if stands(run)}
+
+
+def undone_decisions(repo: str) -> dict[tuple[str, str, str], str]:
+    """(action, id, winner) of every commit of an undone run -> the run that undid it.
+
+    A pass reads this before it decides: what a person undid is not decided again (issue 16).
+    The proposals of an undone run (on its review branch) count too.
+    """
+    found: dict[tuple[str, str, str], str] = {}
+    for run, undo in undone_runs(repo).items():
+        entries = commits_of(repo, run)
+        rc, _, _ = gitcmd.run_git("rev-parse", "--verify", "-q", f"refs/heads/memrepo/review/{run}", cwd=repo)
+        if rc == 0:
+            entries += [e for e in log(repo, rev=f"HEAD..memrepo/review/{run}") if e["trailers"].get("Run") == run]
+        for e in entries:
+            t = e["trailers"]
+            if t.get("Id"):
+                found.setdefault((t.get("Action", ""), t["Id"], t.get("Winner", "")), undo)
+    return found
+
+
 def last_run(repo: str) -> str:
     """The newest run that is not an undo and has not been undone."""
     for entry in list_runs(repo, limit=10000):
@@ -108,7 +142,8 @@ def undo(repo: str, run_id: str) -> list[str]:
     if not RUN_RE.match(run_id):
         raise UndoError(f"{run_id!r} is not a run id", hint="run ids look like 2026-11-29T18-40-02-curate; see `memrepo log --runs`")
     commits = commits_of(repo, run_id)
-    if not commits:
+    proposed = gitcmd.run_git("rev-parse", "--verify", "-q", f"refs/heads/memrepo/review/{run_id}", cwd=repo)[0] == 0
+    if not commits and not proposed:
         raise UndoError(f"no commits of run {run_id} on this branch", hint="`memrepo log --runs` lists the runs")
     done = [e for e in log(repo, grep=f"{trailers.PREFIX}Undoes: {run_id}") if e["trailers"].get("Undoes") == run_id]
     if done:
@@ -117,7 +152,9 @@ def undo(repo: str, run_id: str) -> list[str]:
     shas = [e["commit"] for e in commits]
     files = _files_of(repo, shas)
     if not files:
-        return []
+        # Nothing to revert (only proposals, or recorded rejections): an empty commit still
+        # records the undo, which closes the run's proposals and keeps its decisions from coming back.
+        return [_record_undo(repo, run_id)] if proposed else []
     with lock.held(repo):
         _check_clean(repo, files)
         # The revert is built in a temporary index: the work tree, the real index and git's
@@ -165,6 +202,23 @@ def _reverted(repo: str, shas: list[str], files: list[str], run_id: str) -> dict
             os.remove(tmp)
         with contextlib.suppress(FileNotFoundError):
             os.remove(tmp + ".lock")
+
+
+def _record_undo(repo: str, run_id: str) -> str:
+    """An empty `Memrepo-Action: undo` commit on HEAD's tree (the work tree and index untouched)."""
+    found = {"Action": "undo", "Run": fresh_run_id(repo, "undo"), "Undoes": run_id}
+    msg = trailers.message(f"undo: run {run_id} (its review proposals)", found)
+    with lock.held(repo):
+        rc, out, err = gitcmd.run_git("rev-parse", "--verify", "HEAD", cwd=repo)
+        head = out.decode().strip()
+        rc, out, err = gitcmd.run_git("commit-tree", f"{head}^{{tree}}", "-p", head, "-F", "-", cwd=repo, input=msg.encode())
+        if rc != 0:
+            raise UndoError(f"git commit-tree failed: {err.decode('utf-8', 'replace').strip()}")
+        sha = out.decode().strip()
+        rc, _, err = gitcmd.run_git("update-ref", "-m", "memrepo undo", "HEAD", sha, head, cwd=repo)
+        if rc != 0:
+            raise UndoError(f"git update-ref failed: {err.decode('utf-8', 'replace').strip()}")
+    return sha
 
 
 TEMP_INDEX = "memrepo-undo-index-"

@@ -141,6 +141,7 @@ def _deterministic(run: _Run, settings: dict[str, Any]) -> None:
     chain_changes, left = tidy.chains(run.memories)
     for nid, why in left:
         run.report.skipped.append({"kind": "chain", "ids": [nid], "reason": why})
+    undone = runs.undone_decisions(run.repo)
     for finder in (lambda: chain_changes, lambda: tidy.duplicates(run.memories),
                    lambda: tidy.dead_paths(run.memories, settings, _dt.date.today().isoformat())):
         for change in finder():
@@ -148,6 +149,10 @@ def _deterministic(run: _Run, settings: dict[str, Any]) -> None:
                         "confidence": 1.0, "reason": change.reason}
             if change.note.id in run.dirty:
                 run.report.skipped.append({**decision, "reason": "uncommitted changes in the file; left to its author"})
+                continue
+            by = undone.get((change.action, change.note.id, str(change.extra.get("Winner", ""))))
+            if by:
+                run.report.skipped.append({**decision, "reason": f"undone by run {by}; not applied again"})
                 continue
             run.commit(change.note, change.subject, change.trailers(run.report.run_id), decision)
 

@@ -92,14 +92,16 @@ def branches(repo: str) -> list[str]:
 def proposals(repo: str, include_closed: bool = False) -> list[dict[str, Any]]:
     """Open proposals across every review branch, numbered from 1 (oldest branch, then oldest commit)."""
     decided = _decided(repo)
+    undone = runs.undone_runs(repo)  # `memrepo undo <run>` closes that run's proposals
     found = []
     for branch in branches(repo):
+        run = branch[len(PREFIX):]
         for e in reversed(runs.log(repo, rev=f"HEAD..{branch}")):
             state = decided.get(e["commit"])
-            if state and not include_closed:
+            closed = state["trailers"].get("Action", "?") if state else ("undone" if run in undone else "")
+            if closed and not include_closed:
                 continue
-            e.update(branch=branch, run=branch[len(PREFIX):],
-                     state=state["trailers"].get("Action", "?") if state else "open")
+            e.update(branch=branch, run=run, state=closed or "open")
             found.append(e)
     for n, e in enumerate(found, start=1):
         e["n"] = n
@@ -107,8 +109,10 @@ def proposals(repo: str, include_closed: bool = False) -> list[dict[str, Any]]:
 
 
 def pairs_seen(repo: str) -> set[frozenset[str]]:
-    """Pairs of memory ids with an open or rejected proposal: the curator does not propose them again."""
+    """Pairs of memory ids with an open or rejected proposal, or a supersession or proposal a
+    person undid: the curator does not ask about them again."""
     seen = {frozenset((p["trailers"].get("Id", ""), p["trailers"].get("Winner", ""))) for p in proposals(repo)}
+    seen.update(frozenset((i, w)) for (_, i, w) in runs.undone_decisions(repo) if w)
     for e in runs.log(repo, grep=f"{trailer_text.PREFIX}Action: reject"):
         seen.add(frozenset((e["trailers"].get("Id", ""), e["trailers"].get("Winner", ""))))
     return seen
