@@ -1,17 +1,17 @@
 """What a memory claims: typed probe calls found in its text, by rule or by a model.
 
 Two extractors fill the same shape, `{"probe": name, "args": {...}}`, and neither can say
-anything the registry in `probes` does not define: the deterministic one reads backticked
-paths, URLs, branch names and `owner/repo#123`; the model one (`model.ask_json`) may only fill
-arguments for the registered probes. Every candidate then goes through `probes.check`. A pull
-request's state is a mood: only "merged" is a claim, and a sentence saying a PR is open or
-closed is refused here with the reason.
+anything the registry in `probes` does not define: the deterministic one (here) reads
+backticked paths, URLs, branch names and `owner/repo#123`; the model one (`modelclaims`) may
+only fill arguments for the registered probes. A pull request's state is a mood: only "merged"
+is a claim, and a sentence saying a PR is open or closed is refused here with the reason.
 
 The text rules read words, not meaning, so each mention is weighed against its sentence first
 (`context`: a plan, a negation, another machine's path or a web route is refused with the
-reason). Every candidate is then placed in a configured project (`scope`: an absolute path
-inside a root is that project's, one outside every root is refused) before `probes.check`, and
-one claim in two forms is kept once.
+reason), and the model, shown the rule claims by index, may mark one as not a claim. Every
+candidate is then placed in a configured project (`scope`: an absolute path inside a root is
+that project's, one outside every root is refused) and goes through `probes.check`; one claim
+in two forms is kept once.
 """
 
 from __future__ import annotations
@@ -20,12 +20,14 @@ import json
 import re
 from typing import Any, NamedTuple
 
-from memrepo.passes import model
 from memrepo.format import notes
 from memrepo.passes.verify import context, probes, scope
+from memrepo.passes.verify.modelclaims import ANSWER_SCHEMA, from_model, prompt, veto
+from memrepo.passes.verify.shapes import Candidate, Refusal, label, mood_reason
 
-PASS = "verify"
-MAX_MODEL_CLAIMS = 20
+__all__ = ["ANSWER_SCHEMA", "Candidate", "Extraction", "Refusal", "extract", "from_model", "from_text", "label",
+           "mood_reason", "prompt", "stored", "to_meta", "validate", "veto"]
+
 EXTENSIONS = frozenset(
     "py pyi md rst txt json jsonl yaml yml toml ini cfg conf env lock sh bash zsh ps1 js mjs cjs ts tsx jsx vue "
     "go rs rb java kt swift c h cc cpp hpp cs php sql html css scss csv xml tf tfvars hcl proto graphql "
@@ -43,21 +45,6 @@ _MOOD = re.compile(r"\b(open|opened|opening|closed|closing|draft|pending|awaitin
                    r"needs review|approved|unmerged|not (?:yet )?merged|blocked|abandoned|reverted)\b", re.I)
 _MERGED = re.compile(r"\b(merged|landed)\b", re.I)
 _SENTENCE_END = re.compile(r"[.;!?](?:\s|$)|\n")
-
-
-class Candidate(NamedTuple):
-    """A claim before validation; `by` is text, model or user (hand-written in `claims:`)."""
-
-    probe: str
-    args: dict[str, Any]
-    by: str
-
-
-class Refusal(NamedTuple):
-    claim: str
-    reason: str
-    by: str
-
 
 Span = tuple[int, int]
 
@@ -144,11 +131,6 @@ def _pull_requests(text: str) -> tuple[list[Mention], list[Refusal]]:
     return found, refused
 
 
-def mood_reason(state: str) -> str:
-    return (f"a pull request's state {state.lower()!r} is a mood, not a fact: "
-            "only 'merged' is accepted as a claim")
-
-
 def from_text(note: notes.Note, roots: dict[str, str] | None = None) -> tuple[list[Candidate], list[Refusal]]:
     """Claims found by rule in the title, description and body (fenced code is left out); a
     mention its sentence does not claim as a present fact is refused with the reason."""
@@ -168,58 +150,6 @@ def from_text(note: notes.Note, roots: dict[str, str] | None = None) -> tuple[li
     return found, refused
 
 
-# -- model -----------------------------------------------------------------------------
-
-ANSWER_SCHEMA: dict[str, Any] = {
-    "type": "object", "required": ["claims"], "additionalProperties": False,
-    "properties": {"claims": {"type": "array", "maxItems": MAX_MODEL_CLAIMS, "items": {
-        "type": "object", "required": ["probe", "args"], "additionalProperties": False,
-        "properties": {"probe": {"type": "string", "maxLength": 64},
-                       "args": {"type": "object"},
-                       "quote": {"type": "string", "maxLength": 400}}}}},
-}
-
-
-def prompt(note: notes.Note, providers: dict[str, Any]) -> str:
-    """The extraction prompt: the registry, the rules, the memory."""
-    lines = ["You read one memory of a coding agent and list the checkable claims it makes about the world.",
-             "You may only use these probes, with exactly these arguments (? = optional):"]
-    for p in probes.REGISTRY.values():
-        params = [*p.required, *(f"{k}?" for k in p.optional)]
-        lines.append(f"- {p.name}({', '.join(params)}): {p.doc}")
-    lines += [
-        "- pr_state(repo, number, state): a sentence about a pull request's state other than merged "
-        "(open, closed, draft, in review); list it, it will be refused.",
-        f"Configured providers: {', '.join(sorted(providers)) or 'none (so no secret_present or instance_exists)'}.",
-        "Rules: claims are facts the memory states as true now, not plans or hypotheses. Paths are relative "
-        "to the project root. number is an integer. Never write a command; only fill arguments.",
-        'Answer with JSON only: {"claims": [{"probe": "...", "args": {...}, "quote": "the words that claim it"}]}; '
-        'an empty list when there is nothing to check.',
-        "", f"Memory id: {note.id}", f"Project: {note.get('project') or '(global)'}",
-        f"Title: {note.get('title', '')}", f"Description: {note.get('description', '')}", "", note.body.strip(),
-    ]
-    return "\n".join(lines)
-
-
-def from_model(repo: str, note: notes.Note, providers: dict[str, Any]) -> tuple[list[Candidate], list[Refusal], str]:
-    """The model's claims for one memory; (candidates, refusals, note) — note says when its answer was dropped."""
-    answer = model.ask_json(repo, PASS, prompt(note, providers), ANSWER_SCHEMA)
-    if answer is None:
-        return [], [], "the model's answer was invalid (logged to index/model-rejects.jsonl)"
-    found, refused = [], []
-    for item in answer["claims"]:
-        probe, args = item["probe"], item["args"]
-        if probe == "pr_state":
-            state = str(args.get("state", "")).strip().lower()
-            if state != "merged":
-                refused.append(Refusal(f"pull request {args.get('repo')}#{args.get('number')} is {state[:40]}",
-                                       mood_reason(state[:40] or "unstated"), "model"))
-                continue
-            probe, args = "pr_merged", {k: v for k, v in args.items() if k != "state"}
-        found.append(Candidate(probe, args, "model"))
-    return found, refused, ""
-
-
 # -- together --------------------------------------------------------------------------
 
 def stored(note: notes.Note, keep_model: bool) -> list[Candidate]:
@@ -236,12 +166,6 @@ def stored(note: notes.Note, keep_model: bool) -> list[Candidate]:
             out.append(Candidate(str(item.get("probe")), args if isinstance(args, dict) else {"": args},
                                  "user" if by == "user" else "model"))
     return out
-
-
-def label(c: Candidate) -> str:
-    """A short, safe rendering of a candidate for logs (it may be hostile text)."""
-    raw = json.dumps(c.args, ensure_ascii=True, sort_keys=True, default=str) if isinstance(c.args, dict) else repr(c.args)
-    return f"{str(c.probe)[:40]} {raw[:200]}"
 
 
 def validate(candidates: list[Candidate], providers: dict[str, Any], roots: dict[str, str] | None = None,
@@ -273,8 +197,9 @@ def extract(repo: str, note: notes.Note, providers: dict[str, Any], use_model: b
     found, refused = from_text(note, roots)
     model_note = ""
     if use_model:
-        more, more_refused, model_note = from_model(repo, note, providers)
-        found, refused = found + more, refused + more_refused
+        answer = from_model(repo, note, providers, found)
+        found, vetoed = veto(found, answer.vetoes)
+        found, refused, model_note = found + answer.found, refused + vetoed + answer.refused, answer.note
     # A dropped answer is no evidence that the model's earlier claims went away: keep them.
     keep_model = not use_model or bool(model_note)
     calls, rejected = validate(stored(note, keep_model) + found, providers, roots, project)
