@@ -37,6 +37,138 @@ def pem(label: str, body: str = PEM_BODY, newline: str = "\n") -> str:
     return begin + newline + body.replace("\n", newline) + newline + end
 
 
+def fake(n: int, alphabet: str = "Xk9mP2qR7vL4nT8wB3cD6fG1hJ5sY0zA") -> str:
+    """`n` characters cycling through `alphabet`: token-shaped, and no real token."""
+    return (alphabet * (n // len(alphabet) + 1))[:n]
+
+
+HEX = "3f9a0c7e1b5d8264"
+LOWER = "k3j9x2m8q7w1z5v4b6n0p"
+UPPER = "K7XQ9ZP2M4TW8RJ3"
+URLSAFE = "Xk9-mP2_qR7vL4nT8wB3cD6fG1hJ5sY0zA"
+BASE64 = "Xk9+mP2/qR7vL4nT8wB3cD6fG1hJ5sY0zA"
+UUID = "4f1c2b3a-9d8e-4c7b-a6f5-0e1d2c3b4a59"
+
+PROVIDER_POSITIVES = [
+    # (text, kind, preview): each provider format, assembled so this file holds no token
+    ("sk" + "-ant-admin01-" + fake(93, URLSAFE) + "AA", "anthropic-key", "sk-ant-…fGAA"),
+    ("OPENROUTER_API_KEY=" + "sk" + "-or-v1-" + fake(64, HEX), "openrouter-key", "sk-or-v1-…8264"),
+    ("hf" + "_" + fake(34), "huggingface-token", "hf_…zAXk"),
+    ("api" + "_org_" + fake(34), "huggingface-token", "api_org_…zAXk"),
+    ("gs" + "k_" + fake(52), "groq-key", "gsk_…B3cD"),
+    ("r8" + "_" + fake(37), "replicate-token", "r8_…k9mP"),
+    ("pp" + "lx-" + fake(48), "perplexity-key", "pplx-…nT8w"),
+    ("xa" + "i-" + fake(80), "xai-key", "xai-…nT8w"),
+    ("gl" + "pat-" + fake(27, URLSAFE) + ".01" + fake(7, LOWER), "gitlab-token", "glpat-…9x2m"),
+    ("gl" + "rt-" + fake(20, URLSAFE), "gitlab-token", "glrt-…8wB3"),
+    ("gl" + "dt-" + fake(20, URLSAFE), "gitlab-token", "gldt-…8wB3"),
+    ("gl" + "ft-" + fake(20, URLSAFE), "gitlab-token", "glft-…8wB3"),
+    ("gl" + "soat-" + fake(20, URLSAFE), "gitlab-token", "glsoat-…8wB3"),
+    ("gl" + "ffct-" + fake(20, URLSAFE), "gitlab-token", "glffct-…8wB3"),
+    ("gl" + "cbt-" + "2" + "_" + fake(20, URLSAFE), "gitlab-token", "glcbt-…8wB3"),
+    ("gl" + "agent-" + fake(50, URLSAFE), "gitlab-token", "glagent-…L4nT"),
+    ("gl" + "imt-" + fake(25, URLSAFE), "gitlab-token", "glimt-…D6fG"),
+    ("gl" + "oas-" + fake(64, URLSAFE), "gitlab-token", "gloas-…hJ5s"),
+    ("gl" + "ptt-" + fake(40, HEX), "gitlab-token", "glptt-…0c7e"),
+    ("GR" + "1348941" + fake(20, URLSAFE), "gitlab-token", "GR1348941…8wB3"),
+    ("Cookie: _gitlab" + "_session=" + fake(32, LOWER), "gitlab-token", "…8q7w"),
+    ("py" + "pi-AgEIcHlwaS5vcmc" + fake(70, URLSAFE), "pypi-token", "pypi-…zAXk"),
+    ("ruby" + "gems_" + fake(48, HEX), "rubygems-key", "rubygems_…8264"),
+    ("CLO" + "JARS_" + fake(60), "clojars-token", "CLOJARS_…hJ5s"),
+    ("dc" + "kr_pat_" + fake(27, URLSAFE), "dockerhub-token", "dckr_pat_…fG1h"),
+    ("bk" + "ua_" + fake(40, HEX), "buildkite-token", "bkua_…0c7e"),
+    ("sg" + "p_" + fake(16, HEX) + "_" + fake(40, HEX), "sourcegraph-token", "sgp_…0c7e"),
+    ("AK" + "Cp" + fake(69), "artifactory-key", "AKCp…k9mP"),
+    ("cm" + "Vmd" + fake(59), "artifactory-key", "cmVmd…1hJ5"),
+    ("pa" + "t." + fake(22, URLSAFE) + "." + fake(24) + "." + fake(20), "harness-token", "pat.…B3cD"),
+    ("sa" + "t." + fake(22, URLSAFE) + "." + fake(24) + "." + fake(20), "harness-token", "sat.…B3cD"),
+    ("tk" + "-us-" + fake(48, URLSAFE), "scalingo-token", "tk-us-…7vL4"),
+    ("xo" + "xc-" + "2541715624-2536568458595-2560197464944-" + fake(64, HEX), "slack-token", "xoxc-…8264"),
+    ("d=xo" + "xd-" + fake(120, BASE64) + "%3D", "slack-token", "xoxd-…w%3D"),
+    ("lin" + "_api_" + fake(40), "linear-key", "lin_api_…P2qR"),
+    ("nt" + "n_" + "12345678901" + fake(35), "notion-token", "ntn_…AXk9"),
+    ("NOTION=" + "sec" + "ret_" + fake(43), "notion-token", "secret_…R7vL"),
+    ("pa" + "t" + fake(14) + "." + fake(64, HEX), "airtable-token", "pat…8264"),
+    ("AT" + "ATT3" + fake(186, URLSAFE), "atlassian-token", "ATATT3…L4nT"),
+    ("PM" + "AK-" + fake(24, HEX) + "-" + fake(34, HEX), "postman-key", "PMAK-…643f"),
+    ("rd" + "me_" + fake(70, LOWER), "readme-key", "rdme_…9x2m"),
+    ("fio" + "-u-" + fake(64, URLSAFE), "frameio-token", "fio-u-…hJ5s"),
+    ("s-s4" + "t2ud-" + fake(64, HEX), "intra42-secret", "s-s4t2ud-…8264"),
+    ("SG" + "." + fake(22, URLSAFE) + "." + fake(43, URLSAFE), "sendgrid-key", "SG.…P2_q"),
+    ("TWILIO_KEY_SID " + "SK" + fake(32, HEX), "twilio-key", "SK…8264"),
+    ("xkey" + "sib-" + fake(64, HEX) + "-" + fake(16), "brevo-key", "xkeysib-…nT8w"),
+    ("xsmtp" + "sib-" + fake(64, HEX) + "-" + fake(16), "brevo-key", "xsmtpsib-…nT8w"),
+    ("sk" + "_test_" + fake(24), "stripe-key", "sk_test_…6fG1"),
+    ("rk" + "_test_" + fake(24), "stripe-key", "rk_test_…6fG1"),
+    ("sk" + "_prod_" + fake(24), "stripe-key", "sk_prod_…6fG1"),
+    ("wh" + "sec_" + fake(32), "webhook-secret", "whsec_…Y0zA"),
+    ("sh" + "pat_" + fake(32, HEX), "shopify-token", "shpat_…8264"),
+    ("sh" + "pss_" + fake(32, HEX), "shopify-token", "shpss_…8264"),
+    ("sq0" + "atp-" + fake(22, URLSAFE), "square-token", "sq0atp-…B3cD"),
+    ("sq0" + "csp-" + fake(43, URLSAFE), "square-token", "sq0csp-…P2_q"),
+    ("EA" + "AA" + fake(60, URLSAFE), "square-token", "EAAA…6fG1"),
+    ("EA" + "AC" + fake(120), "facebook-token", "EAAC…6fG1"),
+    ("EA" + "AM" + fake(120), "facebook-token", "EAAM…6fG1"),
+    ("shi" + "ppo_live_" + fake(40, HEX), "shippo-key", "shippo_live_…0c7e"),
+    ("duf" + "fel_test_" + fake(43, URLSAFE), "duffel-token", "duffel_test_…P2_q"),
+    ("EZ" + "AK" + fake(54), "easypost-key", "EZAK…cD6f"),
+    ("EZ" + "TK" + fake(54), "easypost-key", "EZTK…cD6f"),
+    ("FLW" + "SECK_TEST-" + fake(32, "a1b2c3d4e5f6g7h8") + "-X", "flutterwave-key", "FLWSECK…h8-X"),
+    ("GOC" + "SPX-" + fake(28, URLSAFE), "google-oauth-secret", "GOCSPX-…G1hJ"),
+    ("ya" + "29." + fake(60, URLSAFE), "google-oauth-token", "ya29.…6fG1"),
+    ("AB" + "IA" + fake(16, UPPER), "aws-access-key-id", "ABIA…8RJ3"),
+    ("AC" + "CA" + fake(16, UPPER), "aws-access-key-id", "ACCA…8RJ3"),
+    ("A3" + "T" + fake(17, UPPER), "aws-access-key-id", "A3TK…RJ3K"),
+    ("DefaultEndpointsProtocol=https;AccountName=acme;Account" + "Key=" + fake(86, BASE64) + "==;EndpointSuffix=core.windows.net", "azure-storage-key", "…8w=="),
+    ("Endpoint=sb://acme.servicebus.windows.net/;SharedAccessKeyName=Root;SharedAccess" + "Key=" + fake(43, BASE64) + "=", "azure-storage-key", "…2/q="),
+    ("LT" + "AI" + fake(20), "alibaba-access-key-id", "LTAI…B3cD"),
+    ("do" + "p_v1_" + fake(64, HEX), "digitalocean-token", "dop_v1_…8264"),
+    ("do" + "o_v1_" + fake(64, HEX), "digitalocean-token", "doo_v1_…8264"),
+    ("do" + "r_v1_" + fake(64, HEX), "digitalocean-token", "dor_v1_…8264"),
+    ("HR" + "KU-AA" + fake(58, URLSAFE), "heroku-key", "HRKU-AA…cD6f"),
+    ("fo" + "1_" + fake(43, URLSAFE), "flyio-token", "fo1_…P2_q"),
+    ("FlyV1 " + "fm" + "2_" + fake(120, BASE64), "flyio-token", "fm2_…nT8w"),
+    ("sb" + "p_" + fake(40, LOWER), "supabase-key", "sbp_…4b6n"),
+    ("sb" + "_secret_" + fake(31, URLSAFE), "supabase-key", "sb_secret_…J5sY"),
+    ("psc" + "ale_tkn_" + fake(40, URLSAFE), "planetscale-token", "pscale_tkn_…9-mP"),
+    ("psc" + "ale_pw_" + fake(40, URLSAFE), "planetscale-token", "pscale_pw_…9-mP"),
+    ("psc" + "ale_oauth_" + fake(40, URLSAFE), "planetscale-token", "pscale_oauth_…9-mP"),
+    ("pu" + "l-" + fake(40, HEX), "pulumi-token", "pul-…0c7e"),
+    ("da" + "pi" + fake(32, HEX), "databricks-token", "dapi…8264"),
+    ("da" + "pi" + fake(32, HEX) + "-2", "databricks-token", "dapi…64-2"),
+    ("v1" + ".0-" + fake(24, HEX) + "-" + fake(146, HEX), "cloudflare-origin-ca-key", "v1.0-…643f"),
+    ("sha" + "256~" + fake(43, URLSAFE), "openshift-token", "sha256~…P2_q"),
+    ("VAULT_TOKEN=" + "hv" + "s." + fake(95, URLSAFE), "vault-token", "hvs.…fG1h"),
+    ("hv" + "b." + fake(150, URLSAFE), "vault-token", "hvb.…7vL4"),
+    ("op" + "s_eyJ" + fake(300, BASE64), "1password-token", "ops_…G1hJ"),
+    ("A3" + "-" + fake(6, UPPER) + "-" + fake(11, UPPER) + ("-" + fake(5, UPPER)) * 3, "1password-secret-key", "A3-…7XQ9"),
+    ("AGE-SECRET" + "-KEY-1" + fake(58, "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L"), "age-secret-key", "AGE-SECRET-KEY-1…KHCE"),
+    ("p8" + "e-" + fake(32), "adobe-client-secret", "p8e-…Y0zA"),
+    ("gl" + "c_" + fake(40, BASE64) + "==", "grafana-token", "glc_…mP=="),
+    ("gl" + "sa_" + fake(32) + "_" + fake(8, HEX), "grafana-token", "glsa_…0c7e"),
+    ("ey" + "JrIjoi" + fake(80), "grafana-token", "eyJrIjoi…nT8w"),
+    ("NR" + "AK-" + fake(27, UPPER), "newrelic-key", "NRAK-…2M4T"),
+    ("NR" + "II-" + fake(32, URLSAFE.replace("_", "")), "newrelic-key", "NRII-…sY0z"),
+    ("sn" + "trys_eyJ" + fake(60, BASE64) + "_" + fake(43, BASE64), "sentry-token", "sntrys_…P2/q"),
+    ("sn" + "tryu_" + fake(64, HEX), "sentry-token", "sntryu_…8264"),
+    ("dt" + "0c01." + fake(24) + "." + fake(64), "dynatrace-token", "dt0c01.…Y0zA"),
+    ("4b" + "1d" + fake(38), "clickhouse-key", "4b1d…9mP2"),
+    ("ic" + "o-" + fake(32), "infracost-token", "ico-…Y0zA"),
+    ("pn" + "u_" + fake(36), "prefect-key", "pnu_…Xk9m"),
+    ("sm" + "_pat_" + fake(16), "settlemint-token", "sm_pat_…nT8w"),
+    ("MAILCHIMP_KEY=" + fake(32, HEX) + "-us" + "14", "mailchimp-key", "…us14"),
+    ("client_secret: " + "Qt" + "T8Q~" + fake(34, "7Zq~pR2-Lm9_xV4.nT8wK3cD6fG1hJ5sY0"), "azure-client-secret", "…5sY0"),
+    (fake(6) + "_" + fake(29) + "_mm" + "k", "maxmind-key", "…_mmk"),
+    (fake(14) + ".atlas" + "v1." + fake(64, URLSAFE), "terraform-token", "…hJ5s"),
+    ("https://api.telegram.org/bot" + "123456789" + ":A" + "A" + fake(33, URLSAFE) + "/getMe", "telegram-bot-token", "A…sY0z"),
+    ("https://hooks.slack" + ".com/services/" + "T0DCUJB1Q/B0DD08H5G/" + fake(24), "slack-webhook", "…6fG1"),
+    ("https://hooks.slack" + ".com/workflows/" + "T016M3G1GHZ/A04J3BAF7AA/442660231806210747/" + fake(24), "slack-webhook", "…6fG1"),
+    ("https://discord" + ".com/api/webhooks/" + "123456789012345678/" + fake(68, URLSAFE), "discord-webhook", "…Y0zA"),
+    ("https://discordapp" + ".com/api/webhooks/" + "123456789012345678/" + fake(68, URLSAFE), "discord-webhook", "…Y0zA"),
+    ("https://acme.webhook" + ".office.com/webhookb2/" + UUID + "@" + UUID + "/IncomingWebhook/" + fake(32, HEX) + "/" + UUID, "teams-webhook", "…4a59"),
+]
+
+
 POSITIVES = [
     # (text, kind, preview)
     ("key " + AKIA + " in prose", "aws-access-key-id", "AKIA…2E4Q"),
@@ -83,7 +215,7 @@ POSITIVES = [
     ("git clone https://deploy:" + "hunter2x7" + "@git.example.org/r.git", "url-credentials", "…"),
     ("postgres://app:" + "S3cr3tPw9" + "@db:5432/app", "url-credentials", "…"),
     ("https://user:" + "pass" + "@host", "url-credentials", "…"),
-]
+] + PROVIDER_POSITIVES
 
 
 @pytest.mark.parametrize(("text", "kind", "preview"), POSITIVES)
@@ -158,6 +290,101 @@ def test_each_kind_is_redacted_and_redaction_is_idempotent(
     ],
 )
 def test_not_secrets(text: str) -> None:
+    assert find_secrets(text) == []
+    assert redact(text) == text
+
+
+NEAR_MISSES = [
+    # A format's near miss: too short or long, the wrong alphabet, inside a longer token, a
+    # placeholder, or an identifier that shares the prefix.
+    "gh" + "p_" + "x" * 36,  # placeholder
+    "sk" + "-or-v1-" + fake(40, HEX),  # too short
+    "hf" + "_" + fake(20),
+    "hf" + "_" + "x" * 34,  # placeholder
+    "my" + "hf_" + fake(34),  # inside a longer token
+    "api" + "_org_" + fake(33),
+    "gs" + "k_" + fake(51),
+    "r8" + "_" + fake(36),
+    "pp" + "lx-" + fake(47),
+    "model xa" + "i-grok-2-latest",
+    "gl" + "rt-" + fake(12),
+    "gl" + "ptt-" + fake(40),  # not hex
+    "py" + "pi-AgEIcHlwaS5vcmc" + fake(20),
+    "ruby" + "gems_" + fake(47, HEX),
+    "dc" + "kr_pat_" + fake(20),
+    "sg" + "p_" + fake(39, HEX),
+    "pa" + "t." + fake(22) + "." + fake(24),
+    "pa" + "th" + fake(14) + "." + fake(64, HEX),  # `pat` inside a word
+    "xo" + "xd-" + fake(40),
+    "lin" + "_api_" + fake(39),
+    "nt" + "n_" + fake(46),  # no leading digits
+    "client" + "_secret_" + fake(43),  # `secret_` inside a name
+    "AT" + "ATT3" + fake(100),
+    "PM" + "AK-" + fake(24, HEX) + "-" + fake(33, HEX),
+    "SG" + "." + fake(22) + "." + fake(40),
+    "SK" + fake(31, HEX),
+    "account sid AC" + fake(32, HEX),  # a Twilio account SID is an identifier
+    "xkey" + "sib-" + fake(64, HEX),
+    "sk" + "_test_" + "x" * 24,  # placeholder
+    "sk" + "_test_" + fake(10),
+    "pk" + "_live_" + fake(24),  # publishable: public by design
+    "di" + "sk_test_" + fake(24),  # inside a longer name
+    "wh" + "sec_" + fake(20),
+    "sh" + "pat_" + fake(32),  # not hex
+    "sq0" + "csp-" + fake(42),
+    "EA" + "AA" + fake(59),
+    "EZ" + "AK" + fake(53),
+    "FLW" + "SECK_TEST-" + fake(32, HEX) + "-Y",
+    "GOC" + "SPX-" + fake(27),
+    "ya" + "29." + fake(10),
+    "AB" + "IA" + fake(16, LOWER),
+    "Account" + "Key=" + fake(40, BASE64) + "==",
+    "LT" + "AI" + fake(19),
+    "do" + "p_v1_" + fake(63, HEX),
+    "do" + "p_v2_" + fake(64, HEX),
+    "HR" + "KU-AB" + fake(58),
+    "fo" + "1_" + fake(42),
+    "fm" + "2_" + fake(40),
+    "sb" + "p_" + fake(39, LOWER),
+    "psc" + "ale_tkn_" + fake(20),
+    "pu" + "l-" + fake(40),  # not hex
+    "da" + "pi" + fake(31, HEX),
+    "da" + "pi" + fake(32, HEX) + "-12",  # inside a longer token
+    "v1" + ".0-" + fake(24, HEX) + "-" + fake(100, HEX),
+    "sha" + "256~" + fake(42),
+    "hv" + "s." + fake(40),
+    "op" + "s_eyJ" + fake(100),
+    "A3" + "-" + fake(6, UPPER) + "-" + fake(11, UPPER),
+    "AGE-SECRET" + "-KEY-1" + fake(58, LOWER),  # not bech32
+    "p8" + "e-" + fake(31),
+    "gl" + "sa_" + fake(32) + "_" + fake(8),  # not hex
+    "NR" + "AK-" + fake(26),
+    "sn" + "tryu_" + fake(63, HEX),
+    "dt" + "0c01." + fake(24) + "." + fake(60),
+    "4b" + "1d" + fake(37),
+    "sha1 " + fake(20, HEX) + "4b" + "1d" + fake(38),  # inside a longer run
+    "ic" + "o-" + fake(31),
+    "ico-arrow-left ico-arrow-right",
+    "pn" + "u_" + fake(35),
+    "sm" + "_pat_" + fake(15),
+    fake(31, HEX) + "-us" + "14",  # a hex digest too short for Mailchimp
+    "sha256 " + fake(64, HEX) + "-us" + "1",  # the end of a longer digest
+    "x" + fake(6) + "_" + fake(29) + "_mm" + "k",  # inside a longer token
+    "locale en-us1 and en-us",
+    "value " + "Qt" + "T8Q~" + fake(20),  # too short
+    fake(6) + "_" + fake(28) + "_mm" + "k",
+    fake(13) + ".atlas" + "v1." + fake(64, URLSAFE),
+    "at 12:" + "A" + fake(34),  # too few digits for a bot id
+    "bot 123456789:" + "A" + fake(33),  # one short
+    "https://hooks.slack" + ".com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX",
+    "https://hooks.slack" + ".com/services/" + fake(20),
+    "https://discord" + ".com/api/webhooks/" + "1234/" + fake(68, URLSAFE),
+    "https://notdiscord" + ".com/api/webhooks/" + "123456789012345678/" + fake(68, URLSAFE),
+    "https://acme.webhook" + ".office.com/webhookb2/" + fake(40),
+]
+
+@pytest.mark.parametrize("text", NEAR_MISSES)
+def test_near_misses_of_each_format_are_not_secrets(text: str) -> None:
     assert find_secrets(text) == []
     assert redact(text) == text
 
@@ -244,6 +471,35 @@ def test_token_inside_url_credentials_is_the_token() -> None:
     text = "https://x-access-token:" + GH + "@github.com/org/repo.git"
     assert find_secrets(text) == [(1, "github-token", "ghp_…a1B2")]
     assert redact(text) == "https://x-access-token:[REDACTED:github-token]@github.com/org/repo.git"
+
+
+def test_redaction_keeps_the_names_around_a_secret() -> None:
+    """A webhook keeps its host, a connection string its keys, a bot token its bot id, and a
+    sentence its full stop."""
+    slack = "https://hooks.slack" + ".com/services/"
+    discord = "https://discord" + ".com/api/webhooks/"
+    azure = "DefaultEndpointsProtocol=https;AccountName=acme;Account" + "Key="
+    bot = "https://api.telegram.org/bot123456789:"
+    text = "\n".join(
+        [
+            "notify " + slack + "T0DCUJB1Q/B0DD08H5G/" + fake(24) + " on failure",
+            "or " + discord + "123456789012345678/" + fake(68, URLSAFE) + ".",
+            azure + fake(86, BASE64) + "==;EndpointSuffix=core.windows.net",
+            bot + "A" + "A" + fake(33, URLSAFE) + "/getMe",
+            "Cookie: _gitlab" + "_session=" + fake(32, LOWER) + "; path=/",
+            "DATABASE_PASSWORD is " + "psc" + "ale_pw_" + fake(40, URLSAFE) + ".",
+        ]
+    )
+    assert redact(text) == "\n".join(
+        [
+            "notify " + slack + "[REDACTED:slack-webhook] on failure",
+            "or " + discord + "[REDACTED:discord-webhook].",
+            azure + "[REDACTED:azure-storage-key];EndpointSuffix=core.windows.net",
+            bot + "[REDACTED:telegram-bot-token]/getMe",
+            "Cookie: _gitlab_session=[REDACTED:gitlab-token]; path=/",
+            "DATABASE_PASSWORD is [REDACTED:planetscale-token].",
+        ]
+    )
 
 
 # --- the allow marker ---------------------------------------------------------------------
@@ -335,6 +591,13 @@ MB = 1024 * 1024
         "dense-findings",
         "base64",
         "long-line",
+        "bot-id",
+        "mailchimp-lead",
+        "azure-lead",
+        "webhook",
+        "AccountKey=",
+        "glc_",
+        "xoxd-",
     ],
 )
 def test_linear_time_on_adversarial_megabyte(name: str) -> None:
@@ -353,6 +616,13 @@ def test_linear_time_on_adversarial_megabyte(name: str) -> None:
         "dense-findings": "token: " + GENERIC + "\n",
         "base64": base64.b64encode(random.Random(2).randbytes(3 * MB // 4)).decode(),
         "long-line": "aws_secret_access_key=" + "A" * 39 + " ",
+        "bot-id": "12345:A",
+        "mailchimp-lead": fake(32, HEX) + "-us",
+        "azure-lead": "ab1Q~",
+        "webhook": "hooks.slack" + ".com/services/T" + "A/" * 100,
+        "AccountKey=": "Account" + "Key=",
+        "glc_": "gl" + "c_" + "A" * 500,
+        "xoxd-": "xo" + "xd-" + "a" * 2000,
     }
     piece = pieces[name]
     small, large = MB // 8, MB // 2
