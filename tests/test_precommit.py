@@ -329,3 +329,31 @@ def test_shim_uses_memrepo_python_when_set(repo: str, bare_env: dict[str, str]) 
                             capture_output=True, text=True)
     assert (result.returncode, result.stderr) == (1, rejected(
         "memory/a.md:1: no front matter — start the file with a `---` line, the YAML keys, then `---`"))
+
+
+# -- secrets in prose and in the providers' formats ---------------------------------
+
+SECRET_HINT = "remove it and keep secrets in a secrets manager, or add `memrepo: allow-secret` to the line if it is not one"
+SECRET_LINES = (
+    "Created the staging user with password " + "S3cr3tPa55w0rd" + "X9q.\n",
+    "The payment tests use " + "sk" + "_test_" + "4eC39Hq" * 4 + " in CI.\n",
+    "The password reset flow keeps a token budget of 4000.\n",
+)
+
+
+def test_a_password_in_prose_and_a_stripe_test_key_block_a_real_commit(repo: str) -> None:
+    before = head(repo)
+    write_memory(repo, "a", body="".join(SECRET_LINES))
+    result = commit_all(repo, "secrets in prose")
+    assert (result.returncode, result.stderr) == (1, rejected(
+        "memory/a.md:9: looks like a secret (secret-in-prose: …dX9q) — " + SECRET_HINT,
+        "memory/a.md:10: looks like a secret (stripe-key: sk_test_…39Hq) — " + SECRET_HINT,
+    ))
+    assert head(repo) == before
+
+
+def test_secret_lines_marked_allowed_commit(repo: str) -> None:
+    marked = [line.replace(".\n", ". <!-- memrepo: allow-secret -->\n") for line in SECRET_LINES[:2]]
+    write_memory(repo, "a", body="".join(marked) + SECRET_LINES[2])
+    result = commit_all(repo, "allowed fixtures")
+    assert (result.returncode, result.stderr) == (0, "")

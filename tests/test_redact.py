@@ -48,6 +48,7 @@ UPPER = "K7XQ9ZP2M4TW8RJ3"
 URLSAFE = "Xk9-mP2_qR7vL4nT8wB3cD6fG1hJ5sY0zA"
 BASE64 = "Xk9+mP2/qR7vL4nT8wB3cD6fG1hJ5sY0zA"
 UUID = "4f1c2b3a-9d8e-4c7b-a6f5-0e1d2c3b4a59"
+PROSE_SECRET = "S3cr3t" + "Pa55w0rdX9q"
 
 PROVIDER_POSITIVES = [
     # (text, kind, preview): each provider format, assembled so this file holds no token
@@ -168,6 +169,23 @@ PROVIDER_POSITIVES = [
     ("https://acme.webhook" + ".office.com/webhookb2/" + UUID + "@" + UUID + "/IncomingWebhook/" + fake(32, HEX) + "/" + UUID, "teams-webhook", "…4a59"),
 ]
 
+PROSE_POSITIVES = [
+    # A secret word, up to a few fillers ("is", "was set to", ":"), then a value that looks
+    # generated; `pwd: …` is an assignment, and that rule claims it first.
+    ("with password " + PROSE_SECRET, "secret-in-prose", "…dX9q"),
+    ("The password is " + PROSE_SECRET + ".", "secret-in-prose", "…dX9q"),
+    ("the passphrase is " + "hunter2-" + "Kq8vZ3xW", "secret-in-prose", "…Z3xW"),
+    ("passphrase " + "hunter2-" + "Kq8vZ3xW", "secret-in-prose", "…Z3xW"),
+    ("The password was set to " + PROSE_SECRET, "secret-in-prose", "…dX9q"),
+    ("the password has been changed to `" + PROSE_SECRET + "` today", "secret-in-prose", "…dX9q"),
+    ("**Password:** " + PROSE_SECRET, "secret-in-prose", "…dX9q"),
+    ("mysql -u root --password " + PROSE_SECRET, "secret-in-prose", "…dX9q"),
+    ("The password is " + "Summer2024" + "Welcome!", "secret-in-prose", "…ome!"),
+    ("the API key is " + GENERIC, "secret-in-prose", "…nT8w"),
+    ('the token is "' + GENERIC + '"', "secret-in-prose", "…nT8w"),
+    ("pwd: " + PROSE_SECRET, "secret-assignment", "…dX9q"),
+]
+
 
 POSITIVES = [
     # (text, kind, preview)
@@ -215,7 +233,7 @@ POSITIVES = [
     ("git clone https://deploy:" + "hunter2x7" + "@git.example.org/r.git", "url-credentials", "…"),
     ("postgres://app:" + "S3cr3tPw9" + "@db:5432/app", "url-credentials", "…"),
     ("https://user:" + "pass" + "@host", "url-credentials", "…"),
-] + PROVIDER_POSITIVES
+] + PROVIDER_POSITIVES + PROSE_POSITIVES
 
 
 @pytest.mark.parametrize(("text", "kind", "preview"), POSITIVES)
@@ -383,8 +401,39 @@ NEAR_MISSES = [
     "https://acme.webhook" + ".office.com/webhookb2/" + fake(40),
 ]
 
+PROSE_NEGATIVES = [
+    # Ordinary prose around secret words: no value, or one that is a word, a number or a name.
+    "Fix the password reset flow before Friday.",
+    "The token budget of 4000 is enough.",
+    "A password is required for the admin page.",
+    "The token is passed to AuthProvider2Client.",
+    "The api key of ServiceAccount2Handler is rotated by the CronJob.",
+    "Keep the secret of OAuth2ClientFactory out of the logs.",
+    "Max tokens set to 128000.",
+    "pwd is myProject2024dir",
+    "The token count is 1234567890123456.",
+    "The secret is in https://vault.example.com/ui/kv2",
+    "Credentials are in ~/.aws/credentials2024x",
+    "The password is correct-horse-battery-staple.",
+    "Token refresh happens every 3600s.",
+    "Use --password-file /run/secrets/db2024pass instead.",
+    "Password hashing uses bcrypt2b12rounds.",
+    "The token is stored in ~/.config/app2024/token.json.",
+    "The API key for utf8mb4_unicode_ci2 tables is unused.",
+    "The password is in 1Password under 'staging db'.",
+    "The password is ********.",
+    "the password is <redacted>",
+]
+
+
 @pytest.mark.parametrize("text", NEAR_MISSES)
 def test_near_misses_of_each_format_are_not_secrets(text: str) -> None:
+    assert find_secrets(text) == []
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize("text", PROSE_NEGATIVES)
+def test_prose_about_secrets_without_one_is_kept(text: str) -> None:
     assert find_secrets(text) == []
     assert redact(text) == text
 
@@ -502,6 +551,15 @@ def test_redaction_keeps_the_names_around_a_secret() -> None:
     )
 
 
+def test_prose_secret_in_a_message() -> None:
+    """The issue's case: an assistant message naming a password in passing."""
+    text = "I created the staging user with password " + PROSE_SECRET + " and a read-only role."
+    assert find_secrets(text) == [(1, "secret-in-prose", "…dX9q")]
+    assert redact(text) == (
+        "I created the staging user with password [REDACTED:secret-in-prose] and a read-only role."
+    )
+
+
 # --- the allow marker ---------------------------------------------------------------------
 
 
@@ -591,6 +649,9 @@ MB = 1024 * 1024
         "dense-findings",
         "base64",
         "long-line",
+        "with password",
+        "fillers",
+        "quoted-prose",
         "bot-id",
         "mailchimp-lead",
         "azure-lead",
@@ -616,6 +677,9 @@ def test_linear_time_on_adversarial_megabyte(name: str) -> None:
         "dense-findings": "token: " + GENERIC + "\n",
         "base64": base64.b64encode(random.Random(2).randbytes(3 * MB // 4)).decode(),
         "long-line": "aws_secret_access_key=" + "A" * 39 + " ",
+        "with password": "with password " + PROSE_SECRET + " ",
+        "fillers": "password is is is is is is set to ",
+        "quoted-prose": 'the token is "' + "a" * 600,
         "bot-id": "12345:A",
         "mailchimp-lead": fake(32, HEX) + "-us",
         "azure-lead": "ab1Q~",

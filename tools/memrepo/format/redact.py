@@ -2,7 +2,8 @@
 
 A secret is a provider token in its published format (over a hundred formats, after the
 catalogues of gitleaks and detect-secrets), a private-key block, a password in a URL or a
-bearer header, or a random-looking value in an assignment to a secret word (`password=…`).
+bearer header, or a random-looking value after a secret word: in an assignment
+(`password=…`) or in prose ("the password is …").
 
 Patterns begin with a literal (the regex engine skips to candidates, and a text without the
 literal skips the pattern), reject a start inside a longer token with a lookbehind, and use
@@ -235,6 +236,17 @@ _ASSIGNMENT = re.compile(
     r"[\"']?[ \t]{0,8}(?::=|=>|[:=])[ \t]{0,8}"
     r"(?:\"(?P<dq>[^\"\n]{1,512})\"|'(?P<sq>[^'\n]{1,512})'|(?P<v>[^\s\"'`,;()<>&]{1,512}))"
 )
+# The same words in prose: "with password X", "the password is X", "token set to `X`",
+# "**Password:** X" — the word, up to four fillers or separators, then the value. A bare value
+# is at least MIN_GENERIC_LEN long here, so a short word after the keyword is not consumed.
+_PROSE = re.compile(
+    r"(?P<word>passw(?:or)?d|passphrase|passcode|pwd|secret|token|api[ _.-]?key|apikey"
+    r"|access[ _.-]?key|private[ _.-]?key|credentials?)s?(?![a-z0-9])[*_]{0,2}"
+    r"(?:[ \t]{0,4}[:=][*_]{0,2}|[ \t]{1,4}(?:is|was|of|to|set|now|be|been|has|changed|-)(?![a-z0-9])){0,4}"
+    r"[ \t]{1,4}\*{0,2}"
+    r"(?:`(?P<bq>[^`\n]{1,512})`|\"(?P<dq>[^\"\n]{1,512})\"|'(?P<sq>[^'\n]{1,512})'"
+    r"|(?P<v>[^\s\"'`,;()<>&*]{" + str(MIN_GENERIC_LEN) + r",512}))"
+)
 _BEARER = re.compile(r"bearer[ \t]{1,8}(?P<v>[a-z0-9._~+/-]{12,2048}=*)")
 _AWS_SECRET_VALUE = re.compile(r"[A-Za-z0-9/+]{40}")
 
@@ -331,9 +343,17 @@ def _candidates(text: str) -> Iterator[tuple[int, int, str, str]]:
         value = text[m.start("v") : m.end("v")]
         if looks_random(value):
             yield m.start("v"), m.end("v"), "bearer-token", _mask(value, 0)
+    judged: set[int] = set()  # where an assignment's value starts: prose need not judge it again
     for m in _ASSIGNMENT.finditer(low):
         start, end, value = _value(text, m)
+        judged.add(start)
         yield from _assignment(low, m, start, end, value)
+    for m in _PROSE.finditer(low):
+        start, end, value = _value(text, m)
+        # After "password" a value is one; after "token" or "secret" it may name a thing.
+        if start not in judged and looks_random(value):
+            if m.group("word").startswith("pass") or not _identifier_like(value):
+                yield start, end, "secret-in-prose", _mask(value, 0)
 
 
 def _tokens(text: str) -> Iterator[tuple[int, int, str, str]]:
@@ -355,7 +375,7 @@ def _tokens(text: str) -> Iterator[tuple[int, int, str, str]]:
 
 
 def _value(text: str, m: re.Match[str]) -> tuple[int, int, str]:
-    """The start, end and text of the value an assignment captured."""
+    """The start, end and text of the value an assignment or a prose match captured."""
     group = m.lastgroup or "v"  # the value group always closes last
     start, end = m.start(group), m.end(group)
     value = text[start:end]
@@ -409,17 +429,42 @@ def looks_random(value: str) -> bool:
     return shannon_entropy(value) >= MIN_GENERIC_ENTROPY
 
 
+# c·log2(c) for the character counts of values judged here (most are short): a lookup is
+# several times faster than the arithmetic in a generator, and a page of secrets has many.
+_C_LOG2_C = [0.0] + [c * math.log2(c) for c in range(1, 1025)]
+
+
 def shannon_entropy(value: str) -> float:
     """Shannon entropy of `value` in bits per character (0.0 for an empty string)."""
     if not value:
         return 0.0
     n = len(value)
-    return -sum(c / n * math.log2(c / n) for c in map(value.count, set(value)))
+    counts = map(value.count, set(value))
+    if n < len(_C_LOG2_C):
+        total = sum(map(_C_LOG2_C.__getitem__, counts))
+    else:
+        total = sum(c * math.log2(c) for c in counts)
+    return max(0.0, math.log2(n) - total / n)  # H = log2 n − Σ c·log2 c / n
 
 
 def _mixed(run: str) -> bool:
     """A run of ASCII letters and digits holding both."""
     return not run.isdigit() and not run.isalpha()
+
+
+_WORD_PIECE = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+|[^A-Za-z0-9]")
+
+
+def _identifier_like(value: str) -> bool:
+    """True for a name made of words, acronyms and at most two numbers (`AuthProvider2Client`,
+    `utf8mb4_unicode`); a generated string has lone lowercase letters or more numbers."""
+    numbers = 0
+    for piece in _WORD_PIECE.findall(value):
+        if piece.isdigit():
+            numbers += 1
+        elif piece.isalpha() and not piece.isupper() and len(piece) - piece[0].isupper() < 2:
+            return False
+    return numbers <= 2
 
 
 def _is_placeholder(value: str) -> bool:
