@@ -36,10 +36,14 @@ def capture(ctx: click.Context, transcript_path: str, session: str | None, as_js
         click.echo(f"  {r['action']} {r['id']}" + (f" by {r['by']}" if r.get("by") else "") + f": {r['reason']}")
     for s in report.superseded:
         click.echo(f"  superseded {s['id']} by {s['by']}")
+    for r in report.review:
+        click.echo(f"  sent to review: supersede {r['id']} by {r['by']} ({r['relation']}; {'; '.join(r['guards_failed'])})")
+    for r in report.left_alone:
+        click.echo(f"  kept beside {r['other']} ({r['relation']}): {r['reason']}")
     for d in report.dropped:
         click.echo(f"  dropped {d.get('title') or d.get('refuted') or ''}: {d['reason']}".replace("  dropped :", "  dropped:"))
     if report.review_branch:
-        click.echo(f"proposed on {report.review_branch} (capture_review is on)")
+        click.echo(f"proposals on {report.review_branch}: `memrepo review` lists them")
 
 
 @click.command()

@@ -36,6 +36,8 @@ class CaptureReport:
         self.added: list[str] = []
         self.refuted: list[dict[str, Any]] = []
         self.superseded: list[dict[str, Any]] = []
+        self.review: list[dict[str, Any]] = []  # contradictions a guard held back: proposals, as the curator makes
+        self.left_alone: list[dict[str, Any]] = []  # a verdict about a neighbour that called for nothing, and why
         self.dropped: list[dict[str, Any]] = []
         self.commits: list[str] = []
         self.review_branch: str | None = None
@@ -87,6 +89,7 @@ class Plan:
         self.new: list[Note] = []
         self.changes: list[tuple[Note, dict[str, Any]]] = []  # (new text of an old memory, its commit's trailers)
         self.taken: set[str] = set()
+        self.tensions: list[tuple[str, str, dict[str, Any], list[str]]] = []  # (loser id, winner id, verdict, guards failed)
 
     def add(self, note: Note, report: CaptureReport) -> None:
         """Give the candidate a free id and keep it if it is a valid memory."""
@@ -131,15 +134,28 @@ def place(plan: Plan, note: Note, report: CaptureReport, skip: set[str]) -> None
         verdict = model.ask_json(plan.repo, PASS, curate.prompt(probe, old), curate.verdict_schema(probe.id, old.id))
         if verdict is None or verdict["relation"] == "unrelated" or verdict["winner"] == "none":
             continue
-        if verdict["winner"] == old.id:
-            if verdict["relation"] == "duplicates" and not guards.failures(verdict, old, probe):
-                report.dropped.append({"title": note.get("title"), "reason": f"duplicate of {old.id}: {verdict['reason']}"})
-                return
+        old_wins = verdict["winner"] == old.id
+        winner, loser = (old, probe) if old_wins else (probe, old)
+        failed = guards.failures(verdict, winner, loser)
+        if old_wins and verdict["relation"] == "duplicates" and not failed:
+            report.dropped.append({"title": note.get("title"), "reason": f"duplicate of {old.id}: {verdict['reason']}"})
+            return
+        why_not = guards.no_tension(verdict, winner, loser) if old_wins or failed else ""
+        if why_not:
+            # No tension worth a person's time (the curator would leave it alone too): say so.
+            report.left_alone.append({"title": note.get("title"), "other": old.id, "relation": verdict["relation"],
+                                      "reason": why_not})
             continue
         plan.add(note, report)
-        if note in plan.new and not guards.failures(verdict, probe, old):
+        if note not in plan.new:
+            return
+        if not old_wins and not failed:
             plan.change(old, " ".join(verdict["reason"].split()), note, Confidence=f"{verdict['confidence']:.2f}")
             report.superseded.append({"id": old.id, "by": note.id, "reason": verdict["reason"]})
+        else:
+            # Two active memories that disagree, one of them new: a person decides (issue 16).
+            pair = (note.id, old.id) if old_wins else (old.id, note.id)
+            plan.tensions.append((*pair, verdict, failed or [f"the older {old.id} wins over a new capture"]))
         return
     plan.add(note, report)
 
@@ -175,6 +191,7 @@ def commit(plan: Plan, report: CaptureReport, review_branch: bool = False) -> No
         report.commits.append(review.propose(plan.repo, plan.run_id, _texts(plan), subject + " (proposed)", trailers, body))
         report.review_branch = review.branch_name(plan.run_id)
         report.added += [n.id for n in plan.new]
+        _propose_tensions(plan, report)
         return
     if plan.new:
         _commit_files(plan.repo, plan.new, subject, trailers, report)
@@ -183,7 +200,25 @@ def commit(plan: Plan, report: CaptureReport, review_branch: bool = False) -> No
         _commit_files(plan.repo, [note], f"capture: {extra['Action']} {note.id}", extra, report)
         if extra.get("Refuted"):
             report.refuted.append({"id": note.id, "action": extra["Action"], "by": extra.get("Winner"), "reason": extra["Reason"]})
+    _propose_tensions(plan, report)
 
+
+def _propose_tensions(plan: Plan, report: CaptureReport) -> None:
+    """Each contradiction a guard held back becomes a proposal on `memrepo/review/<run>`."""
+    from memrepo.passes.curate import tidy
+
+    new = {n.id: n for n in plan.new}
+    for loser_id, winner_id, verdict, failed in plan.tensions:
+        loser = new.get(loser_id) or notes.read(paths.note_path(plan.repo, loser_id))
+        trailers = {"Action": "supersede", "Confidence": f"{verdict['confidence']:.2f}",
+                    "Reason": " ".join(verdict["reason"].split()), "Id": loser_id, "Winner": winner_id,
+                    "Relation": verdict["relation"], "Session": plan.session, "Review": "; ".join(failed)}
+        body = "The capture did not apply this on its own:\n" + "\n".join(f"- {f}" for f in failed)
+        sha = review.propose(plan.repo, plan.run_id, {f"{paths.MEMORY_DIR}/{loser_id}.md": notes.serialize(tidy.superseded(loser, winner_id))},
+                             f"capture (proposed): supersede {loser_id} by {winner_id}", trailers, body)
+        report.review.append({"id": loser_id, "by": winner_id, "relation": verdict["relation"],
+                              "guards_failed": failed, "commit": sha})
+        report.review_branch = review.branch_name(plan.run_id)
 
 def _commit_files(repo: str, batch: list[Note], subject: str, trailers: dict[str, Any], report: CaptureReport) -> None:
     files = {f"{paths.MEMORY_DIR}/{n.id}.md": notes.serialize(n) for n in batch}
