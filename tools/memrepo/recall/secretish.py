@@ -9,11 +9,22 @@ recall-log entry its terms. Each check is a fixed substring the redactor's patte
 from memrepo.recall import spans
 
 # Every token pattern of `redact._TOKEN_PATTERNS` starts with one of these (case as written).
-TOKEN_PREFIXES = ("sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "xox", "xapp-",
-                  "k_live_", "AIza", "npm_", "dp.", "AKIA", "ASIA", "eyJ")
-# A `password = …` style assignment needs one of these words (lowercased) and a separator.
-SECRET_WORDS = ("passw", "passphrase", "pwd", "secret", "token", "key", "credential")
-SEPARATORS = (":", "=")
+TOKEN_PREFIXES = ("sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "xox", "xapp-", "AIza", "npm_", "dp.",
+                  "AKIA", "ASIA", "eyJ", "SK", "fm", "Q~", ":A", "hf_", "r8_", "pat", "SG.", "sk_", "rk_",
+                  "shp", "A3T", "A3-", "sm_", "-us", "xai-", "sgp_", "AKCp", "sat.", "ntn_", "EAAA", "EAAC",
+                  "EAAM", "EZAK", "EZTK", "ABIA", "ACCA", "LTAI", "fo1_", "sbp_", "pul-", "dapi", "hvs.",
+                  "hvb.", "p8e-", "glc_", "4b1d", "ico-", "pnu_", "_mmk", "pplx-", "glrt-", "gldt-", "glft-",
+                  "dckr_", "bkua_", "cmVmd", "PMAK-", "rdme_", "ya29.", "v1.0-", "glsa_", "NRAK-", "NRII-",
+                  "glcbt-", "glimt-", "gloas-", "glptt-", "ATATT3", "fio-u-", "s-s4t2", "whsec_", "glsoat-",
+                  "glffct-", "secret_", "sq0atp-", "sq0csp-", "shippo_", "duffel_", "FLWSECK", "GOCSPX-",
+                  "dop_v1_", "doo_v1_", "dor_v1_", "HRKU-AA", "sha256~", "sntrys_", "sntryu_", "dt0c01.",
+                  "api_org_", "glagent-", "CLOJARS_", "lin_api_", "xkeysib-", "GR1348941", "rubygems_",
+                  "xsmtpsib-", ".atlasv1.", "pscale_pw_", "AccountKey=", "pscale_tkn_", "pscale_oauth_",
+                  "_gitlab_session=", "SharedAccessKey=", "AGE-SECRET-KEY-1", "hooks.slack.com/",
+                  "discord.com/api/", "discordapp.com/api/", "pypi-AgEIcHlwaS5vcmc",
+                  "webhook.office.com/webhookb2/")
+# A `password = …` assignment or a password named in prose needs one of these words (lowercased).
+SECRET_WORDS = ("passw", "passphrase", "passcode", "pwd", "secret", "token", "key", "credential")
 
 
 def may_hold_secret(text: str) -> bool:
@@ -25,4 +36,4 @@ def may_hold_secret(text: str) -> bool:
     low = spans.ascii_lower(text)
     if "bearer" in low or ("://" in low and "@" in low):  # bearer tokens, user:pass@host
         return True
-    return any(sep in low for sep in SEPARATORS) and any(w in low for w in SECRET_WORDS)
+    return any(w in low for w in SECRET_WORDS)

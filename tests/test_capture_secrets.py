@@ -1,0 +1,35 @@
+"""A secret said in prose never reaches the model or the store (issue 16, defect 9), and the
+capture prompt tells the model never to copy one."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from helpers import ROOT, git
+from memrepo.passes import capture
+
+sys.path.insert(0, os.path.join(ROOT, "tests", "data", "capture"))
+from ccbuild import Session  # noqa: E402
+
+FAKE = os.path.join(ROOT, "tests", "fake", "fakemodel.py")
+PASSWORD = "S3cr3tPa55" + "w0rdX9q"
+STRIPE = "sk_test_" + "4eC39HqLyjWDarjtT1zdp7dc"
+
+
+def test_a_password_in_an_assistant_message_is_redacted_before_the_model(repo: str, tmp_path, monkeypatch) -> None:
+    log = tmp_path / "calls.jsonl"
+    rules = tmp_path / "rules.json"
+    rules.write_text(json.dumps([{"contains": "Session turns", "reply": {"memories": [], "refuted": []}}]))
+    monkeypatch.setenv("MEMREPO_MODEL_CMD", f"{sys.executable} {FAKE}")
+    monkeypatch.setenv("FAKE_MODEL_RULES", str(rules))
+    monkeypatch.setenv("FAKE_MODEL_LOG", str(log))
+    s = Session("5ec2e700-0000-4000-8000-000000000001", cwd=str(tmp_path))
+    s.user("Set up the staging database user for the billing service.")
+    s.say(f"Done: I created the user `billing` with password {PASSWORD} and put the Stripe key {STRIPE} in .env.")
+    capture.capture(repo, s.write(str(tmp_path / "s.jsonl")))
+    (sent,) = [json.loads(line)["prompt"] for line in log.read_text().splitlines()]
+    assert PASSWORD not in sent and STRIPE not in sent
+    assert "[REDACTED:" in sent and "Never copy a secret" in sent
+    assert PASSWORD not in git(repo, "log", "-p", "--all").stdout
