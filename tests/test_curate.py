@@ -116,6 +116,13 @@ def test_recall_labels_the_loser_and_ranks_the_winner_first(repo: str, fake) -> 
     # six open decisions retired because a newer memory resolved one (the model even says "full")
     ("p14", "review", "scope: p14-open-decisions lists 6 items, p14-event-store-postgres only 0", None),
     ("p21", "review", "scope: partial (the winner does not cover everything the loser claims)", None),
+    # issue 16: two products' notes on one CDN (same class, same technology, two shared topics)
+    ("p36", "left alone", "subject: different named subjects (no shared entity)", "different named subjects (no shared entity)"),
+    # issue 16: the runbook an index note points to "replacing" the index
+    ("p37", "left alone", "pointer: p37-runbooks-index points to p37-db-failover-runbook, which does not replace it",
+     "p37-runbooks-index points to p37-db-failover-runbook: what a pointer points to does not replace it"),
+    # issue 16: two same-class procedures called duplicates
+    ("p38", "left alone", "duplicates: the texts share 40% of their words (needs 50%)", "not duplicates: the texts share 40% of their words"),
 ])
 def test_what_an_unguarded_curator_got_wrong_is_never_applied(repo: str, fake, name: str, outcome: str, guard: str,
                                                             why: str | None) -> None:
@@ -349,3 +356,12 @@ def test_a_hand_formatted_loser_is_still_superseded(repo: str, fake) -> None:
     fake("p01")
     report = curate.run(repo)
     assert [(d["loser"], d["winner"]) for d in report.applied] == [(old, new)], report.skipped
+
+
+@pytest.mark.parametrize("name", ["p39", "p40"])
+def test_the_checks_on_the_memories_keep_genuine_supersessions(repo: str, fake, name: str) -> None:
+    """Controls for issue 16's checks: a true duplicate in other words, one product's CDN changing."""
+    store(repo, name)
+    fake(name)
+    loser, winner = ids(name)
+    assert [(d["loser"], d["winner"]) for d in curate.run(repo).applied] == [(loser, winner)]

@@ -8,6 +8,12 @@ than the loser's list of three or more does not cover it, nor does a note of one
 cover another project's (scope); a note that cites the other's id is a pointer to it, never
 its replacement. What fails a guard but is a real tension goes to review; what is no tension
 at all (different named subjects, a pointer and what it points to) is left alone.
+
+Checks on the memories themselves close what a confident wrong verdict still passed (issue 16):
+two notes naming different subjects (disjoint entities) never supersede each other; a note that
+cites the other's id is a pointer whichever side wins (an index is not replaced by the runbook
+it points to); and "duplicates" needs the two texts to say the same thing: at least
+MIN_DUPLICATE_OVERLAP of the shorter text's content words appear in the other.
 """
 
 from __future__ import annotations
@@ -23,6 +29,12 @@ MIN_SHARED = 2
 TENSION_CONFIDENCE = 0.5
 TENSIONS = ("contradicts", "duplicates", "refines")
 MIN_LIST = 3
+# Half the shorter text's content words: a rewording keeps most of them, two procedures that
+# only share a subject ("release the Android app" / "the iOS app") keep almost none.
+MIN_DUPLICATE_OVERLAP = 0.5
+_WORD = re.compile(r"[a-z0-9][a-z0-9_.-]*[a-z0-9]|[a-z0-9]")
+_FILLER = frozenset("the a an and or of to in on at for with by from is are was were be it this that these those "
+                    "then than as do does not no its their there here into onto when what which who how".split())
 _ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+\S", re.M)
 
 
@@ -57,6 +69,28 @@ def cites(pointer: Note, target: Note) -> bool:
     return bool(target.id) and target.id in text
 
 
+def content_words(note: Note) -> set[str]:
+    """The words of a note's description and body, lowercased, without filler."""
+    text = f"{note.get('description', '')} {note.body}".lower()
+    return {w for w in _WORD.findall(text) if w not in _FILLER}
+
+
+def overlap(a: Note, b: Note) -> float:
+    """Share of the shorter text's content words that the other text has too (0 to 1)."""
+    wa, wb = content_words(a), content_words(b)
+    if not wa or not wb:
+        return 0.0
+    return len(wa & wb) / min(len(wa), len(wb))
+
+
+def _pointer(winner: Note, loser: Note) -> str:
+    if cites(winner, loser):
+        return f"pointer: {winner.id} cites {loser.id}"
+    if cites(loser, winner):
+        return f"pointer: {loser.id} points to {winner.id}, which does not replace it"
+    return ""
+
+
 def failures(verdict: dict[str, Any], winner: Note, loser: Note) -> list[str]:
     """The guards that fail, each with why; [] means the supersession may be applied."""
     failed = []
@@ -73,8 +107,13 @@ def failures(verdict: dict[str, Any], winner: Note, loser: Note) -> list[str]:
         failed.append(f"scope: {loser.id} lists {len(_items(loser))} items, {winner.id} only {len(_items(winner))}")
     elif winner.get("project") and loser.get("project") and not projects.same(winner.get("project"), loser.get("project")):
         failed.append(f"scope: project {winner.get('project')} cannot cover project {loser.get('project')}")
-    if cites(winner, loser):
-        failed.append(f"pointer: {winner.id} cites {loser.id}")
+    pointer = _pointer(winner, loser)
+    if pointer:
+        failed.append(pointer)
+    if _entities_disjoint(winner, loser):
+        failed.append("subject: different named subjects (no shared entity)")
+    if verdict["relation"] == "duplicates" and overlap(winner, loser) < MIN_DUPLICATE_OVERLAP:
+        failed.append(f"duplicates: the texts share {overlap(winner, loser):.0%} of their words (needs {MIN_DUPLICATE_OVERLAP:.0%})")
     return failed
 
 
@@ -86,6 +125,10 @@ def no_tension(verdict: dict[str, Any], winner: Note, loser: Note) -> str:
         return f"confidence {verdict['confidence']:.2f} < {TENSION_CONFIDENCE}"
     if cites(winner, loser):
         return f"{winner.id} points to {loser.id}: a pointer never replaces what it points to"
+    if cites(loser, winner):
+        return f"{loser.id} points to {winner.id}: what a pointer points to does not replace it"
+    if verdict["relation"] == "duplicates" and overlap(winner, loser) < MIN_DUPLICATE_OVERLAP:
+        return f"not duplicates: the texts share {overlap(winner, loser):.0%} of their words"
     if _entities_disjoint(winner, loser):
         return "different named subjects (no shared entity)"
     topics, entities = shared_subject(winner, loser)
