@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from helpers import commit_all, git, head, write_file, write_memory
-from memrepo.passes.curate import curator as curate, review, tidy
+from memrepo.passes.curate import curator as curate, guards, review, tidy
 from memrepo.passes import model
 from memrepo.format import notes
 from memrepo.recall import decide as recall
@@ -143,9 +143,15 @@ def test_what_an_unguarded_curator_got_wrong_is_never_applied(repo: str, fake, n
         assert git(repo, "diff", "--name-only", f"HEAD...{branch}").stdout.split() == [f"memory/{loser}.md"]
         assert git(repo, "rev-parse", "--abbrev-ref", "HEAD").stdout.strip() == "main"
     else:
-        (d,) = report.skipped
-        assert guard in d["guards_failed"] and d["reason"] == why
         assert review.branches(repo) == []
+        verdict = PAIRS[name]["verdict"]
+        w, lo = (notes.read(os.path.join(repo, "memory", f"{i}.md")) for i in (winner, loser))
+        assert guard in guards.failures(verdict, w, lo) and guards.no_tension(verdict, w, lo) == why
+        if guards.never_applies(lo, w):  # no verdict could move it: not even asked (issue 16, defect 8)
+            assert report.model_calls == 0 and report.skipped == []
+        else:
+            (d,) = report.skipped
+            assert guard in d["guards_failed"] and d["reason"] == why
 
 
 @pytest.mark.parametrize("reply, error", [

@@ -68,11 +68,12 @@ def neighbours(repo: str, note: Note, skip: set[str], limit: int = 2) -> list[No
            " ORDER BY bm25(fts) LIMIT ?")
     try:
         with contextlib.closing(search.connect(paths.index_db(repo))) as db:
-            ids = [r[0] for r in db.execute(sql, (" OR ".join(search.quote(t) for t in terms), limit + len(skip)))]
+            ids = [r[0] for r in db.execute(sql, (" OR ".join(search.quote(t) for t in terms), 3 * limit + len(skip)))]
     except sqlite3.Error:
         return []
     found = [notes.read(paths.note_path(repo, i)) for i in ids if i not in skip and os.path.exists(paths.note_path(repo, i))]
-    return found[:limit]
+    # Another project's memory can never be superseded by this one, nor this one by it (issue 16).
+    return [old for old in found if not guards.never_applies(note, old)][:limit]
 
 
 def _same_title(a: Note, b: Note) -> bool:

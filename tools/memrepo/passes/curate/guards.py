@@ -44,18 +44,51 @@ def words(note: Note, key: str) -> set[str]:
     return {str(v).strip().lower() for v in value if str(v).strip()} if isinstance(value, list) else set()
 
 
+def project_names(note: Note) -> set[str]:
+    """A memory's project as the names an entity may spell it with (its key, and the key's label)."""
+    project = note.get("project")
+    if not isinstance(project, str) or not project:
+        return set()
+    return {project.lower(), projects.label_of(project).lower()}
+
+
+def subject_entities(note: Note) -> set[str]:
+    """A note's named subjects: entities that are neither a technology nor its own project's name
+    (every memory of the shop naming "shop" says nothing about what it is about, issue 16)."""
+    return words(note, "entities") - words(note, "tech") - project_names(note)
+
+
 def shared_subject(a: Note, b: Note) -> tuple[set[str], set[str]]:
-    """Shared topics and shared entities; a name either note lists as a technology never counts."""
+    """Shared topics and shared entities; a name either note lists as a technology, or as its
+    project, never counts."""
     tech = words(a, "tech") | words(b, "tech")
     topics = (words(a, "topics") & words(b, "topics")) - tech
-    entities = (words(a, "entities") & words(b, "entities")) - tech
+    entities = (subject_entities(a) & subject_entities(b)) - tech
     return topics, entities
 
 
 def _entities_disjoint(a: Note, b: Note) -> bool:
     tech = words(a, "tech") | words(b, "tech")
-    ea, eb = words(a, "entities") - tech, words(b, "entities") - tech
+    ea, eb = subject_entities(a) - tech, subject_entities(b) - tech
     return bool(ea) and bool(eb) and not (ea & eb)
+
+
+def other_projects(a: Note, b: Note) -> bool:
+    """True when both memories belong to a project, and not the same one."""
+    pa, pb = a.get("project"), b.get("project")
+    return bool(pa) and bool(pb) and not projects.same(pa, pb)
+
+
+def never_applies(a: Note, b: Note) -> str:
+    """Why no verdict about `a` and `b` could be applied or be worth a review, or "": the pair
+    is then not put to the model at all (issue 16: such pairs were a third of the calls)."""
+    if other_projects(a, b):
+        return f"different projects ({a.get('project')}, {b.get('project')})"
+    if _entities_disjoint(a, b):
+        return "different named subjects (no shared entity)"
+    if cites(a, b) or cites(b, a):
+        return "one points to the other"
+    return ""
 
 
 def _items(note: Note) -> list[str]:
@@ -131,6 +164,8 @@ def no_tension(verdict: dict[str, Any], winner: Note, loser: Note) -> str:
         return f"not duplicates: the texts share {overlap(winner, loser):.0%} of their words"
     if _entities_disjoint(winner, loser):
         return "different named subjects (no shared entity)"
+    if other_projects(winner, loser):
+        return f"different projects ({winner.get('project')}, {loser.get('project')})"
     topics, entities = shared_subject(winner, loser)
     if not topics and not entities:
         return "no shared topic or entity (a shared technology does not count)"

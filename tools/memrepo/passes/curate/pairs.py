@@ -1,8 +1,9 @@
 """Candidate pairs for the curator's model pass: related active memories, strongest first, bounded.
 
-Related means a shared topic or entity (a technology never counts), or strong full-text
-similarity: each is among the other's nearest FTS neighbours in the index (title and
-description as the query).
+Related means a shared topic or entity (a technology, or the memory's own project name,
+never counts), or strong full-text similarity: each is among the other's nearest FTS
+neighbours in the index (title and description as the query). A pair no verdict could move
+(`guards.never_applies`: two projects, two named subjects, a pointer) is not asked about.
 """
 
 from __future__ import annotations
@@ -24,8 +25,8 @@ def _subject_links(active: dict[str, Note]) -> dict[frozenset[str], float]:
     by_word: dict[tuple[str, str], list[str]] = {}
     for nid, note in active.items():
         tech = guards.words(note, "tech")
-        for key in ("topics", "entities"):
-            for word in guards.words(note, key) - tech:
+        for key, found in (("topics", guards.words(note, "topics")), ("entities", guards.subject_entities(note))):
+            for word in found - tech:
                 by_word.setdefault((key, word), []).append(nid)
     for (key, _), ids in by_word.items():
         if len(ids) > 50:  # a word on every memory relates nothing
@@ -63,7 +64,8 @@ def candidates(repo: str, active: dict[str, Note], limit: int, skip: set[frozens
     for pair, bonus in _text_links(repo, active).items():
         scores[pair] = scores.get(pair, 0.0) + bonus
     ids = set(active)
-    ranked = sorted((p for p in scores if p not in skip and p <= ids), key=lambda p: (-scores[p], sorted(p)))
+    ranked = sorted((p for p in scores if p not in skip and p <= ids and not guards.never_applies(*(active[i] for i in p))),
+                    key=lambda p: (-scores[p], sorted(p)))
     out = []
     for pair in ranked[:limit]:
         a, b = sorted(pair, key=lambda i: (str(active[i].get("created", "")), i))
