@@ -139,7 +139,10 @@ def test_a_sweep_whose_every_model_call_failed_exits_1_and_says_why(repo: str) -
     assert commit_all(repo, "m").returncode == 0
     swept = _cli(repo, "sweep", MEMREPO_MODEL_CMD="/bin/false")
     assert swept.returncode == 1
-    assert "Error: every model call failed (2): the model command exited 1" in swept.stderr  # enrich, verify
+    assert "Error: every model call failed (2): the model command exited 1: nothing on stderr" in swept.stderr
+    # one line per pass, so a person sees which pass never got an answer
+    assert "  enrich: 1 model call, 1 failed (last: the model command exited 1: nothing on stderr)" in swept.stdout
+    assert "  verify: 1 model call, 1 failed" in swept.stdout
     stats = _cli(repo, "stats")
     assert stats.returncode == 0 and "model enrich: 1 calls (1 failed)" in stats.stdout
     assert "failed model call: " in stats.stdout and " enrich: exit 1" in stats.stdout

@@ -102,7 +102,7 @@ def test_uncommitted_and_superseded_memories_are_left_alone(repo: str, world: di
 def test_a_failing_model_command_falls_back_to_the_rules(repo: str, world: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MEMREPO_MODEL_CMD", f"{sys.executable} -c 'raise SystemExit(2)'")
     report = verify.run(repo, use_model=True, today="2026-11-29")
-    assert report.model_notes == ["model not used from celery-beat on: the model command exited 2: "]
+    assert report.model_notes == ["model not used from celery-beat on: the model command exited 2: nothing on stderr"]
     assert report.counts()["extracted"] == 3
 
 

@@ -99,6 +99,10 @@ def sweep(ctx: click.Context, no_model: bool, as_json: bool) -> None:
                    f"{len((report.get('enrich') or {}).get('enriched', {}))} memories enriched"
                    + (f", curator applied {len(report['curate']['applied'])}" if report.get("curate") else "")
                    + (f", verifier changed {len(report['verify']['changed'])}" if report.get("verify") else ""))
+        for name, row in (report.get("model_calls") or {}).items():
+            calls = row["ok"] + row["failed"]
+            failed = f", {row['failed']} failed (last: {row['last_error'][:160]})" if row["failed"] else ""
+            click.echo(f"  {name}: {calls} model call{'s' * (calls != 1)}{failed}")
         for err in report["errors"]:
             click.echo(f"  error: {err}", err=True)
     if report.get("model_failed") or report.get("errors"):

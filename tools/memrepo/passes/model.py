@@ -49,17 +49,28 @@ class Tally:
     ok = 0
     failed = 0
     last_error = ""
+    by_pass: dict[str, dict[str, Any]] = {}  # pass -> {"ok": n, "failed": n, "last_error": text}
 
     @classmethod
     def reset(cls) -> None:
-        cls.ok, cls.failed, cls.last_error = 0, 0, ""
+        cls.ok, cls.failed, cls.last_error, cls.by_pass = 0, 0, "", {}
+
+    @classmethod
+    def count(cls, pass_name: str, error: str = "") -> None:
+        row = cls.by_pass.setdefault(pass_name, {"ok": 0, "failed": 0, "last_error": ""})
+        if error:
+            cls.failed += 1
+            cls.last_error = row["last_error"] = error
+            row["failed"] += 1
+        else:
+            cls.ok += 1
+            row["ok"] += 1
 
 
 def _failed(repo: str, entry: dict[str, Any], error: str, exc: ModelError) -> ModelError:
     entry.update(ok=False, error=error)
     _append(repo, LEDGER, entry)
-    Tally.failed += 1
-    Tally.last_error = str(exc)
+    Tally.count(str(entry.get("pass", "?")), str(exc))
     return exc
 
 
@@ -143,15 +154,15 @@ def call(repo: str, pass_name: str, prompt: str, timeout: float | None = None,
     if res.truncated:
         raise _failed(repo, entry, "output over the bound", ModelError(f"the model command printed more than {MAX_OUTPUT} bytes"))
     if res.returncode != 0:
-        raise _failed(repo, entry, f"exit {res.returncode}",
-                      ModelError(f"the model command exited {res.returncode}: {res.text('stderr').strip()[:300]}"))
+        said = res.text("stderr").strip()[:300] or "nothing on stderr"
+        raise _failed(repo, entry, f"exit {res.returncode}", ModelError(f"the model command exited {res.returncode}: {said}"))
     try:
         text, tokens = _answer(res.text())
     except ModelError as exc:  # an `is_error` envelope: a failed call, recorded like the others
         raise _failed(repo, entry, "is_error", exc) from None
     entry.update(ok=True, **tokens)
     _append(repo, LEDGER, entry)
-    Tally.ok += 1
+    Tally.count(pass_name)
     return text
 
 

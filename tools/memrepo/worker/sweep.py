@@ -78,6 +78,7 @@ def run_locked(repo: str, use_model: bool = True, run_id: str | None = None) -> 
     if sync.auto_enabled(repo):
         # A conflict stops sync with the repository unchanged and a rescue ref; the sweep goes on.
         _step(report, "sync", lambda: sync.sync(repo).as_dict())
+    report["model_calls"] = {name: dict(row) for name, row in sorted(model.Tally.by_pass.items())}
     if model.Tally.failed and not model.Tally.ok:
         report["model_failed"] = f"every model call failed ({model.Tally.failed}): {model.Tally.last_error}"
     report["finished"] = time.time()
