@@ -24,6 +24,9 @@ sys.path.insert(0, TESTS)
 sys.path.insert(0, os.path.join(os.path.dirname(TESTS), "tools"))
 
 PAIRS = os.path.join(TESTS, "data", "curate", "pairs.json")
+SOURCE = ("verdicts: hand-written, one per pair in tests/data/curate/pairs.json, answered by the fake model "
+          "(tests/fake/fakemodel.py); no real model is asked, so these figures measure the guards on those "
+          "verdicts, not a model's judgement")
 FAKE = os.path.join(TESTS, "fake", "fakemodel.py")
 OUTCOMES = ("applied", "review", "left alone")
 UNRELATED = {"relation": "unrelated", "winner": "none", "confidence": 0.9, "scope": "partial", "reason": "different subjects"}
@@ -107,12 +110,12 @@ def tabulate(pairs: list[dict[str, Any]], report: dict[str, Any]) -> dict[str, A
         rows.append({"name": p["name"], "kind": p["kind"], "expect": p["expect"], "got": got, "why": p["why"]})
     cross = {name: sum(1 for d in report[key] if frozenset(d["ids"]) not in labeled)
              for key, name in (("applied", "applied"), ("review", "review"), ("skipped", "left alone"))}
-    return {"pairs": len(pairs), "rows": rows, "matrix": matrix, "cross_pairs": cross,
+    return {"source": SOURCE, "pairs": len(pairs), "rows": rows, "matrix": matrix, "cross_pairs": cross,
             "agree": sum(matrix[o][o] for o in OUTCOMES), "model_calls": report["model_calls"]}
 
 
 def render(result: dict[str, Any]) -> str:
-    lines = [f"{'pair':<5} {'kind':<10} {'label':<11} {'curator':<11} why"]
+    lines = [result["source"], "", f"{'pair':<5} {'kind':<10} {'label':<11} {'curator':<11} why"]
     for r in result["rows"]:
         mark = "" if r["expect"] == r["got"] else "  <-- differs"
         lines.append(f"{r['name']:<5} {r['kind']:<10} {r['expect']:<11} {r['got']:<11} {r['why']}{mark}")

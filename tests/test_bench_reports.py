@@ -1,0 +1,31 @@
+"""The curator's and enrichment's reports say where their verdicts and aliases come from (issue 16)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from helpers import ROOT
+
+BENCH = os.path.join(ROOT, "tests", "bench")
+
+
+def report(name: str) -> tuple[dict, str]:
+    as_json = subprocess.run([sys.executable, os.path.join(BENCH, name), "--json"], capture_output=True, text=True, timeout=600)
+    as_text = subprocess.run([sys.executable, os.path.join(BENCH, name)], capture_output=True, text=True, timeout=600)
+    assert as_json.returncode == 0 and as_text.returncode == 0, as_json.stderr + as_text.stderr
+    return json.loads(as_json.stdout), as_text.stdout
+
+
+def test_the_curate_report_says_its_verdicts_are_hand_written() -> None:
+    data, text = report("report_curate.py")
+    assert text.splitlines()[0] == data["source"] and "hand-written" in data["source"] and "no real model" in data["source"]
+    assert data["agree"] >= 37 and data["pairs"] == 40
+
+
+def test_the_enrich_report_says_its_aliases_are_scripted() -> None:
+    data, text = report("report_enrich.py")
+    assert text.splitlines()[0] == data["source"] and "scripted fake-model replies" in data["source"]
+    assert (data["before"]["hit@2"], data["after"]["hit@2"]) == (0.25, 1.0)
