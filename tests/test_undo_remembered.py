@@ -8,7 +8,6 @@ The curator's verdicts are the labeled pairs' honest answers (tests/bench/curate
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 from click.testing import CliRunner
