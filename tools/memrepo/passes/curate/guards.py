@@ -145,7 +145,7 @@ def failures(verdict: dict[str, Any], winner: Note, loser: Note) -> list[str]:
         failed.append(pointer)
     if _entities_disjoint(winner, loser):
         failed.append("subject: different named subjects (no shared entity)")
-    if verdict["relation"] == "duplicates" and overlap(winner, loser) < MIN_DUPLICATE_OVERLAP:
+    if verdict.get("relation") == "duplicates" and overlap(winner, loser) < MIN_DUPLICATE_OVERLAP:
         failed.append(f"duplicates: the texts share {overlap(winner, loser):.0%} of their words (needs {MIN_DUPLICATE_OVERLAP:.0%})")
     return failed
 
