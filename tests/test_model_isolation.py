@@ -137,6 +137,8 @@ def test_recall_only_mode_runs_no_model_call(repo: str, claude, monkeypatch: pyt
     assert claude() == [] and model.ledger(repo) == []
     result = CliRunner().invoke(cli, ["--repo", repo, "sweep"])
     assert result.exit_code == 0 and "recall-only mode is on" in result.output, result.output
+    checked = CliRunner().invoke(cli, ["--repo", repo, "doctor"])
+    assert "ok  background passes: off: recall-only mode" in checked.output, checked.output
     monkeypatch.setenv("MEMREPO_RECALL_ONLY", "0")  # the environment wins over the settings
     model.call(repo, "curate", "q")
     assert len(claude()) == 1

@@ -253,6 +253,9 @@ def doctor(ctx: click.Context, as_json: bool) -> None:
     if failing:
         checks.append(doc.Check("model calls", True, failing, "check the model command (MEMREPO_MODEL_CMD, or `model_cmd` "
                                 "in index/local.json), then run `memrepo sweep`", warn=True))
+    if len(checks) > 1 and paths.recall_only(repo):
+        checks.append(doc.Check("background passes", True, "off: recall-only mode (MEMREPO_RECALL_ONLY or `recall_only`); "
+                                "nothing is captured, enriched, curated or verified"))
     if as_json:
         _json([c.as_dict() for c in checks])
     else:
