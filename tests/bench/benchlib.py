@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import statistics
@@ -119,3 +120,47 @@ def machine() -> dict[str, Any]:
 
     return {"cpus": os.cpu_count(), "loadavg_at_start": [round(x, 2) for x in os.getloadavg()],
             "python": sys.version.split()[0], "sqlite": sqlite3.sqlite_version, "platform": platform.platform()}
+
+
+# -- the labeled-set reports (report_curate.py, report_enrich.py) -------------------------------
+
+FAKE_MODEL = os.path.join(ROOT, "tests", "fake", "fakemodel.py")
+
+
+def fake_model_env(who: str, **settings: str) -> "contextlib.AbstractContextManager[None]":
+    """For the block: a git identity (`who` Report) unless one is set, the fake model as the model
+    command, and `settings` (FAKE_MODEL_RULES=…); the environment is put back afterwards."""
+    identity = {"GIT_AUTHOR_NAME": f"{who} Report", "GIT_AUTHOR_EMAIL": "report@example.com",
+                "GIT_COMMITTER_NAME": f"{who} Report", "GIT_COMMITTER_EMAIL": "report@example.com",
+                "GIT_CONFIG_NOSYSTEM": "1"}
+
+    @contextlib.contextmanager
+    def scope() -> Any:
+        changed = {**{k: v for k, v in identity.items() if k not in os.environ},
+                   "MEMREPO_MODEL_CMD": f"{sys.executable} {FAKE_MODEL}", **settings}
+        saved = {k: os.environ.get(k) for k in changed}
+        os.environ.update(changed)
+        try:
+            yield
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+    return scope()
+
+
+def report_main(doc: str, prefix: str, evaluate: Callable[[str], dict[str, Any]],
+                render: Callable[[dict[str, Any]], str]) -> int:
+    """A report's command line: run `evaluate` in a throwaway folder, print `render` of it or JSON."""
+    import argparse
+    import tempfile
+
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        result = evaluate(tmp)
+    print(json.dumps(result, indent=1) if args.json else render(result))
+    return 0

@@ -11,27 +11,25 @@ then the totals. `--json` prints the figures instead.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
-import tempfile
 from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TESTS = os.path.dirname(HERE)
 sys.path.insert(0, TESTS)
 sys.path.insert(0, os.path.join(os.path.dirname(TESTS), "tools"))
+sys.path.insert(0, HERE)
+from benchlib import FAKE_MODEL, fake_model_env, report_main  # noqa: E402
 
 PAIRS = os.path.join(TESTS, "data", "curate", "pairs.json")
+FAKE = FAKE_MODEL  # tests/test_curate.py runs the same fake model
 SOURCE = ("verdicts: hand-written, one per pair in tests/data/curate/pairs.json, answered by the fake model "
           "(tests/fake/fakemodel.py); no real model is asked, so these figures measure the guards on those "
           "verdicts, not a model's judgement")
-FAKE = os.path.join(TESTS, "fake", "fakemodel.py")
 OUTCOMES = ("applied", "review", "left alone")
 UNRELATED = {"relation": "unrelated", "winner": "none", "confidence": 0.9, "scope": "partial", "reason": "different subjects"}
-ENV = {"GIT_AUTHOR_NAME": "Curate Report", "GIT_AUTHOR_EMAIL": "report@example.com",
-       "GIT_COMMITTER_NAME": "Curate Report", "GIT_COMMITTER_EMAIL": "report@example.com", "GIT_CONFIG_NOSYSTEM": "1"}
 
 
 def load_pairs() -> list[dict[str, Any]]:
@@ -83,19 +81,9 @@ def evaluate(workdir: str) -> dict[str, Any]:
     rules_path = os.path.join(workdir, "rules.json")
     with open(rules_path, "w", encoding="utf-8") as fh:
         json.dump(rules(pairs), fh)
-    saved = {k: os.environ.get(k) for k in (*ENV, "MEMREPO_MODEL_CMD", "FAKE_MODEL_RULES", "FAKE_MODEL_DEFAULT")}
-    os.environ.update({k: v for k, v in ENV.items() if k not in os.environ})
-    os.environ.update(MEMREPO_MODEL_CMD=f"{sys.executable} {FAKE}", FAKE_MODEL_RULES=rules_path,
-                      FAKE_MODEL_DEFAULT=json.dumps(UNRELATED))
-    try:
+    with fake_model_env("Curate", FAKE_MODEL_RULES=rules_path, FAKE_MODEL_DEFAULT=json.dumps(UNRELATED)):
         build(repo, pairs)
         report = curate.run(repo).as_dict()
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
     return tabulate(pairs, report)
 
 
@@ -132,13 +120,7 @@ def render(result: dict[str, Any]) -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
-    args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="memrepo-curate-report-") as tmp:
-        result = evaluate(tmp)
-    print(json.dumps(result, indent=1) if args.json else render(result))
-    return 0
+    return report_main(__doc__ or "", "memrepo-curate-report-", evaluate, render)
 
 
 if __name__ == "__main__":
