@@ -1,0 +1,137 @@
+"""The Porter stemmer as SQLite's FTS5 `porter` tokenizer applies it (stdlib only: the prompt path).
+
+The index is built with `tokenize='porter unicode61 remove_diacritics 2'`, so "refund" and
+"refunds", "validate" and "validator" are one term to FTS5. The query side must know that too,
+or one word would get two votes (issue 17). `stem` follows the algorithm FTS5 runs (M. F.
+Porter, 1980, with the "bli" and "logi" rules of its later revision): tokens shorter than 3 or
+longer than 64 characters pass through unchanged. `tests/test_porter.py` checks it against
+SQLite itself on every word of the labeled sets.
+"""
+
+MAX_TOKEN = 64
+_VOWELS = "aeiou"
+
+
+def _is_consonant(word: str, i: int) -> bool:
+    c = word[i]
+    if c in _VOWELS:
+        return False
+    if c == "y":
+        return i == 0 or not _is_consonant(word, i - 1)
+    return True
+
+
+def _measure(stem: str) -> int:
+    """m in [C](VC){m}[V]: the number of vowel-consonant sequences."""
+    m, i, n = 0, 0, len(stem)
+    while i < n and _is_consonant(stem, i):
+        i += 1
+    while i < n:
+        while i < n and not _is_consonant(stem, i):
+            i += 1
+        if i >= n:
+            break
+        while i < n and _is_consonant(stem, i):
+            i += 1
+        m += 1
+    return m
+
+
+def _has_vowel(stem: str) -> bool:
+    return any(not _is_consonant(stem, i) for i in range(len(stem)))
+
+
+def _double_consonant(word: str) -> bool:
+    # As FTS5 checks it: two equal letters that are not a, e, i, o, u ("yy" counts).
+    return len(word) >= 2 and word[-1] == word[-2] and word[-1] not in _VOWELS
+
+
+def _cvc(word: str) -> bool:
+    """Ends consonant-vowel-consonant, the last not w, x or y (e.g. -hop, -fil)."""
+    n = len(word)
+    return (n >= 3 and _is_consonant(word, n - 1) and not _is_consonant(word, n - 2)
+            and _is_consonant(word, n - 3) and word[-1] not in "wxy")
+
+
+def _replace(word: str, rules: "tuple[tuple[str, str], ...]", min_m: int) -> str:
+    """The first rule whose suffix `word` ends with applies (when its stem's m > min_m), or none."""
+    for suffix, repl in rules:
+        if word.endswith(suffix):
+            stem = word[: -len(suffix)]
+            return stem + repl if _measure(stem) > min_m else word
+    return word
+
+
+def _ends(word: str, suffix: str) -> bool:
+    """FTS5 matches a suffix only when something precedes it ("ies" alone is not -ies)."""
+    return len(word) > len(suffix) and word.endswith(suffix)
+
+
+def _step1ab(w: str) -> str:
+    if _ends(w, "sses"):
+        w = w[:-2]
+    elif _ends(w, "ies"):
+        w = w[:-2]
+    elif _ends(w, "ss"):
+        pass
+    elif _ends(w, "s"):
+        w = w[:-1]
+    if _ends(w, "eed"):
+        return w[:-1] if _measure(w[:-3]) > 0 else w
+    for suffix in ("ed", "ing"):
+        if _ends(w, suffix) and _has_vowel(w[: -len(suffix)]):
+            w = w[: -len(suffix)]
+            if w.endswith(("at", "bl", "iz")):
+                return w + "e"
+            if _double_consonant(w) and w[-1] not in "lsz":
+                return w[:-1]
+            if _measure(w) == 1 and _cvc(w):
+                return w + "e"
+            return w
+    return w
+
+
+_STEP2 = (("ational", "ate"), ("tional", "tion"), ("enci", "ence"), ("anci", "ance"), ("izer", "ize"),
+          ("bli", "ble"), ("alli", "al"), ("entli", "ent"), ("eli", "e"), ("ousli", "ous"), ("ization", "ize"),
+          ("ation", "ate"), ("ator", "ate"), ("alism", "al"), ("iveness", "ive"), ("fulness", "ful"),
+          ("ousness", "ous"), ("aliti", "al"), ("iviti", "ive"), ("biliti", "ble"), ("logi", "log"))
+_STEP3 = (("icate", "ic"), ("ative", ""), ("alize", "al"), ("iciti", "ic"), ("ical", "ic"), ("ful", ""), ("ness", ""))
+_STEP4 = ("al", "ance", "ence", "er", "ic", "able", "ible", "ant", "ement", "ment", "ent", "ion", "ou", "ism", "ate",
+          "iti", "ous", "ive", "ize")
+
+
+def _longest(word: str, rules: "tuple[tuple[str, str], ...]") -> "tuple[tuple[str, str], ...]":
+    """Rules ordered so the longest matching suffix is tried first (Porter picks the longest)."""
+    return tuple(sorted((r for r in rules if word.endswith(r[0])), key=lambda r: -len(r[0])))
+
+
+def _step4(w: str) -> str:
+    for suffix in sorted((s for s in _STEP4 if w.endswith(s)), key=len, reverse=True):
+        stem = w[: -len(suffix)]
+        if suffix == "ion" and not stem.endswith(("s", "t")):
+            return w
+        return stem if _measure(stem) > 1 else w
+    return w
+
+
+def _step5(w: str) -> str:
+    if w.endswith("e"):
+        stem = w[:-1]
+        m = _measure(stem)
+        if m > 1 or (m == 1 and not _cvc(stem)):
+            w = stem
+    if w.endswith("ll") and _measure(w) > 1:
+        w = w[:-1]
+    return w
+
+
+def stem(word: str) -> str:
+    """The term FTS5's porter tokenizer stores for one lowercase token."""
+    if len(word) < 3 or len(word) > MAX_TOKEN:
+        return word
+    w = _step1ab(word)
+    if w.endswith("y") and _has_vowel(w[:-1]):
+        w = w[:-1] + "i"
+    w = _replace(w, _longest(w, _STEP2), 0)
+    w = _replace(w, _longest(w, _STEP3), 0)
+    return _step5(_step4(w))
