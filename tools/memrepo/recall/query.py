@@ -6,6 +6,7 @@ English and Portuguese. A prompt with no subject left gets no terms: silence is 
 the filler lexicon, never by length.
 """
 
+from memrepo.recall import porter
 from memrepo.recall.clean import MAX_INPUT_CHARS, clean_prompt, tokenize
 
 __all__ = ["MAX_TERMS", "Query", "asks_general", "build_query", "clean_prompt", "subject_terms", "tokenize"]
@@ -175,12 +176,19 @@ def _words(text: str) -> list[str]:
 
 
 def _select(tokens: list[str], limit: int) -> tuple[str, ...]:
+    """The first `limit` subject tokens, one per index term: words FTS5's porter stemmer folds
+    together ("refund", "refunds") are one vote, under the first spelling (issue 17)."""
     seen: dict[str, None] = {}
+    stems: set[str] = set()
     for tok in tokens:
         if not 1 < len(tok) <= 64 or tok in seen or (tok.isdigit() and len(tok) < 3):
             continue
         if _is_filler(tok):
             continue
+        key = porter.stem(tok)
+        if key in stems:
+            continue
+        stems.add(key)
         seen[tok] = None
         if len(seen) >= limit:
             break

@@ -110,6 +110,10 @@ def rank(db: "sqlite3.Connection", terms: list[tuple[str, float]], project: "str
     if not terms:
         return []
     facts = search.Lookups(db, [t for t, _ in terms])
+    if own and not any(facts.dfs.get(t, 0) for t in own):
+        # The previous turn sharpens a prompt whose own words the store knows; when it knows none
+        # of them ("explain that again but shorter" after a deploy turn), it alone never recalls.
+        return []
     scored = search.relevance(db, terms, own=own, lookups=facts)
     if not scored:
         return []
