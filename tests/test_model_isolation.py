@@ -35,8 +35,13 @@ SCHEMA = {"type": "object", "additionalProperties": False, "required": ["ok"], "
 STAND_IN = """#!{python}
 import json, os, sys, time
 prompt = sys.stdin.read()
+args = sys.argv[1:]
+settings = None
+if "--settings" in args:
+    path = args[args.index("--settings") + 1]
+    settings = {{"path": path, "mode": oct(os.stat(path).st_mode & 0o777), "text": open(path).read()}}
 with open(os.environ["STAND_IN_LOG"], "a") as fh:
-    fh.write(json.dumps({{"argv": sys.argv[1:], "stdin": prompt}}) + "\\n")
+    fh.write(json.dumps({{"argv": args, "stdin": prompt, "settings": settings}}) + "\\n")
 time.sleep(float(os.environ.get("STAND_IN_SLEEP", "0")))
 envelope = {{"type": "result", "is_error": False, "result": os.environ.get("STAND_IN_TEXT", '{{"ok": true}}')}}
 if os.environ.get("STAND_IN_STRUCTURED"):
@@ -101,8 +106,12 @@ def test_only_the_login_keys_of_the_users_settings_come_along(repo: str, claude,
         "enabledPlugins": {"other@market": True}}))
     model.call(repo, "enrich", "q")
     (call,) = claude()
-    assert json.loads(_flag(call["argv"], "--settings") or "{}") == {
+    # In a private file, not on the command line (the process list shows argv to every local user).
+    assert json.loads(call["settings"]["text"]) == {
         "apiKeyHelper": "~/bin/get-key", "env": {"ANTHROPIC_BASE_URL": "https://proxy.internal"}}
+    assert call["settings"]["mode"] == "0o600" and "proxy.internal" not in " ".join(call["argv"])
+    assert os.path.dirname(call["settings"]["path"]) == os.path.join(repo, "index")
+    assert not os.path.exists(call["settings"]["path"])  # removed after the call
 
 
 def test_another_command_gets_the_prompt_and_nothing_else(repo: str, claude, monkeypatch: pytest.MonkeyPatch) -> None:

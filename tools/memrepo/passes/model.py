@@ -12,6 +12,7 @@ duration, tokens when the command reports them). Never imported on the prompt pa
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -137,8 +138,17 @@ def call(repo: str, pass_name: str, prompt: str, timeout: float | None = None,
         raise RecallOnly("recall-only mode is on: memrepo runs no model call",
                          hint=f"unset {config.ENV_RECALL_ONLY}, or set \"recall_only\": false in {config.SHARED} / {config.LOCAL}")
     timeout = timeout_of(repo) if timeout is None else timeout
-    args = modelcmd.isolated(command(repo), schema)
-    prompt = f"{transcript.OWN_MARK}: {pass_name}]\n{prompt}"
+    os.makedirs(paths.index_dir(repo), exist_ok=True)
+    login = os.path.join(paths.index_dir(repo), f".model-settings-{os.getpid()}.json")
+    try:
+        args = modelcmd.isolated(command(repo), schema, login)
+        return _run(repo, pass_name, f"{transcript.OWN_MARK}: {pass_name}]\n{prompt}", args, timeout)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(login)
+
+
+def _run(repo: str, pass_name: str, prompt: str, args: list[str], timeout: float) -> str:
     start = time.perf_counter()
     entry: dict[str, Any] = {"t": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "pass": pass_name, "cmd": args[0]}
     try:

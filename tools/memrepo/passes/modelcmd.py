@@ -11,8 +11,10 @@ each flag below that the command does not already set:
   `--disable-slash-commands`: no skills or commands;
 * `--no-session-persistence`: no transcript of the call on disk;
 * `--setting-sources ""`: no settings files, so no CLAUDE.md, hooks or plugins; the login keys of
-  the user's own settings (`AUTH_KEYS`) are passed back with `--settings`. OAuth and the keychain
-  are not settings and keep working (`--bare` would drop them);
+  the user's own settings (`AUTH_KEYS`) are passed back with `--settings <file>`: a 0600 file in
+  the private `index/` folder, never the JSON on the command line, which any local user can read
+  in the process list (`env` may hold a key). OAuth and the keychain are not settings and keep
+  working (`--bare` would drop them);
 * `--json-schema <the pass's schema>`: the CLI's structured output; memrepo still validates.
 
 Any other command gets the prompt on stdin and nothing else.
@@ -43,8 +45,11 @@ def _has(args: list[str], flag: str) -> bool:
     return any(a == flag or a.startswith(flag + "=") for a in args)
 
 
-def isolated(args: list[str], schema: dict[str, Any] | None = None) -> list[str]:
-    """`args` with memrepo's isolation flags added when it is a `claude -p` command."""
+def isolated(args: list[str], schema: dict[str, Any] | None = None, settings_file: str | None = None) -> list[str]:
+    """`args` with memrepo's isolation flags added when it is a `claude -p` command.
+
+    `settings_file` is where the user's login keys may be written for `--settings` (a private
+    path the caller removes after the call); without it they are not passed."""
     if not is_claude_print(args):
         return list(args)
     out = list(args)
@@ -55,8 +60,9 @@ def isolated(args: list[str], schema: dict[str, Any] | None = None) -> list[str]
     if not _has(out, "--setting-sources") and not _has(out, "--settings"):
         wanted.append(("--setting-sources", [""]))
         auth = login_settings()
-        if auth:
-            wanted.append(("--settings", [json.dumps(auth)]))
+        if auth and settings_file:
+            _write_private(settings_file, json.dumps(auth))
+            wanted.append(("--settings", [settings_file]))
     if schema is not None:
         wanted.append(("--json-schema", [json.dumps(schema)]))
     for flag, values in wanted:
@@ -82,3 +88,14 @@ def login_settings() -> dict[str, Any]:
     if not isinstance(data, dict):
         return {}
     return {k: data[k] for k in AUTH_KEYS if k in data}
+
+
+def _write_private(path: str, text: str) -> None:
+    """Write `text` to `path`, readable by this user alone (created 0600, never through a link)."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
