@@ -43,6 +43,10 @@ if "--settings" in args:
 with open(os.environ["STAND_IN_LOG"], "a") as fh:
     fh.write(json.dumps({{"argv": args, "stdin": prompt, "settings": settings}}) + "\\n")
 time.sleep(float(os.environ.get("STAND_IN_SLEEP", "0")))
+for flag in os.environ.get("STAND_IN_UNKNOWN", "").split():
+    if flag in args:
+        sys.stderr.write(f"error: unknown option '{{flag}}'\\n")
+        raise SystemExit(1)
 envelope = {{"type": "result", "is_error": False, "result": os.environ.get("STAND_IN_TEXT", '{{"ok": true}}')}}
 if os.environ.get("STAND_IN_STRUCTURED"):
     envelope["structured_output"] = json.loads(os.environ["STAND_IN_STRUCTURED"])
@@ -198,3 +202,23 @@ def test_every_pass_prompt_is_recognised_as_memrepos_own(monkeypatch: pytest.Mon
                drafts.prompt("", {"id": "p1", "steps": ["run it"], "sessions": ["s1", "s2"]})]
     assert all(transcript.is_memrepo_prompt(p) for p in prompts)
     assert not transcript.is_memrepo_prompt("You write tests for the importer")
+
+
+def test_an_older_claude_without_a_flag_is_asked_again_without_it(repo: str, claude, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(modelcmd, "unsupported", set())
+    monkeypatch.setenv("STAND_IN_UNKNOWN", "--disable-slash-commands --setting-sources")
+    assert model.ask_json(repo, "curate", "q", SCHEMA) == {"ok": True}
+    calls = claude()
+    assert len(calls) == 3 and "--disable-slash-commands" not in calls[-1]["argv"] and "--setting-sources" not in calls[-1]["argv"]
+    assert "--no-session-persistence" in calls[-1]["argv"] and [e["ok"] for e in model.ledger(repo)] == [True]
+    model.call(repo, "curate", "q")  # this process no longer adds them: one call
+    assert len(claude()) == 4
+
+
+def test_a_flag_the_user_wrote_is_never_taken_away(repo: str, claude, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(modelcmd, "unsupported", set())
+    monkeypatch.setenv("MEMREPO_MODEL_CMD", f"{claude.folder / 'claude'} -p --disable-slash-commands")
+    monkeypatch.setenv("STAND_IN_UNKNOWN", "--disable-slash-commands")
+    with pytest.raises(model.ModelError, match="unknown option '--disable-slash-commands'"):
+        model.call(repo, "curate", "q")
+    assert len(claude()) == 1

@@ -141,20 +141,27 @@ def call(repo: str, pass_name: str, prompt: str, timeout: float | None = None,
     os.makedirs(paths.index_dir(repo), exist_ok=True)
     login = os.path.join(paths.index_dir(repo), f".model-settings-{os.getpid()}.json")
     try:
-        args = modelcmd.isolated(command(repo), schema, login)
-        return _run(repo, pass_name, f"{transcript.OWN_MARK}: {pass_name}]\n{prompt}", args, timeout)
+        base = command(repo)
+        args = modelcmd.isolated(base, schema, login)
+        return _run(repo, pass_name, f"{transcript.OWN_MARK}: {pass_name}]\n{prompt}", args, timeout, len(base))
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(login)
 
 
-def _run(repo: str, pass_name: str, prompt: str, args: list[str], timeout: float) -> str:
+def _run(repo: str, pass_name: str, prompt: str, args: list[str], timeout: float, own: int) -> str:
+    """One call of `args`; `own` is how many of them are the user's command (the rest memrepo added)."""
     start = time.perf_counter()
     entry: dict[str, Any] = {"t": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "pass": pass_name, "cmd": args[0]}
     try:
         # MEMREPO_PASS tells memrepo's own hooks in a `claude -p` model session to stand aside.
         env = dict(os.environ, MEMREPO_PASS=pass_name)
-        res = proc.run(args, input=prompt.encode("utf-8"), timeout=timeout, env=env, max_output=MAX_OUTPUT)
+        for _ in range(len(modelcmd.ADDED) + 1):
+            res = proc.run(args, input=prompt.encode("utf-8"), timeout=timeout, env=env, max_output=MAX_OUTPUT)
+            retry = modelcmd.without_unknown(args, args[own:], res.text("stderr")) if res.returncode else None
+            if retry is None:
+                break
+            args = retry  # an older `claude` without that flag: ask again without it
     except OSError as exc:
         raise _failed(repo, entry, "not found", ModelError(f"model command not found: {args[0]} ({exc.strerror})",
                                                           hint=f"install it, or set {ENV_CMD}")) from None

@@ -17,13 +17,17 @@ each flag below that the command does not already set:
   working (`--bare` would drop them);
 * `--json-schema <the pass's schema>`: the CLI's structured output; memrepo still validates.
 
-Any other command gets the prompt on stdin and nothing else.
+Any other command gets the prompt on stdin and nothing else. An older `claude` that does not
+know one of these flags ("error: unknown option '--x'") is asked again without it
+(`without_unknown`), and this process stops adding it: memrepo must not stop working on the
+version a user happens to have.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 from typing import Any
 
 SYSTEM_PROMPT = (
@@ -34,6 +38,12 @@ SYSTEM_PROMPT = (
 AUTH_KEYS = ("apiKeyHelper", "env", "awsAuthRefresh", "awsCredentialExport")
 MAX_SETTINGS_BYTES = 1024 * 1024
 _PROGRAMS = frozenset({"claude", "claude.exe"})
+# The flags `isolated` may add, and whether each takes a value.
+ADDED = {"--system-prompt": True, "--tools": True, "--strict-mcp-config": False, "--disable-slash-commands": False,
+         "--no-session-persistence": False, "--output-format": True, "--setting-sources": True, "--settings": True,
+         "--json-schema": True}
+unsupported: set[str] = set()  # flags this machine's `claude` refused, found out in this process
+_UNKNOWN = re.compile(r"unknown option '(--[a-z][a-z-]{1,40})'")
 
 
 def is_claude_print(args: list[str]) -> bool:
@@ -66,9 +76,25 @@ def isolated(args: list[str], schema: dict[str, Any] | None = None, settings_fil
     if schema is not None:
         wanted.append(("--json-schema", [json.dumps(schema)]))
     for flag, values in wanted:
+        if flag in unsupported:
+            continue
         if not _has(out, flag) and not (flag == "--system-prompt" and _has(out, "--system-prompt-file")):
             out += [flag, *values]
     return out
+
+
+def without_unknown(args: list[str], added: list[str], stderr: str) -> list[str] | None:
+    """`args` without the one flag memrepo added that the CLI said it does not know, or None.
+
+    `added` is what `isolated` returned beyond the user's own command: a flag the user wrote
+    is never removed."""
+    found = _UNKNOWN.search(stderr)
+    flag = found.group(1) if found else ""
+    if flag not in ADDED or flag not in added:
+        return None
+    unsupported.add(flag)
+    i = len(args) - len(added) + added.index(flag)
+    return args[:i] + args[i + 1 + int(ADDED[flag]):]
 
 
 def settings_file() -> str:
