@@ -60,6 +60,8 @@ def clean_prompt(prompt: str) -> str:
     `code spans` stay. Reads at most MAX_INPUT_CHARS and returns at most MAX_CLEAN_CHARS.
     """
     text = prompt[:MAX_INPUT_CHARS]
+    if "<task-notification>" in text:
+        text = task_notification(text)
     if "```" in text:
         # Even parts lie outside fences; an unclosed fence runs to the end, as in Markdown.
         text = "\n".join(text.split("```")[::2])
@@ -74,6 +76,37 @@ def clean_prompt(prompt: str) -> str:
     if any(_may_hold_blob(word) for word in words):
         words = _pattern("blob").sub(_drop_blob, " ".join(words)).split()
     return " ".join(words)[:MAX_CLEAN_CHARS]
+
+
+NOTIFICATION_FRAME = 'Background command "'
+
+
+def task_notification(text: str) -> str:
+    """A Claude Code background-task notification, reduced to what the task was about.
+
+    Claude Code sends the prompt `<task-notification><task-id>…</task-id><output-file>…
+    </output-file><status>…</status><summary>Background command "<description>" completed (exit
+    code 0)</summary></task-notification>` and a "Read the output file…" line when a background
+    task ends: nobody typed it (issue 17). Only the description (and any detail after it) is
+    the prompt's subject; ids, paths, the status and the frame around the description are the
+    protocol's own words, never query terms.
+    """
+    out = []
+    rest = text
+    while "<task-notification>" in rest:
+        before, _, rest = rest.partition("<task-notification>")
+        out.append(before)
+        body, _, rest = rest.partition("</task-notification>")
+        summary = body.partition("<summary>")[2].partition("</summary>")[0]
+        if summary.startswith(NOTIFICATION_FRAME):
+            described, _, tail = summary[len(NOTIFICATION_FRAME):].partition('"')
+            summary = described + " " + tail.partition(": ")[2]
+        out.append(" " + summary + " ")
+        lead = rest.lstrip()
+        if lead.startswith("Read the output file"):
+            rest = lead.partition("\n")[2]
+    out.append(rest)
+    return "".join(out)
 
 
 def tokenize(text: str) -> list[str]:

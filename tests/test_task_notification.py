@@ -1,0 +1,32 @@
+"""A Claude Code background-task notification is a prompt nobody typed (issue 17): only what the
+task was about is a query term, never the envelope's ids, paths, status or frame."""
+
+from __future__ import annotations
+
+from helpers import commit_all, write_memory
+from memrepo.recall import decide as recall, query
+from memrepo.store import index
+
+NOTE = ('<task-notification>\n<task-id>b1c496c</task-id>\n<tool-use-id>toolu_01ABC</tool-use-id>\n'
+        '<output-file>/tmp/claude/-home-ann-src-shop/tasks/b1c496c.output</output-file>\n<status>completed</status>\n'
+        '<summary>Background command "{what}" completed (exit code 0)</summary>\n</task-notification>\n'
+        'Read the output file to retrieve the result: /tmp/claude/-home-ann-src-shop/tasks/b1c496c.output')
+
+
+def test_only_the_task_description_is_a_query_term() -> None:
+    assert query.build_query(NOTE.format(what="sleep 300")).terms == ("sleep", "300")
+    failed = ('<task-notification><task-id>bg-1</task-id><status>failed</status><summary>Background command '
+              '"alembic upgrade head" failed with exit code 1: duplicate column invoice_ref</summary></task-notification>')
+    assert query.build_query(failed).terms == ("alembic", "upgrade", "head", "duplicate", "column", "invoice", "ref")
+
+
+def test_a_notification_recalls_only_when_its_task_names_a_memorys_subject(repo: str) -> None:
+    write_memory(repo, "tasks-output-files", title="Background task output files", topics=["tasks", "output"],
+                 description="Background command output files are kept under tmp for a day; read the result there.",
+                 body="Claude's background tasks write a .output file; the summary says completed or failed.\n")
+    write_memory(repo, "alembic-migrations", title="Alembic migrations run on deploy", topics=["alembic", "migrations"],
+                 description="alembic upgrade head runs before every API deploy.", body="Never edit a migration that shipped.\n")
+    assert commit_all(repo, "memories").returncode == 0
+    index.update(repo)
+    assert recall.decide(repo, NOTE.format(what="sleep 300")).hits == []
+    assert [h.id for h in recall.decide(repo, NOTE.format(what="alembic upgrade head")).hits][:1] == ["alembic-migrations"]
