@@ -22,7 +22,11 @@ def main(argv: "list[str] | None" = None) -> int:
             from memrepo.claude import session_start
 
             return hookio.run(name, session_start.on_session_start)
-        if name in ("Stop", "PreCompact", "SessionEnd"):
+        if name == "Stop":
+            from memrepo.claude import stop_hook
+
+            return hookio.run(name, stop_hook.on_stop)
+        if name in ("PreCompact", "SessionEnd"):
             from memrepo.worker import jobs
 
             return hookio.run(name, jobs.on_capture_event)

@@ -117,7 +117,8 @@ def sweep(ctx: click.Context, no_model: bool, as_json: bool) -> None:
 @click.pass_context
 @_fail_friendly
 def stats(ctx: click.Context, as_json: bool) -> None:
-    """Counts per class and status, the last sweep, queued jobs, and model calls and tokens per pass.
+    """Counts per class and status, the last sweep, queued jobs, model calls and tokens per pass, and
+    how many of recall's injections of the last 30 days the replies used.
 
     \b
     Example:
@@ -140,6 +141,16 @@ def stats(ctx: click.Context, as_json: bool) -> None:
                    f"{row['input_tokens']} in / {row['output_tokens']} out tokens")
     for failure in data["model_failures"]:
         click.echo(f"failed model call: {failure['t']} {failure['pass']}: {failure['error']}")
+    rec = data["recall"]
+    if rec["judged"]:
+        click.echo(f"recall, last {rec['days']} days: {rec['used']} of {rec['judged']} judged injections used "
+                   f"(precision {rec['precision']:.0%}); {rec['injections'] - rec['judged']} not judged yet")
+    else:
+        click.echo(f"recall, last {rec['days']} days: {rec['injections']} injections, none judged yet "
+                   "(the Stop hook judges each turn's)")
+    if rec["never_used"]:
+        click.echo("injected often, never used (candidates for review: `memrepo show <id>`): "
+                   + ", ".join(f"{m['id']} ({m['injected']}x)" for m in rec["never_used"][:10]))
 
 
 def register(group: click.Group) -> None:

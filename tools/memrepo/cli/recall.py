@@ -46,18 +46,35 @@ def recall(ctx: click.Context, prompt: str, cwd: str | None, previous: str | Non
 @click.pass_context
 @_fail_friendly
 def recall_log(ctx: click.Context, limit: int, as_json: bool) -> None:
-    """Recent recall decisions on this machine: injected ids and scores, or silent, and latency."""
-    from memrepo.recall import log
+    """Recent recall decisions on this machine: injected ids and scores, or silent, and latency.
 
-    entries = log.read_log(_repo(ctx), limit)
+    An injected id is marked `used` or `unused` once the turn's Stop hook judged it (its id or
+    its distinctive words in the reply or the next prompt); unmarked: not judged yet.
+    """
+    from memrepo.recall import log, usage
+
+    repo = _repo(ctx)
+    entries = log.read_log(repo, limit)
+    verdicts = usage.read_all(repo)
+    judged = {str(v.get("key")) for v in verdicts}
+    used = usage.used_by_key(verdicts)
+    for e in entries:
+        k = usage.key(e)
+        for i in e.get("injected", []):
+            if k in judged:
+                i["used"] = i.get("id") in used.get(k, ())
     if as_json:
         return _json(entries)
     for e in entries:
-        what = ", ".join(f"{i['id']} ({i['score']})" for i in e.get("injected", [])) or f"silent ({e.get('silent')})"
+        what = ", ".join(f"{i['id']} ({i['score']}{_mark(i)})" for i in e.get("injected", [])) or f"silent ({e.get('silent')})"
         general = "  [general question]" if e.get("general") else ""
         click.echo(f"{e.get('t', '?')}  {e.get('ms', 0):6.1f} ms  {what}{general}")
     if not entries:
         click.echo("no recall decisions logged yet", err=True)
+
+
+def _mark(injected: dict) -> str:  # type: ignore[type-arg]
+    return "" if "used" not in injected else ", used" if injected["used"] else ", unused"
 
 
 @click.command("eval")

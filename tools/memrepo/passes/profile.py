@@ -13,8 +13,10 @@ entry, parsed with string methods in microseconds:
 Each line carries its provenance (`user`: the person said it; `inferred`: an agent or an
 import concluded it), the date it was added and how often recall used it. Hooks never write
 git, so the count is not kept by a hook: it is derived from `index/recall-log.jsonl` (which
-the recall hook appends anyway, this machine only) — a logged prompt used a line when it
-shared at least two of the line's subject words with it (one, for a one-word line) — and
+the recall hook appends anyway, this machine only) and `index/recall-usage.jsonl` (the Stop
+hook's verdicts): a logged prompt was about a line when it shared at least two of the line's
+subject words with it (one, for a one-word line), and a reply used it when it said two of
+them the prompt had not (`memrepo.recall.usage`); both count. The count is
 written into the file whenever memrepo rewrites the profile, never lowered (other machines'
 counts are kept).
 
@@ -146,28 +148,29 @@ def bound(repo: str) -> int:
 
 
 def derived_uses(repo: str, entries: list[Entry]) -> list[int]:
-    """How many recall-log decisions on this machine were about each entry, since it was added."""
-    from memrepo.recall import _fast, query
+    """How often this machine's logs show each entry at work since it was added: replies that used
+    it (`index/recall-usage.jsonl`, judged at each Stop) and prompts that were about it."""
+    from memrepo.recall import log, query, usage
 
     words = [set(query.subject_terms(e.text)) for e in entries]
+    hashes = [usage.line_hash(e.text) for e in entries]
     counts = [0] * len(entries)
-    log = paths.recall_log(repo)
-    for name in (log + ".1", log):
-        try:
-            with open(name, encoding="utf-8") as fh:
-                lines = fh.readlines()
-        except OSError:
-            continue
-        for raw in lines:
-            try:
-                logged = _fast.loads(raw)
-                terms, day = set(logged.get("terms") or ()), str(logged.get("t", ""))[:10]
-            except (ValueError, AttributeError, TypeError):
-                continue
-            for i, (entry, own) in enumerate(zip(entries, words)):
-                if own and len(terms & own) >= min(2, len(own)) and day >= entry.added:
-                    counts[i] += 1
+    for logged in log.read_all(repo):
+        terms, day = _strings(logged.get("terms")), str(logged.get("t", ""))[:10]
+        for i, (entry, own) in enumerate(zip(entries, words)):
+            if own and len(terms & own) >= min(2, len(own)) and day >= entry.added:
+                counts[i] += 1
+    for verdict in usage.read_all(repo):
+        used, day = _strings(verdict.get("profile")), str(verdict.get("t", ""))[:10]
+        for i, entry in enumerate(entries):
+            if hashes[i] in used and day >= entry.added:
+                counts[i] += 1
     return counts
+
+
+def _strings(value: object) -> set[str]:
+    """The strings of a logged list (a damaged line gives none)."""
+    return {v for v in value if isinstance(v, str)} if isinstance(value, list) else set()
 
 
 def refresh_uses(repo: str, entries: list[Entry]) -> None:

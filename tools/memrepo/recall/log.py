@@ -17,7 +17,8 @@ if TYPE_CHECKING:
 MAX_LOG_BYTES = 5 * 1024 * 1024
 
 
-def _hash(text: str) -> str:
+def text_hash(text: str) -> str:
+    """A short sha256 of a text: what the local logs keep instead of the text."""
     try:
         from _sha256 import sha256  # type: ignore[import-not-found]  # avoids loading OpenSSL via hashlib
     except ImportError:
@@ -30,7 +31,7 @@ def log_decision(repo: str, prompt: str, d: "Decision", session: str | None = No
     path = paths.recall_log(repo)
     entry: "dict[str, Any]" = {
         "t": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "prompt_sha": _hash(prompt),
+        "prompt_sha": text_hash(prompt),
         # Words near something the redactor would redact are not written down (issue 15): the
         # entry keeps how many terms there were, not what they were.
         "terms": [] if d.withhold else list(d.terms),
@@ -71,4 +72,28 @@ def read_log(repo: str, limit: int = 20) -> "list[dict[str, Any]]":
             out.append(_fast.loads(line))
         except ValueError:
             continue
+    return out
+
+
+def read_all(repo: str) -> "list[dict[str, Any]]":
+    """Every decision on this machine, oldest first (the rotated file, then the current one)."""
+    return read_jsonl(paths.recall_log(repo))
+
+
+def read_jsonl(base: str) -> "list[dict[str, Any]]":
+    """The objects of a local log, oldest first: `base`.1 (rotated), then `base`; bad lines skipped."""
+    out: "list[dict[str, Any]]" = []
+    for name in (base + ".1", base):
+        try:
+            with open(name, encoding="utf-8", errors="replace") as fh:
+                lines = fh.readlines()
+        except OSError:
+            continue
+        for line in lines:
+            try:
+                entry = _fast.loads(line)
+            except ValueError:
+                continue
+            if isinstance(entry, dict):
+                out.append(entry)
     return out

@@ -9,7 +9,7 @@ the filler lexicon, never by length.
 from memrepo.recall import porter
 from memrepo.recall.clean import MAX_INPUT_CHARS, clean_prompt, tokenize
 
-__all__ = ["MAX_TERMS", "Query", "asks_general", "build_query", "clean_prompt", "subject_terms", "tokenize"]
+__all__ = ["MAX_TERMS", "Query", "asks_general", "build_query", "clean_prompt", "is_filler", "subject_terms", "tokenize"]
 
 MAX_TERMS = 24
 
@@ -205,6 +205,9 @@ def _is_filler(tok: str) -> bool:
         return True
     once = _squeeze(tok, 1)
     return once != tok and (once in _STOP or _squeeze(tok, 2) in _STOP)
+
+
+is_filler = _is_filler  # a stopword, filler or stretched laugh: never a subject
 
 
 def _squeeze(tok: str, keep: int) -> str:

@@ -20,7 +20,7 @@ from typing import Any
 
 from memrepo.passes import capture, enrich, model
 from memrepo.worker import jobs
-from memrepo.recall import paths
+from memrepo.recall import paths, usage
 from memrepo.vcs import commit, runs
 from memrepo.store import config, memories as store, sync
 from memrepo.errors import MemrepoError
@@ -106,7 +106,8 @@ def _save(repo: str, report: dict[str, Any]) -> None:
 
 
 def stats(repo: str) -> dict[str, Any]:
-    """Counts per class and status, the last sweep, queued jobs, and model calls and tokens per pass."""
+    """Counts per class and status, the last sweep, queued jobs, model calls and tokens per pass, and
+    the precision of recall's injections (`memrepo.recall.usage`)."""
     memories = store.list_memories(repo)
     per_pass: dict[str, dict[str, int]] = {}
     for entry in model.ledger(repo):
@@ -120,4 +121,5 @@ def stats(repo: str) -> dict[str, Any]:
             "by_class": dict(sorted(Counter(m["class"] for m in memories).items())),
             "by_status": dict(sorted(Counter(m["status"] or "active" for m in memories).items())),
             "last_sweep": jobs.last_sweep(repo), "jobs": jobs.counts(repo),
-            "captured_sessions": len(capture.load_state(repo)), "model": dict(sorted(per_pass.items()))}
+            "captured_sessions": len(capture.load_state(repo)), "model": dict(sorted(per_pass.items())),
+            "recall": usage.summary(repo)}
