@@ -382,44 +382,6 @@ def test_query_repr_and_equality() -> None:
     assert repr(query) == "Query(terms=('deploy',), silent_reason=None)"
     assert query == Query(("deploy",))
     assert query != Query((), "empty")
-    general = Query(("worktree",), None, True)
-    assert repr(general) == "Query(terms=('worktree',), silent_reason=None, general=True)"
-    assert general != Query(("worktree",))
-
-
-@pytest.mark.parametrize("prompt", [
-    "explain `git worktree` with a concrete example",
-    "Can you explain idempotency keys?",
-    "what's the difference between useMemo and useCallback",
-    "remind me the differences between select_related and prefetch_related",
-    "How does HMAC signing work, roughly?",
-    "how do webhooks actually work",
-    "how do I make a sticky header in css",
-    "write me a regex for IBANs",
-    "optimistic locking in simple terms please",
-    "zod discriminated union, small example",
-    "me explica o rebase",
-    "qual a diferença entre merge e rebase?",
-    "como funciona o deploy do painel",
-    "como faço uma fila com redis",
-])
-def test_requests_for_general_knowledge_are_marked(prompt: str) -> None:
-    query = build_query(prompt)
-    assert query.terms and query.general
-
-
-@pytest.mark.parametrize("prompt", [
-    "how do we deploy the shop api these days?",
-    "where is the staging database password?",
-    "how do I get the worker to start again",  # 'how do' without 'work' after it
-    "how do I tell which of the five queue workers stopped first last night, so we can work on it",  # 'work' far after
-    "here is an example of the error we get",
-    "who needs to approve the migration PR?",
-    "o deploy do painel quebrou de novo",
-])
-def test_questions_about_the_users_own_things_are_not_marked(prompt: str) -> None:
-    query = build_query(prompt)
-    assert query.terms and not query.general
 
 
 def test_the_explain_verbs_are_filler() -> None:

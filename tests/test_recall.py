@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 
 import pytest
@@ -137,27 +138,31 @@ GIT_NOTES = {
     "ask-before-commit": dict(title="Ask before every git commit", class_="preference", topics=["git"],
                               description="Show the diff and wait for an OK before committing or pushing any branch.", body="Never amend pushed commits.\n"),
 }
-WORKTREE = "explain `git worktree` with a concrete example, I want two branches checked out side by side without stashing"
 
 
-def test_a_request_for_general_knowledge_needs_a_note_about_it(repo: str) -> None:
-    store = _store(repo, dict(DEPLOY, **GIT_NOTES))
-    # The question shares its field's words (git, branches) with the rule without being about it.
-    q = query.build_query(WORKTREE)
-    assert q.general
-    assert ids(recall.decide(store, WORKTREE, today=TODAY)) == []
-    # The floor does it: the same words, not asked as a general question, clear the ordinary one.
-    db = search.connect(paths.index_db(store))
-    try:
-        terms = recall.weigh(q.terms, 1.0)
-        assert [h.id for h in rank.rank(db, terms, today=TODAY)] == ["no-force-push"]
-        assert rank.rank(db, terms, today=TODAY, general=True) == []
-    finally:
-        db.close()
-    # Asked as a general question about the note's own subject, the note is recalled.
-    for prompt in ("explain our rule on force-pushing shared branches", "me explica a regra de force-push na main"):
-        assert query.build_query(prompt).general
-        assert ids(recall.decide(store, prompt, today=TODAY))[:1] == ["no-force-push"], prompt
+def test_asking_to_explain_costs_no_recall(tmp_path: object) -> None:
+    # No phrase list marks a prompt "general" any more (issue 17): prefixing "explain " or "with an
+    # example: " to a prompt of the labeled set that recalls something keeps it recalling (the list
+    # silenced 13 of 39).
+    import shutil
+
+    from memrepo.evaluation import evaluate
+
+    data = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "recall")
+    repo = os.path.join(str(tmp_path), "set")
+    shutil.copytree(os.path.join(data, "memory"), os.path.join(repo, "memory"))
+    index.rebuild(repo)
+    checked = 0
+    for row in evaluate.load_prompts(os.path.join(data, "prompts.jsonl")):
+        if row["kind"] != "answerable" or row.get("previous"):
+            continue
+        project = evaluate._project(row["cwd"])
+        if not recall.decide(repo, row["prompt"], today=TODAY, project=project).hits:
+            continue
+        checked += 1
+        for prefix in ("explain ", "with an example: "):
+            assert recall.decide(repo, prefix + row["prompt"], today=TODAY, project=project).hits, (prefix, row["id"])
+    assert checked >= 30
 
 
 def test_previous_turn_sharpens_but_never_invents_a_subject(store: str) -> None:
@@ -389,3 +394,34 @@ def test_two_losers_of_one_successor_bring_it_once(repo: str) -> None:
     finally:
         db.close()
     assert [h.id for h in live] == ["importer-now", "okapi-v1", "okapi-v2"]
+
+
+INCIDENTS = {
+    # The same kind of incident twice: the old write-up answers the question, the new one brushes it.
+    "event-queue-outage-2025": dict(class_="event", created="2025-02-10", title="Redis queue outage: workers lost the lease",
+                                    description="The shop worker queue stalled for 3 hours when Redis evicted the lease keys; "
+                                                "fixed with maxmemory-policy noeviction.",
+                                    topics=["redis", "queue", "outage"], body="Lease keys evicted under memory pressure.\n"),
+    "event-queue-slow-2026": dict(class_="event", created="2026-11-20", title="Slow queue at checkout on Black Friday",
+                                  description="Checkout jobs waited in the queue for a minute at peak; it drained by itself.",
+                                  topics=["checkout", "latency"], body="Nothing to fix.\n"),
+}
+
+
+def test_decay_does_not_outvote_a_much_stronger_match(repo: str) -> None:
+    # Issue 17, part 5: the 2025 outage is eleven half-lives old, yet it is what the prompt is about;
+    # the newer note shares only "queue" and "checkout" with it (decay once let it win).
+    store = _store(repo, dict(DEPLOY, **GIT_NOTES, **INCIDENTS))
+    d = recall.decide(store, "the queue stalled at checkout, did redis evict the keys again?", today=TODAY)
+    assert ids(d)[:2] == ["event-queue-outage-2025", "event-queue-slow-2026"]
+
+
+def test_decay_orders_comparable_matches(repo: str) -> None:
+    twins = {f"event-db-failover-{year}": dict(class_="event", created=f"{year}-10-01", title="Database failover drill",
+                                               description="The primary was failed over to the replica in 4 minutes.",
+                                               topics=["database", "failover"], body="Drill.\n")
+             for year in (2024, 2026)}
+    store = _store(repo, dict(DEPLOY, **twins))
+    assert ids(recall.decide(store, "how long did the database failover drill take?", today=TODAY))[:2] == [
+        "event-db-failover-2026", "event-db-failover-2024"]
+

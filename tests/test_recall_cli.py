@@ -48,19 +48,9 @@ def test_recall_log_lists_hook_decisions(repo: str) -> None:
     out = CliRunner().invoke(cli, ["--repo", repo, "recall-log", "--json"], catch_exceptions=False)
     entries = json.loads(out.output)
     assert [e["silent"] for e in entries] == ["no-match", "conversational", None]
-    assert [e.get("general", False) for e in entries] == [True, False, False]
+    assert not any("general" in e for e in entries)
     text = CliRunner().invoke(cli, ["--repo", repo, "recall-log"], catch_exceptions=False).output
     assert "friday-freeze (" in text and "silent (conversational)" in text
-    assert "silent (no-match)  [general question]" in text
-
-
-def test_recall_text_says_when_a_general_question_raised_the_floor(repo: str) -> None:
-    _store(repo)
-    out = CliRunner().invoke(cli, ["--repo", repo, "recall", "explain blue-green deploys with a small example"], catch_exceptions=False)
-    assert out.stdout.startswith("(silent: no-match; terms: blue green deploys")
-    assert "a general question: breadth floor doubled" in out.stdout
-    out = CliRunner().invoke(cli, ["--repo", repo, "recall", "can I deploy to production on friday?"], catch_exceptions=False)
-    assert "general question" not in out.output
 
 
 def test_eval_on_the_labeled_test_set() -> None:
@@ -72,7 +62,7 @@ def test_eval_on_the_labeled_test_set() -> None:
     assert set(s["per_kind"]) == {"answerable", "context", "update", "conversational", "offtopic"}
     assert s["per_kind"]["conversational"]["silence"] == 1.0
     # A regression guard at the measured level (see the README's recall quality table), not a target.
-    assert s["hit@2"] >= 0.7 and s["silence"] >= 0.85
+    assert s["hit@2"] >= 0.78 and s["silence"] >= 0.8
     assert s["latency_ms"]["p50"] > 0
 
 

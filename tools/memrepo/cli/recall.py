@@ -32,12 +32,11 @@ def recall(ctx: click.Context, prompt: str, cwd: str | None, previous: str | Non
     d = rc.decide(repo, prompt, cwd=cwd or os.getcwd(), previous=previous or "", today=_date(today))
     if as_json:
         return _json([{"id": h.id, "score": round(h.score, 4), "title": h.title, "class": h.cls, "labels": h.labels()} for h in d.hits])
-    general = "; a general question: breadth floor doubled" if d.general else ""
     if not d.hits:
-        click.echo(f"(silent: {d.silent}; terms: {' '.join(d.terms) or '-'}{general}; {d.ms:.1f} ms)")
+        click.echo(f"(silent: {d.silent}; terms: {' '.join(d.terms) or '-'}; {d.ms:.1f} ms)")
         return None
     click.echo(rc.format_context(d.hits))
-    click.echo(f"({len(d.hits)} injected; terms: {' '.join(d.terms)}{general}; {d.ms:.1f} ms)", err=True)
+    click.echo(f"({len(d.hits)} injected; terms: {' '.join(d.terms)}; {d.ms:.1f} ms)", err=True)
 
 
 @click.command("recall-log")
@@ -67,8 +66,7 @@ def recall_log(ctx: click.Context, limit: int, as_json: bool) -> None:
         return _json(entries)
     for e in entries:
         what = ", ".join(f"{i['id']} ({i['score']}{_mark(i)})" for i in e.get("injected", [])) or f"silent ({e.get('silent')})"
-        general = "  [general question]" if e.get("general") else ""
-        click.echo(f"{e.get('t', '?')}  {e.get('ms', 0):6.1f} ms  {what}{general}")
+        click.echo(f"{e.get('t', '?')}  {e.get('ms', 0):6.1f} ms  {what}")
     if not entries:
         click.echo("no recall decisions logged yet", err=True)
 

@@ -25,14 +25,13 @@ MAX_DESCRIPTION = 300
 
 
 class Decision:
-    __slots__ = ("hits", "terms", "context_terms", "silent", "general", "ms", "withhold")
+    __slots__ = ("hits", "terms", "context_terms", "silent", "ms", "withhold")
 
     def __init__(self) -> None:
         self.hits: "list[rank.Hit]" = []
         self.terms: tuple[str, ...] = ()
         self.context_terms: tuple[str, ...] = ()
         self.silent: str | None = None
-        self.general = False  # asked for general knowledge: the ranking's breadth floor was doubled
         self.ms = 0.0
         self.withhold = False  # the words it came from may hold a secret: the log keeps no terms of it
 
@@ -57,7 +56,6 @@ def decide(repo: str, prompt: str, cwd: str | None = None, previous: "Any" = "",
     d.withhold = secretish.may_hold_secret(prompt)
     q = query.build_query(prompt)
     d.terms = q.terms
-    d.general = q.general
     if q.silent_reason:
         d.silent = q.silent_reason
     else:
@@ -74,7 +72,7 @@ def decide(repo: str, prompt: str, cwd: str | None = None, previous: "Any" = "",
         db = search.connect(paths.index_db(repo))
         try:
             d.hits = rank.rank(db, terms, project=project or projects.identify(cwd), limit=MAX_RESULTS, today=today,
-                                 own=set(q.terms) if extra else frozenset(), general=q.general)
+                                 own=set(q.terms) if extra else frozenset())
         finally:
             db.close()
         if not d.hits:

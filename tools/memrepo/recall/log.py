@@ -42,8 +42,6 @@ def log_decision(repo: str, prompt: str, d: "Decision", session: str | None = No
     }
     if d.withhold:
         entry["withheld"] = len(d.terms) + len(d.context_terms)
-    if d.general:
-        entry["general"] = True
     if session:
         entry["session"] = session
     try:

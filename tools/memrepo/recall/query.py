@@ -9,7 +9,7 @@ the filler lexicon, never by length.
 from memrepo.recall import porter
 from memrepo.recall.clean import MAX_INPUT_CHARS, clean_prompt, tokenize
 
-__all__ = ["MAX_TERMS", "Query", "asks_general", "build_query", "clean_prompt", "is_filler", "subject_terms", "tokenize"]
+__all__ = ["MAX_TERMS", "Query", "build_query", "clean_prompt", "is_filler", "subject_terms", "tokenize"]
 
 MAX_TERMS = 24
 
@@ -83,44 +83,22 @@ bene
 # Acknowledgements whose words are subjects elsewhere ('what plan are we on?').
 _FILLER_PHRASES = (" like a plan ", " good job ", " your call ", " ship it ", " roll with it ")
 _STOP = frozenset((_EN_STOP + _EN_FILLER + _PT_STOP + _PT_FILLER + _OTHER_FILLER).split())
-# Requests for general knowledge ('explain git worktree', 'the difference between X and Y',
-# 'how does X work', 'how do I make a ...', 'with a small example'). Such a question shares
-# its field's words with the notes (git, branch, css, grid) without being about any of them,
-# so the ranking asks a note to explain more of it (rank.GENERAL_BREADTH). Token text:
-# lowercase, apostrophes split ("what's" -> "what s"), accents folded.
-_GENERAL_CUES = (
-    " explain ", " explaining ", " difference between ", " differences between ", " what s the difference ",
-    " what is the difference ", " write me a ", " write me an ", " example of each ", " with an example ",
-    " with examples ", " concrete example ", " small example ", " simple example ", " quick example ",
-    " minimal example ", " in simple terms ", " in general ", " eli5 ", " how do i do a ", " how do i do an ",
-    " how do i make a ", " how do i make an ", " how do i implement a ", " how to do a ", " how to make a ",
-    " how to implement a ", " how can i do a ", " how can i make a ", " how do you do a ", " how do you make a ",
-    " how would i do a ", " how would you do a ",
-    " explica ", " explique ", " explicar ", " diferenca entre ", " como funciona ", " como funcionam ",
-    " com um exemplo ", " exemplo simples ", " em termos simples ", " de forma geral ", " em geral ",
-    " como faco um ", " como faco uma ", " como fazer um ", " como fazer uma ",
-)
-_HOW_WORKS_GAP = 8  # 'how does product search work?': 'work' within this many words of 'how does'
-
-
 class Query:
     """Search terms for one prompt, or the reason it gets silence."""
 
-    __slots__ = ("terms", "silent_reason", "general")
+    __slots__ = ("terms", "silent_reason")
 
-    def __init__(self, terms: tuple[str, ...], silent_reason: str | None = None, general: bool = False) -> None:
+    def __init__(self, terms: tuple[str, ...], silent_reason: str | None = None) -> None:
         self.terms = terms
         self.silent_reason = silent_reason
-        self.general = general  # a request for general knowledge (see _GENERAL_CUES)
 
     def __repr__(self) -> str:
-        extra = ", general=True" if self.general else ""
-        return f"Query(terms={self.terms!r}, silent_reason={self.silent_reason!r}{extra})"
+        return f"Query(terms={self.terms!r}, silent_reason={self.silent_reason!r})"
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Query):
             return NotImplemented
-        return (self.terms, self.silent_reason, self.general) == (other.terms, other.silent_reason, other.general)
+        return (self.terms, self.silent_reason) == (other.terms, other.silent_reason)
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -136,25 +114,12 @@ def build_query(prompt: str) -> Query:
     tokens = _words(prompt)
     terms = _select(tokens, MAX_TERMS)
     if terms:
-        return Query(terms, None, asks_general(tokens))
+        return Query(terms)
     if any(_is_filler(tok) for tok in tokens):
         return Query((), "conversational")
     if tokens or any(ch.isalnum() for ch in prompt[:MAX_INPUT_CHARS]):
         return Query((), "no-subject")
     return Query((), "conversational")
-
-
-def asks_general(tokens: list[str]) -> bool:
-    """Whether the words ask for general knowledge rather than about the user's own things."""
-    padded = f" {' '.join(tokens)} "
-    if any(cue in padded for cue in _GENERAL_CUES):
-        return True
-    if " how do" not in padded:
-        return False
-    for i in range(len(tokens) - 2):  # bounded work per word, whatever the prompt repeats
-        if tokens[i] == "how" and tokens[i + 1] in ("does", "do") and "work" in tokens[i + 2:i + 2 + _HOW_WORKS_GAP]:
-            return True
-    return False
 
 
 def subject_terms(text: str, limit: int = MAX_TERMS) -> tuple[str, ...]:

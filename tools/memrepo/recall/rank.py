@@ -2,13 +2,16 @@
 
 A memory's score is its relevance to the query (`search.relevance`) times its priority.
 
-- Priority: decay by class half-life (bounded below: it orders old memories, never erases a
-  strong match), and penalties for superseded and unverified memories.
+- Priority: decay by class half-life, and penalties for superseded and unverified memories.
+  Decay orders comparable matches and never decides (issue 17): it can take at most
+  1 - DECAY_FLOOR off a score, so a newer memory outranks an older one only when their
+  relevance is within that much, never a much stronger match.
 - Scope: another project's memory counts for less unless the prompt names that project (its
   label, `memrepo.recall.projects`); a bare legacy `project:` is this project's when one of its
   names matches.
 
-Floors judge relevance alone: enough evidence, and enough of the prompt explained by it.
+Floors judge each memory's evidence alone (`search.Evidence`): enough of it, and enough of the
+prompt explained by it. Every memory injected clears them on its own.
 """
 
 import time
@@ -22,22 +25,22 @@ if TYPE_CHECKING:
 OTHER_PROJECT = 0.35
 SUPERSEDED_PENALTY = 0.3
 UNVERIFIED_PENALTY = 0.8
-DECAY_FLOOR = 0.3  # decay is 0.5 ** (age / half-life) as DESIGN.md says, bounded below by this
+DECAY_FLOOR = 0.85  # decay is 0.5 ** (age / half-life) as DESIGN.md says, mapped onto [DECAY_FLOOR, 1]
 
-ABS_FLOOR = 1.0  # relevance (bm25 over ln N) in scope
-BREADTH_FLOOR = 0.15  # relevance × share of the prompt's idf mass matched
-REL_FLOOR = 0.45  # of the top hit's score
-GENERAL_BREADTH = 2.0  # times BREADTH_FLOOR, for a request for general knowledge (query.asks_general)
+ABS_FLOOR = 1.0  # evidence (bm25 over ln N, by where each term matched) in scope
+BREADTH_FLOOR = 0.15  # evidence × share of the prompt's idf mass matched
 
 
 class Hit:
     __slots__ = ("id", "cls", "status", "superseded_by", "project", "updated", "half_life", "verification",
-                 "verify_reason", "title", "description", "session", "relevance", "coverage", "priority", "score", "own")
+                 "verify_reason", "title", "description", "session", "relevance", "evidence", "coverage", "priority", "score",
+                 "own")
 
-    def __init__(self, row: tuple, relevance: float, coverage: float) -> None:  # type: ignore[type-arg]
+    def __init__(self, row: tuple, relevance: float, coverage: float, evidence: float | None = None) -> None:  # type: ignore[type-arg]
         (self.id, self.cls, self.status, self.superseded_by, self.project, self.updated, self.half_life,
          self.verification, self.verify_reason, self.title, self.description, self.session) = row
         self.relevance = relevance
+        self.evidence = relevance if evidence is None else evidence
         self.coverage = coverage
         self.priority = 1.0
         self.score = relevance
@@ -100,12 +103,11 @@ def _scope(hit: Hit, project: "projects.Project | None", words: set[str]) -> flo
 
 def rank(db: "sqlite3.Connection", terms: list[tuple[str, float]], project: "str | projects.Project | None" = None,
          limit: int = 3, floors: bool = True, today: float | None = None,
-         own: frozenset[str] | set[str] = frozenset(), general: bool = False) -> list[Hit]:
+         own: frozenset[str] | set[str] = frozenset()) -> list[Hit]:
     """The memories to recall for weighted terms, best first; [] when nothing clears the floors.
 
     `project` is a key (`--project`) or a Project. `own` names the prompt's own terms when
-    others come from the previous turn. `general` says the prompt asks for general knowledge:
-    a memory must then explain GENERAL_BREADTH times as much of it.
+    others come from the previous turn.
     """
     if not terms:
         return []
@@ -122,14 +124,16 @@ def rank(db: "sqlite3.Connection", terms: list[tuple[str, float]], project: "str
     now = time.time() if today is None else today
     hits = []
     for ev in scored.values():
-        hit = Hit(ev.row[2:], ev.relevance, ev.coverage)
+        hit = Hit(ev.row[2:], ev.relevance, ev.coverage, ev.evidence)
         hit.own = ev.own or not own
-        hit.relevance *= _scope(hit, scope, words)
+        in_scope = _scope(hit, scope, words)
+        hit.relevance *= in_scope
+        hit.evidence *= in_scope
         hit.priority = _priority(hit, now)
         hit.score = hit.relevance * hit.priority
         hits.append(hit)
     hits.sort(key=lambda h: (-h.score, h.id))
-    kept = _apply_floors(hits, BREADTH_FLOOR * (GENERAL_BREADTH if general else 1.0)) if floors else hits
+    kept = [h for h in hits if _clears(h)] if floors else hits
     if floors:
         kept = _live(db, kept, {h.id: h for h in hits})
     if own:
@@ -174,23 +178,15 @@ def _fetch(db: "sqlite3.Connection", note_id: str, loser: Hit) -> "Hit | None":
     row = db.execute(f"SELECT {search.COLUMNS} FROM memories WHERE id = ?", (note_id,)).fetchone()
     if row is None:
         return None
-    hit = Hit(tuple(row), loser.relevance, loser.coverage)
+    hit = Hit(tuple(row), loser.relevance, loser.coverage, loser.evidence)
     hit.own, hit.priority, hit.score = loser.own, loser.priority, loser.score
     return hit
 
 
-def _clears(h: Hit, breadth: float) -> bool:
+def _clears(h: Hit, breadth: float = BREADTH_FLOOR) -> bool:
     """The absolute floor: enough evidence, and enough of the prompt explained by it.
 
-    Breadth is relevance × coverage: a strong match on one word of a long question about
+    Breadth is evidence × coverage: a strong match on one word of a long question about
     something else (a general programming question that brushes the store) stays silent.
     """
-    return h.relevance >= ABS_FLOOR and h.relevance * h.coverage >= breadth
-
-
-def _apply_floors(hits: list[Hit], breadth: float = BREADTH_FLOOR) -> list[Hit]:
-    relevant = [h for h in hits if _clears(h, breadth)]
-    if not relevant:
-        return []
-    top = relevant[0].score
-    return [h for h in relevant if h.score >= REL_FLOOR * top]
+    return h.evidence >= ABS_FLOOR and h.evidence * h.coverage >= breadth

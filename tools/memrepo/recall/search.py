@@ -138,13 +138,16 @@ def _term_hits(db: "sqlite3.Connection", terms: list[str], rowids: list[int],
 
 
 class Evidence:
-    """How one memory matched: weighted relevance and the share of the query it explains."""
+    """How one memory matched: its relevance (what orders the matches), its evidence (the same
+    sum with each term counted by where it matched: what the floors judge) and the share of the
+    query that evidence explains."""
 
-    __slots__ = ("relevance", "coverage", "own", "row")
+    __slots__ = ("relevance", "evidence", "coverage", "own", "row")
 
     def __init__(self, row: tuple) -> None:  # type: ignore[type-arg]
         self.row = row  # (rowid, n_entities, *_COLUMNS)
         self.relevance = 0.0
+        self.evidence = 0.0
         self.coverage = 0.0
         self.own = False  # matched one of the prompt's own terms, not only the previous turn's
 
@@ -183,7 +186,9 @@ def relevance(db: "sqlite3.Connection", terms: list[tuple[str, float]], limit: i
         term, weight = active[i]
         ev = found[rowid]
         factor = _factor(subject, names, prose, ev.row[1] or 0)
-        ev.relevance += weight * factor * s * rescale[term] / norm
+        part = weight * s * rescale[term] / norm
+        ev.relevance += part
+        ev.evidence += factor * part
         ev.coverage += weight * factor * idf[term] / mass
         ev.own = ev.own or term in own
     if own:
@@ -191,4 +196,5 @@ def relevance(db: "sqlite3.Connection", terms: list[tuple[str, float]], limit: i
         for ev in found.values():
             if not ev.own:
                 ev.relevance *= CONTEXT_ONLY
+                ev.evidence *= CONTEXT_ONLY
     return found
