@@ -425,3 +425,14 @@ def test_decay_orders_comparable_matches(repo: str) -> None:
     assert ids(recall.decide(store, "how long did the database failover drill take?", today=TODAY))[:2] == [
         "event-db-failover-2026", "event-db-failover-2024"]
 
+
+
+@pytest.mark.parametrize("prompt", [
+    "how do heroku dynos sleep on the free tier",  # "heroku" alone, in a superseded deploy note
+    "what's a good redis eviction policy for a cache",  # "redis" alone, in the queue note
+])
+def test_one_shared_word_of_a_longer_prompt_is_chance(repo: str, prompt: str) -> None:
+    # Issue 17, part 2: a memory must hold two of a prompt's words together (one, for a one-word prompt).
+    store = _store(repo, dict(DEPLOY, **GIT_NOTES))
+    assert ids(recall.decide(store, prompt, today=TODAY)) == []
+    assert ids(recall.decide(store, "is the shop worker queue still on redis?", today=TODAY))[:1] == ["queue-shop"]

@@ -10,8 +10,9 @@ A memory's score is its relevance to the query (`search.relevance`) times its pr
   label, `memrepo.recall.projects`); a bare legacy `project:` is this project's when one of its
   names matches.
 
-Floors judge each memory's evidence alone (`search.Evidence`): enough of it, and enough of the
-prompt explained by it. Every memory injected clears them on its own.
+Floors judge each memory's evidence alone (`search.Evidence`): enough of it, enough of the
+prompt explained by it, and two of the prompt's words held together (one, for a one-word
+prompt). Every memory injected clears them on its own.
 """
 
 import time
@@ -34,7 +35,7 @@ BREADTH_FLOOR = 0.15  # evidence × share of the prompt's idf mass matched
 class Hit:
     __slots__ = ("id", "cls", "status", "superseded_by", "project", "updated", "half_life", "verification",
                  "verify_reason", "title", "description", "session", "relevance", "evidence", "coverage", "priority", "score",
-                 "own")
+                 "own", "matched")
 
     def __init__(self, row: tuple, relevance: float, coverage: float, evidence: float | None = None) -> None:  # type: ignore[type-arg]
         (self.id, self.cls, self.status, self.superseded_by, self.project, self.updated, self.half_life,
@@ -42,6 +43,7 @@ class Hit:
         self.relevance = relevance
         self.evidence = relevance if evidence is None else evidence
         self.coverage = coverage
+        self.matched: set[str] = set()  # the query terms it holds
         self.priority = 1.0
         self.score = relevance
         self.own = True  # found by the prompt's own words (False: only by the previous turn's)
@@ -125,6 +127,7 @@ def rank(db: "sqlite3.Connection", terms: list[tuple[str, float]], project: "str
     hits = []
     for ev in scored.values():
         hit = Hit(ev.row[2:], ev.relevance, ev.coverage, ev.evidence)
+        hit.matched = ev.matched
         hit.own = ev.own or not own
         in_scope = _scope(hit, scope, words)
         hit.relevance *= in_scope
@@ -133,7 +136,11 @@ def rank(db: "sqlite3.Connection", terms: list[tuple[str, float]], project: "str
         hit.score = hit.relevance * hit.priority
         hits.append(hit)
     hits.sort(key=lambda h: (-h.score, h.id))
-    kept = [h for h in hits if _clears(h)] if floors else hits
+    # Aboutness is co-occurrence: one word of a prompt that says more is what a memory shares with
+    # it by chance (a textbook question in the store's field, a tool's name in a pasted log), so a
+    # memory must hold two of the prompt's words; a one-word prompt, that word.
+    together = min(2, len(own) if own else len(words))
+    kept = [h for h in hits if _clears(h) and len(h.matched) >= together] if floors else hits
     if floors:
         kept = _live(db, kept, {h.id: h for h in hits})
     if own:

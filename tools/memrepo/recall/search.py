@@ -142,13 +142,14 @@ class Evidence:
     sum with each term counted by where it matched: what the floors judge) and the share of the
     query that evidence explains."""
 
-    __slots__ = ("relevance", "evidence", "coverage", "own", "row")
+    __slots__ = ("relevance", "evidence", "coverage", "own", "row", "matched")
 
     def __init__(self, row: tuple) -> None:  # type: ignore[type-arg]
         self.row = row  # (rowid, n_entities, *_COLUMNS)
         self.relevance = 0.0
         self.evidence = 0.0
         self.coverage = 0.0
+        self.matched: set[str] = set()  # the query's terms it holds
         self.own = False  # matched one of the prompt's own terms, not only the previous turn's
 
 
@@ -189,6 +190,7 @@ def relevance(db: "sqlite3.Connection", terms: list[tuple[str, float]], limit: i
         part = weight * s * rescale[term] / norm
         ev.relevance += part
         ev.evidence += factor * part
+        ev.matched.add(term)
         ev.coverage += weight * factor * idf[term] / mass
         ev.own = ev.own or term in own
     if own:
