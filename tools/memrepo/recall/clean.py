@@ -62,6 +62,8 @@ def clean_prompt(prompt: str) -> str:
     text = prompt[:MAX_INPUT_CHARS]
     if "<task-notification>" in text:
         text = task_notification(text)
+    if HANDBACK_FRAME in text:
+        text = subagent_handback(text)
     if "```" in text:
         # Even parts lie outside fences; an unclosed fence runs to the end, as in Markdown.
         text = "\n".join(text.split("```")[::2])
@@ -79,6 +81,8 @@ def clean_prompt(prompt: str) -> str:
 
 
 NOTIFICATION_FRAME = 'Background command "'
+HANDBACK_FRAME = "[Subagent hand-back]"
+HANDBACK_START = "The report follows:"
 
 
 def task_notification(text: str) -> str:
@@ -107,6 +111,33 @@ def task_notification(text: str) -> str:
             rest = lead.partition("\n")[2]
     out.append(rest)
     return "".join(out)
+
+
+def subagent_handback(text: str) -> str:
+    """A Claude Code subagent hand-back, reduced to the subagent's report.
+
+    Claude Code frames a delegated subagent's final report as `[Subagent hand-back] The text
+    below is the final report of a subagent … The report follows:`, the report with every line
+    indented, then `agentId: … (use SendMessage with to: '…', summary: '<5-10 word recap>' to
+    continue this agent)` and a `<usage>subagent_tokens: … tool_uses: … duration_ms: …</usage>`
+    block (tests/fixtures/claude-code, line 33 of the mock session). Nobody typed it (issue 17):
+    the frame's own words (authority, harness, report, session, agent, tokens) are never query
+    terms; what the report says is, and the text before the frame.
+    """
+    before, _, rest = text.partition(HANDBACK_FRAME)
+    head, found, report = rest.partition(HANDBACK_START)
+    if not found:
+        return before + " " + head.partition("\n")[2]  # a frame cut short: only what follows its first line
+    kept = []
+    for line in report.split("\n"):
+        if line[:1] in (" ", "\t"):
+            kept.append(line)
+        elif line.strip() and not line.startswith(("agentId:", "<usage>", "tool_uses:", "duration_ms:", "subagent_tokens:")):
+            kept.append(line)  # a line at column zero the frame did not write (e.g. a note after the block)
+    out = " ".join(kept)
+    if "<usage>" in out:
+        out = out.partition("<usage>")[0]
+    return before + " " + out
 
 
 def tokenize(text: str) -> list[str]:
