@@ -169,3 +169,25 @@ def test_a_profile_line_the_reply_used_outlives_one_it_did_not(store: str) -> No
     assert [e["uses"] for e in profile.show(store)["entries"]] == [1, 0]
     result = profile.add(store, "Reviews happen in the afternoon, never before lunch.", "user")
     assert [d["text"] for d in result["demoted"]] == ["Prefers small pull requests with one concern each."]
+
+
+def test_a_memory_injected_often_and_never_used_yields_to_a_comparable_one(repo: str) -> None:
+    from memrepo.worker import sweep
+
+    for year in ("2026", "2025"):
+        write_memory(repo, f"failover-drill-{year}", class_="event", created=f"{year}-10-01", title="Database failover drill",
+                     description="The primary was failed over to the replica in 4 minutes.", topics=["database", "failover"])
+    write_memory(repo, "coffee-order", title="The team orders coffee from the corner roaster",
+                 description="Beans come from the corner roaster every Monday.", topics=["coffee"])
+    assert commit_all(repo, "memories").returncode == 0
+    question = "how long did the database failover drill take?"
+    for n in range(usage.REVIEW_AFTER):
+        prompt(repo, question, session=f"d-{n}")
+        stop(repo, "About four minutes, in the 2025 drill: the notes of failover-drill-2025 say so.", session=f"d-{n}")
+    log = [json.loads(line) for line in open(os.path.join(repo, "index", "recall-log.jsonl"), encoding="utf-8")]
+    assert all(e["injected"][0]["id"] == "failover-drill-2026" for e in log)  # the newer first, by decay
+    report = sweep.run(repo, use_model=False)
+    assert report["noisy"] == ["failover-drill-2026"]
+    prompt(repo, question, session="after")
+    last = json.loads(open(os.path.join(repo, "index", "recall-log.jsonl"), encoding="utf-8").read().splitlines()[-1])
+    assert [i["id"] for i in last["injected"]][:2] == ["failover-drill-2025", "failover-drill-2026"]

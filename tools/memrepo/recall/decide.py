@@ -67,12 +67,12 @@ def decide(repo: str, prompt: str, cwd: str | None = None, previous: "Any" = "",
         extra = [t for t in query.subject_terms(prev_text) if t not in q.terms][:MAX_CONTEXT_TERMS] if prev_text else []
         d.context_terms = tuple(extra)
         terms = weigh(q.terms, 1.0) + weigh(extra, CONTEXT_WEIGHT)
-        from memrepo.recall import projects, rank, search  # here, not at the top: a silent prompt never loads sqlite
+        from memrepo.recall import projects, rank, search, usage  # here, not at the top: a silent prompt never loads sqlite
 
         db = search.connect(paths.index_db(repo))
         try:
             d.hits = rank.rank(db, terms, project=project or projects.identify(cwd), limit=MAX_RESULTS, today=today,
-                                 own=set(q.terms) if extra else frozenset())
+                                 own=set(q.terms) if extra else frozenset(), noisy=usage.noisy_ids(repo))
         finally:
             db.close()
         if not d.hits:

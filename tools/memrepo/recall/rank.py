@@ -81,10 +81,16 @@ def _age_days(updated: str, today: float) -> float:
     return max(0.0, today / 86400.0 - day)
 
 
-def _priority(hit: Hit, today: float) -> float:
-    """Decay by half-life from `updated`, and the penalties for superseded and unverified memories."""
+def _priority(hit: Hit, today: float, noisy: "frozenset[str] | set[str]" = frozenset()) -> float:
+    """Decay by half-life from `updated`, and the penalties for superseded and unverified memories.
+
+    A memory injected often and never used (`usage.noisy_ids`) ranks as a fully decayed one: it
+    yields to comparable matches, never to a much weaker one.
+    """
     p = 1.0
-    if hit.half_life and hit.updated:
+    if hit.id in noisy:
+        p *= DECAY_FLOOR
+    elif hit.half_life and hit.updated:
         try:
             p *= DECAY_FLOOR + (1.0 - DECAY_FLOOR) * 0.5 ** (_age_days(hit.updated, today) / float(hit.half_life))
         except ValueError:
@@ -105,11 +111,11 @@ def _scope(hit: Hit, project: "projects.Project | None", words: set[str]) -> flo
 
 def rank(db: "sqlite3.Connection", terms: list[tuple[str, float]], project: "str | projects.Project | None" = None,
          limit: int = 3, floors: bool = True, today: float | None = None,
-         own: frozenset[str] | set[str] = frozenset()) -> list[Hit]:
+         own: frozenset[str] | set[str] = frozenset(), noisy: frozenset[str] | set[str] = frozenset()) -> list[Hit]:
     """The memories to recall for weighted terms, best first; [] when nothing clears the floors.
 
     `project` is a key (`--project`) or a Project. `own` names the prompt's own terms when
-    others come from the previous turn.
+    others come from the previous turn; `noisy`, memories injected often and never used.
     """
     if not terms:
         return []
@@ -132,7 +138,7 @@ def rank(db: "sqlite3.Connection", terms: list[tuple[str, float]], project: "str
         in_scope = _scope(hit, scope, words)
         hit.relevance *= in_scope
         hit.evidence *= in_scope
-        hit.priority = _priority(hit, now)
+        hit.priority = _priority(hit, now, noisy)
         hit.score = hit.relevance * hit.priority
         hits.append(hit)
     hits.sort(key=lambda h: (-h.score, h.id))

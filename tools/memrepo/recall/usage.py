@@ -275,3 +275,38 @@ def summary(repo: str, days: int = DEFAULT_DAYS, now: "float | None" = None) -> 
             "precision": round(used_n / judged_n, 3) if judged_n else None,
             "never_used": [{"id": i, "injected": n} for i, n in never],
             "per_memory": {i: {"injected": r[0], "judged": r[1], "used": r[2]} for i, r in sorted(per.items())}}
+
+
+NOISY_FILE = "recall-noisy.json"
+MAX_NOISY_BYTES = 64 * 1024
+
+
+def noisy_path(repo: str) -> str:
+    return _fast.join(paths.index_dir(repo), NOISY_FILE)
+
+
+def write_noisy(repo: str) -> "list[str]":
+    """Record the memories injected often and never used (`summary`), for the prompt path to read;
+    the daily sweep refreshes it. Returns the ids."""
+    import json
+    import os
+
+    ids = [m["id"] for m in summary(repo)["never_used"]]
+    path = noisy_path(repo)
+    tmp = f"{path}.tmp-{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump({"ids": ids, "after": REVIEW_AFTER, "days": DEFAULT_DAYS}, fh)
+    os.replace(tmp, path)
+    return ids
+
+
+def noisy_ids(repo: str) -> frozenset[str]:
+    """The ids `write_noisy` recorded (stdlib only: the prompt path); none when the file is
+    missing, too big or damaged."""
+    try:
+        with open(noisy_path(repo), "rb") as fh:
+            raw = fh.read(MAX_NOISY_BYTES + 1)
+        data = _fast.loads(raw.decode("utf-8")) if len(raw) <= MAX_NOISY_BYTES else None
+    except (OSError, ValueError, UnicodeDecodeError):
+        return frozenset()
+    return frozenset(_strings(data.get("ids"))) if isinstance(data, dict) else frozenset()

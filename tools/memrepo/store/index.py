@@ -120,7 +120,8 @@ A cache, not a source of truth: `memrepo.sqlite3` is a SQLite FTS5 index of `mem
 fresh by the git hooks `memrepo init` installs in each clone, and rebuilt at any time with
 `memrepo index --rebuild`.
 `recall-log.jsonl` records each recall decision (prompt hash, terms, ids, latency) on this
-machine only; `recall-usage.jsonl` whether each turn's reply used what was injected (ids only). Nothing here is committed except this README and `.gitignore`.
+machine only; `recall-usage.jsonl` whether each turn's reply used what was injected (ids only);
+`recall-noisy.json` the memories injected often and never used (the sweep writes it). Nothing here is committed except this README and `.gitignore`.
 """
 
 

@@ -52,6 +52,8 @@ def run_locked(repo: str, use_model: bool = True, run_id: str | None = None) -> 
     run_id = run_id or runs.fresh_run_id(repo, PASS)
     report: dict[str, Any] = {"run_id": run_id, "started": time.time(), "errors": []}
     model.Tally.reset()
+    # No model: which memories recall injected often and the replies never used (ranked lower).
+    _step(report, "noisy", lambda: usage.write_noisy(repo))
     if config.recall_only(repo):
         report.update(skipped=f"recall-only mode is on ({config.ENV_RECALL_ONLY} or `recall_only` in the settings): "
                               "no pass runs", captures=[], finished=time.time())
