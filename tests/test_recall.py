@@ -436,3 +436,30 @@ def test_one_shared_word_of_a_longer_prompt_is_chance(repo: str, prompt: str) ->
     store = _store(repo, dict(DEPLOY, **GIT_NOTES))
     assert ids(recall.decide(store, prompt, today=TODAY)) == []
     assert ids(recall.decide(store, "is the shop worker queue still on redis?", today=TODAY))[:1] == ["queue-shop"]
+
+
+CHAT_TURNS = {
+    # Two turns of one imported conversation, and a turn of another: a naive importer's memories.
+    "turn-a1-1": dict(source="import", session="4f1c2a9e-0000-4000-8000-000000000001",
+                      title="the android release build crashes on launch with R8 enabled, debug",
+                      description="the android release build crashes on launch with R8 enabled, debug is fine. ClassNotFoundException for the Moshi adapters",
+                      body="the android release build crashes on launch with R8 enabled, debug is fine. ClassNotFoundException for the Moshi adapters\n"),
+    "turn-a1-2": dict(source="import", session="4f1c2a9e-0000-4000-8000-000000000001",
+                      title="That's R8 stripping the generated adapters. Add keep rules",
+                      description="That's R8 stripping the generated adapters. Add keep rules for them in proguard-rules.pro and rebuild.",
+                      body="That's R8 stripping the generated adapters. Add keep rules for them in proguard-rules.pro:\n"
+                           "-keep class **JsonAdapter { *; }\n"),
+    "turn-b7-1": dict(source="import", session="9d0e7b21-0000-4000-8000-000000000002",
+                      title="can we move the nightly backup to 03:00?",
+                      description="can we move the nightly backup to 03:00? the 02:00 run collides with the analytics export",
+                      body="can we move the nightly backup to 03:00? the 02:00 run collides with the analytics export\n"),
+}
+
+
+def test_a_turn_of_a_conversation_recall_found_comes_with_it(repo: str) -> None:
+    # Issue 17: in a chat-style store the question's turn matches a prompt best and the reply that
+    # answered it says the fix in other words; one conversation is one context.
+    store = _store(repo, dict(DEPLOY, **CHAT_TURNS))
+    d = recall.decide(store, "release build crashes at launch again, ClassNotFoundException, R8 on", today=TODAY)
+    assert set(ids(d)[:2]) == {"turn-a1-1", "turn-a1-2"}
+    assert "turn-b7-1" not in ids(d)

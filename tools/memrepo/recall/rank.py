@@ -12,7 +12,9 @@ A memory's score is its relevance to the query (`search.relevance`) times its pr
 
 Floors judge each memory's evidence alone (`search.Evidence`): enough of it, enough of the
 prompt explained by it, and two of the prompt's words held together (one, for a one-word
-prompt). Every memory injected clears them on its own.
+prompt). Every memory injected clears them on its own, but for a turn of a conversation one of
+its session's memories cleared: one conversation is one context (a chat-style store's question
+and the reply that answered it).
 """
 
 import time
@@ -147,6 +149,13 @@ def rank(db: "sqlite3.Connection", terms: list[tuple[str, float]], project: "str
     # memory must hold two of the prompt's words; a one-word prompt, that word.
     together = min(2, len(own) if own else len(words))
     kept = [h for h in hits if _clears(h) and len(h.matched) >= together] if floors else hits
+    if floors and kept:
+        sessions = {h.session for h in kept if h.session}
+        if sessions:
+            # One conversation is one context: a turn of a session recall found, that the prompt
+            # matched too, comes with it (a question's turn and the reply that answered it).
+            chosen = {h.id for h in kept}
+            kept = [h for h in hits if h.id in chosen or (h.session in sessions and h.own)]
     if floors:
         kept = _live(db, kept, {h.id: h for h in hits})
     if own:
