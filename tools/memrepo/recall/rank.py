@@ -11,8 +11,8 @@ A memory's score is its relevance to the query (`search.relevance`) times its pr
   names matches.
 
 Floors judge each memory's evidence alone (`search.Evidence`): enough of it, enough of the
-prompt explained by it, and two of the prompt's words held together (one, for a one-word
-prompt). Every memory injected clears them on its own, but for a turn of a conversation one of
+prompt explained by it, and two of the prompt's words held together (one, for a prompt of one
+or two words). Every memory injected clears them on its own, but for a turn of a conversation one of
 its session's memories cleared: one conversation is one context (a chat-style store's question
 and the reply that answered it).
 """
@@ -146,8 +146,8 @@ def rank(db: "sqlite3.Connection", terms: list[tuple[str, float]], project: "str
     hits.sort(key=lambda h: (-h.score, h.id))
     # Aboutness is co-occurrence: one word of a prompt that says more is what a memory shares with
     # it by chance (a textbook question in the store's field, a tool's name in a pasted log), so a
-    # memory must hold two of the prompt's words; a one-word prompt, that word.
-    together = min(2, len(own) if own else len(words))
+    # memory must hold two of the words of a prompt of three or more; of a shorter one, one.
+    together = 2 if len(own if own else words) >= 3 else 1
     kept = [h for h in hits if _clears(h) and len(h.matched) >= together] if floors else hits
     if floors and kept:
         sessions = {h.session for h in kept if h.session}
