@@ -20,7 +20,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from e2e.fakeapi import DEFAULT_REPLY  # noqa: E402
+from e2e.fakeapi import DEFAULT_REPLY, FakeMessagesAPI  # noqa: E402
 from e2e.harness import (  # noqa: E402,F401  (claude_bin, fake_api are fixtures)
     GIT_IDENTITY_ENV,
     claude_bin,
@@ -294,6 +294,38 @@ def test_conversational_prompt_gets_no_memory(
     # Not vacuous: the recall hook ran and logged its decision (silence) -- DESIGN.md, Recall 5.
     after = log.read_text().count("\n") if log.exists() else 0
     assert after > before, f"the recall hook logged nothing to {log}: did it run?"
+
+
+def _verdicts(repo: Path) -> list[dict]:
+    path = repo / "index" / "recall-usage.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+@pytest.mark.parametrize("reply, used", [
+    # What an honest model answers with the note in its context, and what it answers ignoring it.
+    ("No: production deploys are frozen on Fridays after 16:00, hotfixes included. It ships on Monday "
+     "morning, once the on-call lead has signed off.", True),
+    ("Yes, you can still ship the hotfix to production now; run the usual deploy and watch the error rate.", False),
+])
+def test_the_stop_hook_judges_whether_the_reply_used_the_memory(
+    tmp_path: Path, memory_repo: Path, claude_bin: str, reply: str, used: bool
+) -> None:
+    before = len(_verdicts(memory_repo))
+    with FakeMessagesAPI(reply) as api:
+        proc, reqs = run_claude(
+            "it's friday 17:00, can I still ship this hotfix to production?",
+            plugin_dir=REPO_ROOT,
+            cwd=_project(tmp_path),
+            env_extra={"MEMREPO_DIR": str(memory_repo)},
+            fake_api=api,
+            claude_bin=claude_bin,
+        )
+    assert proc.returncode == 0, (proc.stdout, proc.stderr)
+    assert "deploy-freeze-friday" in hook_context_text(reqs, "UserPromptSubmit")
+    new = _verdicts(memory_repo)[before:]
+    assert [v["by"] for v in new] == ["reply"], new
+    assert ("deploy-freeze-friday" in new[0]["used"]) is used
+    assert ("deploy-freeze-friday" in new[0]["unused"]) is not used
 
 
 # --------------------------------------------------------------------------------------------
