@@ -1,4 +1,5 @@
-"""The curator's and enrichment's reports say where their verdicts and aliases come from (issue 16)."""
+"""The curator's, enrichment's and the usage judge's reports say where their verdicts, aliases and labels come
+from (issues 16 and 17)."""
 
 from __future__ import annotations
 
@@ -29,3 +30,11 @@ def test_the_enrich_report_says_its_aliases_are_scripted() -> None:
     data, text = report("report_enrich.py")
     assert text.splitlines()[0] == data["source"] and "scripted fake-model replies" in data["source"]
     assert (data["before"]["hit@2"], data["after"]["hit@2"]) == (0.0, 1.0)
+
+
+def test_the_usage_report_says_its_labels_are_hand_written() -> None:
+    data, text = report("report_usage.py")
+    assert text.splitlines()[0] == data["source"] and "written blind by hand" in data["source"]
+    assert data["cases"] == 64 and data["pairs"] == 100
+    # A regression guard at the measured level (issue 17, part 6), not a target.
+    assert data["precision"] >= 0.8 and data["recall"] >= 0.7

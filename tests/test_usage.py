@@ -191,3 +191,25 @@ def test_a_memory_injected_often_and_never_used_yields_to_a_comparable_one(repo:
     prompt(repo, question, session="after")
     last = json.loads(open(os.path.join(repo, "index", "recall-log.jsonl"), encoding="utf-8").read().splitlines()[-1])
     assert [i["id"] for i in last["injected"]][:2] == ["failover-drill-2025", "failover-drill-2026"]
+
+
+def test_what_near_misses_share_shows_none_of_them(repo: str) -> None:
+    # Two notes on one subject injected together: the reply says the shared subject's words and
+    # one note's own facts; only that note was used.
+    write_memory(repo, "calibration-upload", title="Uploading a calibration certificate in the portal",
+                 description="Staff upload the lab's calibration certificate PDF at /admin/calibration, per batch.",
+                 topics=["calibration", "certificates"], body="The PDF is linked to every tag of the batch.\n")
+    write_memory(repo, "calibration-offsets", title="Per-tag calibration offsets in NVS",
+                 description="Each tag stores its calibration offset in NVS, written by the production tool.",
+                 topics=["calibration", "firmware"], body="The offsets come from the lab's PDF for each batch; "
+                                                            "the production tool writes them.\n")
+    write_memory(repo, "coffee-order", title="The team orders coffee from the corner roaster",
+                 description="Beans come from the corner roaster every Monday.", topics=["coffee"])
+    assert commit_all(repo, "memories").returncode == 0
+    prompt(repo, "the lab sent back run 21: what do I do with its calibration certificate and the tag offsets?")
+    injected = json.loads(open(os.path.join(repo, "index", "recall-log.jsonl"), encoding="utf-8").readline())["injected"]
+    assert {i["id"] for i in injected} == {"calibration-upload", "calibration-offsets"}
+    stop(repo, "Upload the certificate PDF on /admin/calibration and pick the batch; the portal links it to every tag "
+               "in that batch. The offsets stay as they are unless the lab's numbers changed.")
+    [v] = verdicts(repo)
+    assert (v["used"], v["unused"]) == (["calibration-upload"], ["calibration-offsets"])

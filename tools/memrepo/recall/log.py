@@ -84,14 +84,22 @@ def read_jsonl(base: str) -> "list[dict[str, Any]]":
     for name in (base + ".1", base):
         try:
             with open(name, encoding="utf-8", errors="replace") as fh:
-                lines = fh.readlines()
+                out += parse_lines(fh.readlines())
         except OSError:
             continue
-        for line in lines:
-            try:
-                entry = _fast.loads(line)
-            except ValueError:
-                continue
-            if isinstance(entry, dict):
-                out.append(entry)
+    return out
+
+
+def parse_lines(lines: "list[str]") -> "list[dict[str, Any]]":
+    """The JSON objects among a log's lines (blank, damaged and non-object lines skipped)."""
+    out = []
+    for line in lines:
+        if not line.strip():
+            continue
+        try:
+            entry = _fast.loads(line)
+        except ValueError:
+            continue
+        if isinstance(entry, dict):
+            out.append(entry)
     return out

@@ -4,9 +4,12 @@ A memory recall injected was *used* when the agent's reply (the Stop hook's
 `last_assistant_message`) or the person's next prompt shows it: the memory's id appears, or
 enough of its *distinctive* words do. A memory's distinctive words are its index terms that
 tell it apart in this store (at most COMMON_DF_SHARE of the memories hold them, as search
-counts them), that are not everyday words, and that the prompt did not already say — a reply
-repeating the question's words proves nothing. "Enough" is two of them, or the only one a
-memory has.
+counts them), that are not everyday words, that the prompt did not already say — a reply
+repeating the question's words proves nothing — and that no other memory injected with it
+holds (near misses on one subject share their subject's words). "Enough" is two of them, or
+the only one a memory has. On a labeled set written before the judge ran on it
+(`tests/bench/report_usage.py`): precision of "used" 0.67, recall 0.89 without the last
+condition; 0.83 and 0.74 with it.
 
 Verdicts go to `index/recall-usage.jsonl` (0600, this machine only), one line per judged
 decision: its key (session, time, prompt hash), the ids used and unused, and what showed it
@@ -97,19 +100,10 @@ def _tail(path: str, size: int = TAIL_BYTES) -> "list[dict[str, Any]]":
             raw = fh.read()
     except OSError:
         return []
+    from memrepo.recall import log
+
     lines = raw.decode("utf-8", "replace").split("\n")
-    if end > size:
-        lines = lines[1:]  # the first line may be cut
-    out = []
-    for line in lines:
-        if line.strip():
-            try:
-                entry = _fast.loads(line)
-            except ValueError:
-                continue
-            if isinstance(entry, dict):
-                out.append(entry)
-    return out
+    return log.parse_lines(lines[1:] if end > size else lines)  # a tail's first line may be cut
 
 
 def key(entry: "dict[str, Any]") -> str:
@@ -184,15 +178,30 @@ def _verdict(repo: str, entry: "dict[str, Any]", by: str, text: str, text_terms:
     if ids:
         from memrepo.recall import search
 
-        said = _said(entry)
         db = search.connect(paths.index_db(repo))
         try:
-            for note_id in ids:
-                distinct = distinctive(db, note_id, said)
-                (used if distinct is not None and shows(note_id, distinct, text, text_terms) else unused).append(note_id)
+            used, unused = judge(db, ids, _said(entry), text, text_terms)
         finally:
             db.close()
     return {"t": _now(), "session": entry.get("session"), "key": key(entry), "by": by, "used": used, "unused": unused}
+
+
+def judge(db: "sqlite3.Connection", ids: "Iterable[str]", said: set[str], text: str,
+          text_terms: "set[str] | None" = None) -> "tuple[list[str], list[str]]":
+    """(used, unused) of `ids` for a reply `text`, the prompt having said the stems `said`."""
+    terms = text_stems(text) if text_terms is None else text_terms
+    ids = list(ids)
+    words = {note_id: distinctive(db, note_id, said) for note_id in ids}
+    used: list[str] = []
+    unused: list[str] = []
+    for note_id in ids:
+        distinct = words[note_id]
+        if distinct is not None:
+            # What the injected notes share (near misses on one subject) shows none of them in particular.
+            others = set().union(*(w or () for i, w in words.items() if i != note_id))
+            distinct = tuple(w for w in distinct if w not in others)
+        (used if distinct is not None and shows(note_id, distinct, text, terms) else unused).append(note_id)
+    return used, unused
 
 
 def _unused(repo: str, entry: "dict[str, Any]", session: str) -> list[str]:
