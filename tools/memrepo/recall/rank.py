@@ -12,9 +12,9 @@ A memory's score is its relevance to the query (`search.relevance`) times its pr
 
 Floors judge each memory's evidence alone (`search.Evidence`): enough of it, enough of the
 prompt explained by it, and two of the prompt's words held together (one, for a prompt of one
-or two words). Every memory injected clears them on its own, but for a turn of a conversation one of
-its session's memories cleared: one conversation is one context (a chat-style store's question
-and the reply that answered it).
+or two words). Every memory injected clears them on its own, except a memory of a session
+another of whose memories cleared them: one conversation is one context (a chat-style store's
+question and the reply that answered it).
 """
 
 import time
