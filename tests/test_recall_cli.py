@@ -73,3 +73,24 @@ def test_demo_runs_on_the_bundled_examples() -> None:
     assert "recalls tallybird-deploy-kamal" in out.output
     assert "silent (conversational)" in out.output
     assert " ms" in out.output
+
+
+def test_recall_explain_says_which_floor_each_candidate_failed(repo: str) -> None:
+    _store(repo)
+    write_memory(repo, "queue-redis", title="The shop worker queue is Redis", topics=["queue", "redis"],
+                 description="Background jobs of the shop API run on a Redis queue.")
+    assert commit_all(repo).returncode == 0
+    runner = CliRunner(mix_stderr=False) if "mix_stderr" in CliRunner.__init__.__code__.co_varnames else CliRunner()
+    out = runner.invoke(cli, ["--repo", repo, "recall", "--explain", "what's a good redis eviction policy for a cache"],
+                        catch_exceptions=False)
+    assert out.stdout.startswith("(silent: no-match; terms: redis eviction policy cache")
+    assert "queue-redis  score" in out.stderr
+    assert "left out: holds 1 of the prompt's words; a prompt this long needs 2 together" in out.stderr
+    out = runner.invoke(cli, ["--repo", repo, "recall", "--explain", "can I deploy to production on friday?"], catch_exceptions=False)
+    assert "friday-freeze  score" in out.stderr and "— injected" in out.stderr
+    data = json.loads(runner.invoke(cli, ["--repo", repo, "recall", "--explain", "--json", "ok, go ahead"]).stdout)
+    assert (data["injected"], data["silent"], data["candidates"]) == ([], "conversational", [])
+    data = json.loads(runner.invoke(cli, ["--repo", repo, "recall", "--explain", "--json",
+                                          "can I deploy to production on friday?"]).stdout)
+    [first] = [c for c in data["candidates"] if c["id"] == "friday-freeze"]
+    assert first["failed"] is None and "friday" in first["matched"]

@@ -6,6 +6,7 @@ import os
 import sys
 
 import click
+from typing import Any
 
 from memrepo.cli.main import _date, _fail_friendly, _json, _repo
 
@@ -16,27 +17,67 @@ from memrepo.cli.main import _date, _fail_friendly, _json, _repo
 @click.option("--previous", help="Text of the previous turn (sharpens a query that has a subject).")
 @click.option("--today", help="Reference date for decay, YYYY-MM-DD (default: today).")
 @click.option("--json", "as_json", is_flag=True, help="Print [{id, score, title, class, labels}], [] when silent.")
+@click.option("--explain", is_flag=True, help="Also list the candidates, their scores and the floor each failed.")
 @click.pass_context
 @_fail_friendly
-def recall(ctx: click.Context, prompt: str, cwd: str | None, previous: str | None, today: str | None, as_json: bool) -> None:
+def recall(ctx: click.Context, prompt: str, cwd: str | None, previous: str | None, today: str | None, as_json: bool,
+           explain: bool) -> None:
     """Run the UserPromptSubmit hook's exact code path on PROMPT and show what it would inject.
 
     \b
     Example:
       memrepo recall "how do I ship tallybird?" --cwd ~/work/tallybird
+      memrepo recall --explain "what's the difference between PSM and eDRX?"
     """
     from memrepo.recall import decide as rc
     from memrepo.store import memories as store
 
     repo = store.require_repo(_repo(ctx))
-    d = rc.decide(repo, prompt, cwd=cwd or os.getcwd(), previous=previous or "", today=_date(today))
+    why: list = []  # type: ignore[type-arg]
+    d = rc.decide(repo, prompt, cwd=cwd or os.getcwd(), previous=previous or "", today=_date(today),
+                  explain=why if explain else None)
     if as_json:
-        return _json([{"id": h.id, "score": round(h.score, 4), "title": h.title, "class": h.cls, "labels": h.labels()} for h in d.hits])
+        hits = [{"id": h.id, "score": round(h.score, 4), "title": h.title, "class": h.cls, "labels": h.labels()} for h in d.hits]
+        if not explain:
+            return _json(hits)
+        return _json({"injected": hits, "terms": list(d.terms), "context_terms": list(d.context_terms), "silent": d.silent,
+                      "candidates": [_candidate(h, reason) for h, reason in why if h is not None],
+                      "why": [reason for h, reason in why if h is None]})
+    if explain:
+        _explain(d, why)
     if not d.hits:
         click.echo(f"(silent: {d.silent}; terms: {' '.join(d.terms) or '-'}; {d.ms:.1f} ms)")
         return None
     click.echo(rc.format_context(d.hits))
     click.echo(f"({len(d.hits)} injected; terms: {' '.join(d.terms)}; {d.ms:.1f} ms)", err=True)
+
+
+EXPLAIN_ROWS = 8
+
+
+def _candidate(h: Any, reason: str | None) -> dict:  # type: ignore[type-arg]
+    return {"id": h.id, "score": round(h.score, 4), "relevance": round(h.relevance, 4), "evidence": round(h.evidence, 4),
+            "coverage": round(h.coverage, 4), "matched": sorted(h.matched), "priority": round(h.priority, 4),
+            "failed": reason}
+
+
+def _explain(d: Any, why: list) -> None:  # type: ignore[type-arg]
+    """The candidates behind a decision, best first, and the floor each failed (on stderr)."""
+    out = sys.stderr
+    click.echo(f"terms: {' '.join(d.terms) or '-'}" + (f"; from the previous turn: {' '.join(d.context_terms)}"
+                                                        if d.context_terms else ""), file=out)
+    for h, reason in why:
+        if h is None:
+            click.echo(f"  {reason}", file=out)
+    rows = [(h, r) for h, r in why if h is not None]
+    for h, reason in rows[:EXPLAIN_ROWS]:
+        verdict = "injected" if reason is None else f"left out: {reason}"
+        click.echo(f"  {h.id}  score {h.score:.2f} (evidence {h.evidence:.2f}, covers {h.coverage:.0%}, "
+                   f"priority {h.priority:.2f}; holds {', '.join(sorted(h.matched))}) — {verdict}", file=out)
+    if len(rows) > EXPLAIN_ROWS:
+        click.echo(f"  … {len(rows) - EXPLAIN_ROWS} more candidates", file=out)
+    if d.silent and not why:
+        click.echo(f"  silent before any search: {d.silent}", file=out)
 
 
 @click.command("recall-log")

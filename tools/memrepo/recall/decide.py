@@ -44,11 +44,13 @@ def weigh(words: tuple[str, ...] | list[str], weight: float) -> list[tuple[str, 
 
 
 def decide(repo: str, prompt: str, cwd: str | None = None, previous: "Any" = "",
-           today: float | None = None, project: "str | projects.Project | None" = None) -> Decision:
+           today: float | None = None, project: "str | projects.Project | None" = None,
+           explain: "list[tuple[rank.Hit | None, str | None]] | None" = None) -> Decision:
     """What recall injects for `prompt`; `previous` is the last turn's text (or a function giving it).
 
     The project in scope is `project` (a key, or one already identified), else the project
     `cwd` is in (`memrepo.recall.projects.identify`: its origin, else its main checkout's name).
+    `explain` receives the candidates and the floor each failed (`rank.rank`).
     """
     start = time.perf_counter()
     d = Decision()
@@ -72,7 +74,7 @@ def decide(repo: str, prompt: str, cwd: str | None = None, previous: "Any" = "",
         db = search.connect(paths.index_db(repo))
         try:
             d.hits = rank.rank(db, terms, project=project or projects.identify(cwd), limit=MAX_RESULTS, today=today,
-                                 own=set(q.terms) if extra else frozenset(), noisy=usage.noisy_ids(repo))
+                                 own=set(q.terms) if extra else frozenset(), noisy=usage.noisy_ids(repo), explain=explain)
         finally:
             db.close()
         if not d.hits:

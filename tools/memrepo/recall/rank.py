@@ -113,11 +113,14 @@ def _scope(hit: Hit, project: "projects.Project | None", words: set[str]) -> flo
 
 def rank(db: "sqlite3.Connection", terms: list[tuple[str, float]], project: "str | projects.Project | None" = None,
          limit: int = 3, floors: bool = True, today: float | None = None,
-         own: frozenset[str] | set[str] = frozenset(), noisy: frozenset[str] | set[str] = frozenset()) -> list[Hit]:
+         own: frozenset[str] | set[str] = frozenset(), noisy: frozenset[str] | set[str] = frozenset(),
+         explain: "list[tuple[Hit | None, str | None]] | None" = None) -> list[Hit]:
     """The memories to recall for weighted terms, best first; [] when nothing clears the floors.
 
     `project` is a key (`--project`) or a Project. `own` names the prompt's own terms when
     others come from the previous turn; `noisy`, memories injected often and never used.
+    `explain`, when given, receives every candidate in score order with the floor it failed
+    (None: it cleared them), or (None, why) when there were no candidates to judge.
     """
     if not terms:
         return []
@@ -125,9 +128,13 @@ def rank(db: "sqlite3.Connection", terms: list[tuple[str, float]], project: "str
     if own and not any(facts.dfs.get(t, 0) for t in own):
         # The previous turn sharpens a prompt whose own words the store knows; when it knows none
         # of them ("explain that again but shorter" after a deploy turn), it alone never recalls.
+        if explain is not None:
+            explain.append((None, "the store knows none of the prompt's own words: the previous turn alone never recalls"))
         return []
     scored = search.relevance(db, terms, own=own, lookups=facts)
     if not scored:
+        if explain is not None:
+            explain.append((None, "no memory holds any of the prompt's words (or they are in too many to tell any apart)"))
         return []
     words = {t for t, _ in terms}
     scope = projects.scope_of(project)
@@ -148,7 +155,7 @@ def rank(db: "sqlite3.Connection", terms: list[tuple[str, float]], project: "str
     # it by chance (a textbook question in the store's field, a tool's name in a pasted log), so a
     # memory must hold two of the words of a prompt of three or more; of a shorter one, one.
     together = 2 if len(own if own else words) >= 3 else 1
-    kept = [h for h in hits if _clears(h) and len(h.matched) >= together] if floors else hits
+    kept = [h for h in hits if not why_not(h, together)] if floors else hits
     if floors and kept:
         sessions = {h.session for h in kept if h.session}
         if sessions:
@@ -156,6 +163,9 @@ def rank(db: "sqlite3.Connection", terms: list[tuple[str, float]], project: "str
             # matched too, comes with it (a question's turn and the reply that answered it).
             chosen = {h.id for h in kept}
             kept = [h for h in hits if h.id in chosen or (h.session in sessions and h.own)]
+    if explain is not None:
+        chosen = {h.id for h in kept}
+        explain.extend((h, None if h.id in chosen else why_not(h, together)) for h in hits)
     if floors:
         kept = _live(db, kept, {h.id: h for h in hits})
     if own:
@@ -203,6 +213,18 @@ def _fetch(db: "sqlite3.Connection", note_id: str, loser: Hit) -> "Hit | None":
     hit = Hit(tuple(row), loser.relevance, loser.coverage, loser.evidence)
     hit.own, hit.priority, hit.score = loser.own, loser.priority, loser.score
     return hit
+
+
+def why_not(h: Hit, together: int = 1) -> str | None:
+    """The floor a memory fails, in words, or None when it clears them all."""
+    if h.evidence < ABS_FLOOR:
+        return f"evidence {h.evidence:.2f} under the floor {ABS_FLOOR}"
+    if h.evidence * h.coverage < BREADTH_FLOOR:
+        return (f"breadth {h.evidence * h.coverage:.2f} under the floor {BREADTH_FLOOR}: it explains "
+                f"{h.coverage:.0%} of the prompt's informative words")
+    if len(h.matched) < together:
+        return f"holds {len(h.matched)} of the prompt's words; a prompt this long needs {together} together"
+    return None
 
 
 def _clears(h: Hit, breadth: float = BREADTH_FLOOR) -> bool:
