@@ -126,7 +126,9 @@ def judge_stop(repo: str, session: str, reply: str, lines: "Iterable[str]" = ())
     mine = [e for e in _tail(paths.recall_log(repo)) if e.get("session") == session]
     if not mine:
         return []
-    done = {(v.get("key"), v.get("by")) for v in _tail(usage_log(repo)) if v.get("session") == session}
+    judged = [v for v in _tail(usage_log(repo)) if v.get("session") == session]
+    done = {(v.get("key"), v.get("by")) for v in judged}
+    reply = reply[:MAX_REPLY_CHARS]
     last = mine[-1]
     verdicts = []
     reply_terms = text_stems(reply)
@@ -139,7 +141,7 @@ def judge_stop(repo: str, session: str, reply: str, lines: "Iterable[str]" = ())
         if verdict["used"] or verdict["unused"] or profile:
             verdicts.append(verdict)
     if len(mine) > 1 and (key(mine[-2]), "next-prompt") not in done:
-        unused = _unused(repo, mine[-2], session)
+        unused = _unused(judged, mine[-2])
         said_now = _said(last)
         if unused and said_now:
             verdicts.append(_verdict(repo, mine[-2], "next-prompt", "", said_now, unused))
@@ -189,6 +191,7 @@ def _verdict(repo: str, entry: "dict[str, Any]", by: str, text: str, text_terms:
 def judge(db: "sqlite3.Connection", ids: "Iterable[str]", said: set[str], text: str,
           text_terms: "set[str] | None" = None) -> "tuple[list[str], list[str]]":
     """(used, unused) of `ids` for a reply `text`, the prompt having said the stems `said`."""
+    text = text[:MAX_REPLY_CHARS]
     terms = text_stems(text) if text_terms is None else text_terms
     ids = list(ids)
     words = {note_id: distinctive(db, note_id, said) for note_id in ids}
@@ -204,11 +207,11 @@ def judge(db: "sqlite3.Connection", ids: "Iterable[str]", said: set[str], text: 
     return used, unused
 
 
-def _unused(repo: str, entry: "dict[str, Any]", session: str) -> list[str]:
-    """The ids of `entry` that its reply's verdict left unused ([] when there was no verdict)."""
+def _unused(judged: "list[dict[str, Any]]", entry: "dict[str, Any]") -> list[str]:
+    """The ids of `entry` that its reply's verdict (among `judged`) left unused ([] when none)."""
     k = key(entry)
-    for v in reversed(_tail(usage_log(repo))):
-        if v.get("session") == session and v.get("key") == k and v.get("by") == "reply":
+    for v in reversed(judged):
+        if v.get("key") == k and v.get("by") == "reply":
             return _strings(v.get("unused"))
     return []
 
