@@ -85,14 +85,16 @@ def test_add_from_flags_writes_and_commits(mem: str) -> None:
                     "--tech", "Kubernetes", "--alias", "friday release", "--project", "web", "--body", "Ask in #ops.")
     assert result.exit_code == 0
     sha = head(mem)
-    assert result.stdout == f"Added no-deploys-on-friday ({sha[:12]})\n"
+    run = git(mem, "log", "-1", "--format=%(trailers:key=Memrepo-Run,valueonly)").stdout.strip()
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-add-[0-9a-f]{6}", run), run
+    assert result.stdout == f"Added no-deploys-on-friday to {mem} ({sha[:12]}; `memrepo undo {run}` takes it back)\n"
     with open(paths.note_path(mem, "no-deploys-on-friday"), encoding="utf-8") as fh:
         assert fh.read() == (
             "---\nid: no-deploys-on-friday\ntitle: No deploys on Friday\ndescription: Production deploys freeze on Fridays\n"
             f"class: rule\nsource: user\ncreated: '{TODAY}'\ntopics: [deploy]\nentities: [api]\ntech: [Kubernetes]\n"
             "aliases: [friday release]\nproject: web\n---\nAsk in #ops.\n")
     assert git(mem, "log", "-1", "--format=%B").stdout == (
-        "add: no-deploys-on-friday\n\nMemrepo-Action: add\nMemrepo-Id: no-deploys-on-friday\n\n")
+        f"add: no-deploys-on-friday\n\nMemrepo-Action: add\nMemrepo-Run: {run}\nMemrepo-Id: no-deploys-on-friday\n\n")
     assert git(mem, "show", "--name-status", "--format=", "HEAD").stdout == "A\tmemory/no-deploys-on-friday.md\n"
     assert git(mem, "status", "--porcelain").stdout == ""
     # committed through the hooks: post-commit indexed it
@@ -101,10 +103,10 @@ def test_add_from_flags_writes_and_commits(mem: str) -> None:
 
 def test_add_ids_fold_accents_and_give_non_latin_titles_a_stable_id(mem: str) -> None:
     result = invoke(mem, "add", "--class", "rule", "--title", "Ação rápida no deploy", "-d", "Deploy só com aprovação")
-    assert result.exit_code == 0 and result.stdout.startswith("Added acao-rapida-no-deploy (")
+    assert result.exit_code == 0 and result.stdout.startswith(f"Added acao-rapida-no-deploy to {mem} (")
     result = invoke(mem, "add", "--class", "fact", "--title", "日本語のメモ", "-d", "A note titled in Japanese")
     expected = store.slugify("日本語のメモ")
-    assert expected.startswith("memory-") and result.stdout.startswith(f"Added {expected} (")
+    assert expected.startswith("memory-") and result.stdout.startswith(f"Added {expected} to {mem} (")
     assert os.path.exists(paths.note_path(mem, expected))
 
 
@@ -112,7 +114,7 @@ def test_add_body_from_stdin_with_explicit_id(mem: str) -> None:
     result = invoke(mem, "add", "--class", "fact", "--title", "Stdin one", "-d", "From stdin", "--id", "from-stdin",
                     "--source", "agent", "--stdin", input="First line.\n\n- a list item\n")
     assert result.exit_code == 0
-    assert result.stdout == f"Added from-stdin ({head(mem)[:12]})\n"
+    assert result.stdout.startswith(f"Added from-stdin to {mem} ({head(mem)[:12]}; ")
     with open(paths.note_path(mem, "from-stdin"), encoding="utf-8") as fh:
         assert fh.read() == ("---\nid: from-stdin\ntitle: Stdin one\ndescription: From stdin\nclass: fact\n"
                              f"source: agent\ncreated: '{TODAY}'\n---\nFirst line.\n\n- a list item\n")
@@ -132,7 +134,7 @@ def test_add_body_from_editor(mem: str, tmp_path: os.PathLike[str], monkeypatch:
 def test_add_id_from_title_avoids_a_taken_id(mem: str) -> None:
     assert invoke(mem, "add", "--class", "fact", "--title", "Same title!", "-d", "one").exit_code == 0
     result = invoke(mem, "add", "--class", "fact", "--title", "Same title!", "-d", "two")
-    assert re.match(r"Added same-title-[0-9a-f]{6} \(", result.stdout), result.stdout  # never -2: see test_ids.py
+    assert re.match(r"Added same-title-[0-9a-f]{6} to ", result.stdout), result.stdout  # never -2: see test_ids.py
 
 
 @pytest.mark.parametrize(("args", "problems"), [
@@ -289,6 +291,8 @@ def test_log_lists_trailers_newest_first(stocked: str) -> None:
     result = invoke(stocked, "log", "--json")
     entries = json.loads(result.stdout)
     # "stock" was a plain commit without trailers, so it is not listed
+    for e in entries[:2]:  # each add is a run of its own: `memrepo undo RUN` takes it back
+        assert re.fullmatch(r".*-add-[0-9a-f]{6}", e["trailers"].pop("Run"))
     assert [(e["subject"], e["trailers"]) for e in entries] == [
         ("add: second-added", {"Action": "add", "Id": "second-added"}),
         ("add: first-added", {"Action": "add", "Id": "first-added"}),
@@ -298,7 +302,7 @@ def test_log_lists_trailers_newest_first(stocked: str) -> None:
     assert [e["commit"] for e in entries] == [shas[0], shas[1], shas[3]]
     lines = invoke(stocked, "log").stdout.splitlines()
     assert [line.split("  ", 2)[0] for line in lines] == [shas[0][:12], shas[1][:12], shas[3][:12]]
-    assert lines[0].endswith("  add        add: second-added  Id=second-added")
+    assert re.search(r"  add        add: second-added  Run=\S+-add-[0-9a-f]{6} Id=second-added$", lines[0]), lines[0]
     assert lines[2].endswith("  init       memrepo: init memory repository")
     assert invoke(stocked, "log", "-n", "1").stdout.splitlines() == lines[:1]
 

@@ -21,7 +21,7 @@ BASE = memory_text("a")
 # 8 ---
 # 9 The body of a.
 TOKEN = "ghp_" + "a1B2" * 9
-KEYS = "id, title, description, class, source, created, updated, topics, entities, tech, aliases, project, status, superseded_by, half_life_days, verification, claims, session"
+KEYS = "id, title, description, class, source, created, updated, topics, entities, tech, aliases, project, status, superseded_by, retired_reason, half_life_days, verification, claims, session"
 
 
 def edit(old: str, new: str, text: str = BASE) -> str:
@@ -95,6 +95,13 @@ CASES = {
         f"{P}:7: created 'last tuesday' is not an ISO date — write it as '2026-11-29' (quoted)"]),
     "updated-not-a-date": (add_keys("updated: 2026/01/16"), [
         f"{P}:8: updated '2026/01/16' is not an ISO date — write it as '2026-11-29' (quoted)"]),
+    "created-off-the-calendar": (edit("created: '2026-01-15'", "created: '2026-11-31'"), [
+        f"{P}:7: created '2026-11-31' is not an ISO date — write it as '2026-11-29' (quoted)"]),
+    "updated-hour-25": (add_keys("updated: '2026-01-16T25:00:00Z'"), [
+        f"{P}:8: updated '2026-01-16T25:00:00Z' is not an ISO date — write it as '2026-11-29' (quoted)"]),
+    "retired-reason-without-retired": (add_keys("retired_reason: it moved"), [
+        f"{P}:8: `retired_reason` is set but status is not retired — add `status: retired` or remove "
+        "`retired_reason` (`memrepo undo` reverts a retire)"]),
     "id-as-number": (edit("id: a", "id: 7"), [
         f"{P}:2: id 7 is not kebab-case [a-z0-9-] of at most 80 characters — use lowercase letters, digits and single hyphens"]),
     "unknown-class": (edit("class: fact", "class: wish"), [

@@ -138,8 +138,8 @@ def add(ctx: click.Context, title: str, description: str, cls: str, source: str,
     note = notes.new_note(id=note_id, title=title, description=description, class_=cls, source=source,
                           topics=[t.lower() for t in topics], entities=list(entities), tech=list(tech),
                           aliases=list(aliases), project=project, body=_read_body(body, use_stdin, edit))
-    new_id, sha = store.add(_repo(ctx), note)
-    click.echo(f"Added {new_id} ({sha[:12]})")
+    new_id, sha, run = store.add(_repo(ctx), note)
+    click.echo(f"Added {new_id} to {_repo(ctx)} ({sha[:12]}; `memrepo undo {run}` takes it back)")
 
 
 @cli.command()
@@ -333,9 +333,9 @@ def fmt(ctx: click.Context, files: tuple[str, ...], check: bool) -> None:
 
 
 # Each area registers its own commands; keep this list in step with the README's command table.
-from memrepo.cli import capture as cli_capture, curate as cli_curate, profile as cli_profile, recall as cli_recall, skills as cli_skills, sync as cli_sync, verify as cli_verify  # noqa: E402
+from memrepo.cli import capture as cli_capture, curate as cli_curate, lifecycle as cli_lifecycle, profile as cli_profile, recall as cli_recall, skills as cli_skills, sync as cli_sync, verify as cli_verify  # noqa: E402
 
-for _area in (cli_recall, cli_curate, cli_verify, cli_capture, cli_profile, cli_skills, cli_sync):
+for _area in (cli_recall, cli_lifecycle, cli_curate, cli_verify, cli_capture, cli_profile, cli_skills, cli_sync):
     _area.register(cli)
 
 

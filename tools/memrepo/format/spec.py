@@ -15,6 +15,7 @@ KEY_ORDER = (
     "project",
     "status",
     "superseded_by",
+    "retired_reason",
     "half_life_days",
     "verification",
     "claims",

@@ -41,11 +41,18 @@ def _key_lines(head_text: str) -> tuple[dict[str, int], list[tuple[str, int]]]:
 
 
 def _is_date(value: Any, allow_time: bool) -> bool:
+    """An ISO date (or date and time) that is on the calendar: `2026-11-31` is not."""
     if not isinstance(value, str):
         return False
-    if notes.DATE_RE.match(value):
-        return True
-    return allow_time and bool(notes.DATETIME_RE.match(value))
+    if not (notes.DATE_RE.match(value) or (allow_time and notes.DATETIME_RE.match(value))):
+        return False
+    import datetime
+
+    try:
+        datetime.date(int(value[0:4]), int(value[5:7]), int(value[8:10]))
+    except ValueError:
+        return False
+    return not notes.DATETIME_RE.match(value) or (int(value[11:13]) < 24 and int(value[14:16]) < 60)
 
 
 def _str_list(value: Any) -> bool:
@@ -191,6 +198,14 @@ def _check_lists_and_status(meta: dict[str, Any], add: Any) -> None:
         add("superseded_by", "`superseded_by` is set but status is not superseded", "add `status: superseded` or remove `superseded_by`")
     if sup is not None and not isinstance(sup, str):
         add("superseded_by", "`superseded_by` must be one memory id", "write the id of the newer memory")
+    why = meta.get("retired_reason")
+    if why is not None and (not isinstance(why, str) or not why.strip()):
+        add("retired_reason", "`retired_reason` must be one line of text", "write why it no longer holds, or remove it")
+    elif why is not None and fence.problem(why):
+        add("retired_reason", f"`retired_reason` {fence.problem(why)}", ONE_LINE_FIX)
+    elif why is not None and status != "retired":
+        add("retired_reason", "`retired_reason` is set but status is not retired",
+            "add `status: retired` or remove `retired_reason` (`memrepo undo` reverts a retire)")
     ver = meta.get("verification")
     if ver is not None:
         if not isinstance(ver, dict) or ver.get("status") not in spec.VERIFICATION_STATUSES:

@@ -18,7 +18,7 @@ from memrepo.format.notes import Note
 from memrepo.passes import model
 from memrepo.passes.curate import curator as curate, guards, review
 from memrepo.recall import paths, query, search
-from memrepo.store import memories as store
+from memrepo.store import lifecycle, memories as store
 from memrepo.vcs.commit import commit_files
 
 PASS = "capture"
@@ -59,12 +59,12 @@ def session_memories(repo: str, session: str) -> list[Note]:
     return [notes.read(paths.note_path(repo, i)) for i in ids if os.path.exists(paths.note_path(repo, i))]
 
 
-def neighbours(repo: str, note: Note, skip: set[str], limit: int = 2) -> list[Note]:
-    """The active memories FTS finds nearest to a candidate's title and description."""
+def neighbours(repo: str, note: Note, skip: set[str], limit: int = 2, status: str = "active") -> list[Note]:
+    """The memories of `status` FTS finds nearest to a candidate's title and description."""
     terms = query.subject_terms(f"{note.get('title', '')} {note.get('description', '')}", 12)
     if not terms:
         return []
-    sql = ("SELECT m.id FROM fts JOIN memories m ON m.rowid = fts.rowid WHERE fts MATCH ? AND m.status = 'active'"
+    sql = (f"SELECT m.id FROM fts JOIN memories m ON m.rowid = fts.rowid WHERE fts MATCH ? AND m.status = '{status}'"
            " ORDER BY bm25(fts) LIMIT ?")
     try:
         with contextlib.closing(search.connect(paths.index_db(repo))) as db:
@@ -124,8 +124,32 @@ class Plan:
         self.change(old, reason, replacement if live else None, Refuted="yes")
 
 
+def person_retired(plan: Plan, note: Note, report: CaptureReport) -> str:
+    """Why a candidate is a memory a person retired (`memrepo retire`/`forget`), or "".
+
+    What a person forgot must not come back because a later session said it again: the same
+    title, or the curator's verdict that the two are duplicates, drops the candidate.
+    """
+    for old in neighbours(plan.repo, note, set(), status="retired"):
+        reason = old.get(lifecycle.RETIRED_BY_PERSON)
+        if not reason:
+            continue  # retired by a pass, not by a person: a new capture may say it again
+        if _same_title(note, old):
+            return f"a person retired {old.id} ({reason})"
+        probe = Note(dict(note.meta, id="candidate"), note.body)
+        report.model_calls += 1
+        verdict = model.ask_json(plan.repo, PASS, curate.prompt(probe, old), curate.verdict_schema(probe.id, old.id))
+        if verdict is not None and verdict["relation"] == "duplicates":
+            return f"a person retired {old.id} ({reason}); the model calls this the same memory: {verdict['reason']}"
+    return ""
+
+
 def place(plan: Plan, note: Note, report: CaptureReport, skip: set[str]) -> None:
     """Add a candidate unless the store already holds it; let it supersede what it replaces (guarded)."""
+    retired = person_retired(plan, note, report)
+    if retired:
+        report.dropped.append({"title": note.get("title"), "reason": retired})
+        return
     for old in neighbours(plan.repo, note, skip):
         if _same_title(note, old) and note.get("class") == old.get("class"):
             report.dropped.append({"title": note.get("title"), "reason": f"duplicate of {old.id} (same title)"})

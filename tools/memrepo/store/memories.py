@@ -166,8 +166,9 @@ def unique_id(repo: str, base: str, seed: str = "", taken: set[str] | frozenset[
     return candidate
 
 
-def add(repo: str, note: notes.Note) -> tuple[str, str]:
-    """Validate, write and commit a new memory; returns (id, commit sha). Nothing is written if invalid."""
+def add(repo: str, note: notes.Note) -> tuple[str, str, str]:
+    """Validate, write and commit a new memory; returns (id, commit sha, run id: what `memrepo undo`
+    takes). Nothing is written if invalid."""
     from memrepo.vcs import commit
     from memrepo.format import notes, validate
 
@@ -192,9 +193,13 @@ def add(repo: str, note: notes.Note) -> tuple[str, str]:
             raise NoteInvalid(f"{rel} is not a valid memory", [str(p) for p in problems], hint="fix the fields named above and run it again")
         # Another terminal may take the same id between the check above and the lock: the file
         # must still be absent under the lock, or this add never overwrites it.
-        sha, taken = commit.commit_if_unchanged(repo, {rel: text}, {rel: None}, f"add: {note_id}", {"Action": "add", "Id": note_id})
+        from memrepo.store import lifecycle
+
+        run = lifecycle.run_id("add", note_id)
+        sha, taken = commit.commit_if_unchanged(repo, {rel: text}, {rel: None}, f"add: {note_id}",
+                                                {"Action": "add", "Run": run, "Id": note_id})
         if not taken:
-            return note_id, sha
+            return note_id, sha, run
         tried.add(note_id)
         if not generated:
             raise NoteInvalid(f"a memory with id {note_id!r} was just added by another process", [],

@@ -1,0 +1,108 @@
+"""Commands that change one memory at a person's request: edit, retire, forget."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+import click
+
+from memrepo.cli.main import _fail_friendly, _repo
+
+
+def _draft_path(note_id: str) -> str:
+    fd, path = tempfile.mkstemp(prefix=f"memrepo-edit-{note_id}-", suffix=".md")
+    os.close(fd)
+    return path
+
+
+@click.command()
+@click.argument("note_id", metavar="ID")
+@click.option("--from", "source", type=click.File("r", encoding="utf-8"),
+              help="Take the new text from FILE ('-' for standard input) instead of opening $EDITOR.")
+@click.pass_context
+@_fail_friendly
+def edit(ctx: click.Context, note_id: str, source: click.utils.LazyFile | None) -> None:
+    """Edit memory ID in $EDITOR, validate it and commit it (Memrepo-Action: edit).
+
+    An invalid result is not committed: the problems are printed and your text is kept in a
+    file you can fix and pass back with --from. `memrepo undo RUN` reverts the edit.
+
+    \b
+    Example:
+      memrepo edit deploy-freeze-friday
+      memrepo edit deploy-freeze-friday --from fixed.md
+    """
+    from memrepo.errors import NoteInvalid
+    from memrepo.store import lifecycle, memories
+
+    repo = memories.require_repo(_repo(ctx))
+    before = memories.read_text(repo, note_id)
+    if source is not None:
+        text = source.read()
+    else:
+        text = click.edit(before, extension=".md", require_save=True)
+        if text is None:
+            click.echo(f"No change to {note_id}: the editor closed without saving.")
+            return
+    try:
+        done = lifecycle.edit(repo, note_id, text, before)
+    except NoteInvalid:
+        draft = _draft_path(note_id)
+        with open(draft, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        click.echo(f"Your text is kept in {draft}; fix it, then: memrepo edit {note_id} --from {draft}", err=True)
+        raise
+    if done is None:
+        click.echo(f"No change to {note_id}.")
+        return
+    sha, run = done
+    click.echo(f"Edited {note_id} in {repo} ({sha[:12]}, run {run}; `memrepo undo {run}` reverts it)")
+
+
+def _retire(ctx: click.Context, note_id: str, reason: str) -> None:
+    from memrepo.store import lifecycle
+
+    sha, run = lifecycle.retire(_repo(ctx), note_id, reason)
+    click.echo(f"Retired {note_id} ({sha[:12]}): recall will not inject it again. "
+               f"The file stays, marked retired; `memrepo undo {run}` brings it back.")
+
+
+@click.command()
+@click.argument("note_id", metavar="ID")
+@click.option("--reason", "-r", required=True, help="Why it no longer holds; kept in the memory and the commit.")
+@click.pass_context
+@_fail_friendly
+def retire(ctx: click.Context, note_id: str, reason: str) -> None:
+    """Retire memory ID: never deleted, never recalled again (status: retired, with the reason).
+
+    Neither a re-import nor a later capture brings it back.
+
+    \b
+    Example:
+      memrepo retire staging-uses-nginx --reason "staging moved to Caddy in November"
+    """
+    _retire(ctx, note_id, reason)
+
+
+@click.command()
+@click.argument("note_id", metavar="ID")
+@click.option("--reason", "-r", help="Why (default: forgotten at the user's request).")
+@click.pass_context
+@_fail_friendly
+def forget(ctx: click.Context, note_id: str, reason: str | None) -> None:
+    """Forget memory ID: `retire` with a default reason. The file and its history stay in git.
+
+    \b
+    Example:
+      memrepo forget my-old-laptop-hostname
+    """
+    from memrepo.store import lifecycle
+
+    _retire(ctx, note_id, reason or lifecycle.DEFAULT_FORGET_REASON)
+
+
+def register(group: click.Group) -> None:
+    """Add this module's commands to the `memrepo` group."""
+    for command in (edit, retire, forget):
+        group.add_command(command)

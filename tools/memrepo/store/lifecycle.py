@@ -1,0 +1,109 @@
+"""A person's changes to one memory: edit it, retire it (forget it). Each is one commit of its own run.
+
+Nothing is deleted: a retired memory keeps its file with `status: retired` and the person's
+reason in `retired_reason`; recall never injects it, and neither a re-import (its id is taken)
+nor a later capture (see `passes.capture_plan`) brings it back. Every change is made under the
+repository lock against the bytes that were read, so an edit in one terminal never overwrites a
+change another terminal committed meanwhile, and each is a run that `memrepo undo` reverts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from typing import Any
+
+from memrepo.errors import MemrepoError, NoteInvalid
+from memrepo.format import notes, spec, validate
+from memrepo.recall import paths
+from memrepo.store import memories
+
+RETIRED_BY_PERSON = "retired_reason"  # the key a person's retire writes (the curator's retire has none)
+DEFAULT_FORGET_REASON = "forgotten at the user's request"
+
+
+class ChangedMeanwhile(MemrepoError):
+    """The memory changed on disk between reading it and committing the change."""
+
+
+def run_id(action: str, note_id: str) -> str:
+    """A run of one person's change: its own id even when ten terminals act in the same second."""
+    from memrepo.vcs import runs
+
+    salt = hashlib.sha1(f"{note_id}\0{os.getpid()}\0{os.urandom(4).hex()}".encode()).hexdigest()[:6]
+    return runs.new_run_id(f"{action}-{salt}")
+
+
+def _rel(note_id: str) -> str:
+    return f"{paths.MEMORY_DIR}/{note_id}.md"
+
+
+def _commit(repo: str, note_id: str, before: str, after: str, action: str, extra: dict[str, Any]) -> tuple[str, str]:
+    """Commit `after` over `before` as its own run; (sha, run id). ChangedMeanwhile if the file moved on."""
+    from memrepo.vcs import commit
+
+    run = run_id(action, note_id)
+    trailers = {"Action": action, "Run": run, "Id": note_id, **extra}
+    sha, stale = commit.commit_if_unchanged(repo, {_rel(note_id): after}, {_rel(note_id): before},
+                                            f"{action}: {note_id}", trailers)
+    if stale:
+        raise ChangedMeanwhile(f"{_rel(note_id)} changed while you were editing it (another terminal or a pass "
+                               "committed it); nothing was written",
+                               hint=f"`memrepo show {note_id}` shows the new version; run the command again")
+    return sha, run
+
+
+def validated(text: str, note_id: str) -> notes.Note:
+    """The memory `text` holds, or NoteInvalid with every problem; its id must stay `note_id`."""
+    problems, note = validate.check_text(text, _rel(note_id))
+    if note is not None and isinstance(note.get("id"), str) and note.id != note_id:
+        raise NoteInvalid(f"the id changed from {note_id!r} to {note.id!r}", [],
+                          hint="an id is the file's name and stays; add a new memory instead "
+                               "(`memrepo add`), then retire this one")
+    if problems or note is None:
+        raise NoteInvalid(f"{_rel(note_id)} would not be a valid memory", [str(p) for p in problems],
+                          hint="fix the lines named above and run it again")
+    return note
+
+
+def edit(repo: str, note_id: str, new_text: str, before: str | None = None) -> tuple[str, str] | None:
+    """Commit `new_text` as memory `note_id` (Memrepo-Action: edit); (sha, run), or None if unchanged.
+
+    `before` is the text the person started from (read before the editor opened): the commit
+    happens only if the file still holds it. `updated` becomes today unless the new text changed it.
+    """
+    memories.require_repo(repo)
+    if before is None:
+        before = memories.read_text(repo, note_id)
+    if new_text.replace("\r\n", "\n") == before:
+        return None
+    note = validated(new_text, note_id)
+    old = notes.parse(before, _rel(note_id))
+    if note.get("updated") == old.get("updated"):
+        note.meta["updated"] = notes.today()
+        note.meta = {k: note.meta[k] for k in notes.ordered_keys(note.meta)}
+    after = notes.serialize(note)
+    validated(after, note_id)
+    return _commit(repo, note_id, before, after, "edit", {})
+
+
+def retire(repo: str, note_id: str, reason: str) -> tuple[str, str]:
+    """Mark memory `note_id` retired with a person's `reason` (Memrepo-Action: retire); (sha, run)."""
+    reason = " ".join((reason or "").split())
+    if not reason:
+        raise MemrepoError("a retire needs a reason", hint='add --reason "why it no longer holds"')
+    memories.require_repo(repo)
+    before = memories.read_text(repo, note_id)
+    note = notes.parse(before, _rel(note_id))
+    if note.get("status") == "retired" and note.get(RETIRED_BY_PERSON):
+        raise MemrepoError(f"{note_id} is already retired: {note.get(RETIRED_BY_PERSON)}",
+                           hint="`memrepo log --runs` lists the retire; `memrepo undo RUN` brings it back")
+    meta = dict(note.meta)
+    meta.pop("superseded_by", None)
+    meta.update(status="retired", updated=notes.today())
+    meta[RETIRED_BY_PERSON] = reason[: spec.MAX_DESCRIPTION]
+    note = notes.Note({k: meta[k] for k in notes.ordered_keys(meta)}, note.body)
+    after = notes.serialize(note)
+    validated(after, note_id)
+    return _commit(repo, note_id, before, after, "retire", {"By": "user", "Reason": reason})
+
