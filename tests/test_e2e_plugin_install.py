@@ -375,14 +375,14 @@ def test_first_session_bootstraps_memory_repo(
     )
     assert head.returncode == 0 and head.stdout.strip(), head
     # Nothing was installed: no venv under ${CLAUDE_PLUGIN_DATA}.
-    assert not (installed.data_dir / "venv").exists()
+    assert not list(installed.data_dir.glob("venv*")) if installed.data_dir.exists() else True
 
 
 def test_first_session_without_deps_reports_clear_failure_offline(
     tmp_path: Path, installed: Install, claude_bin: str, fake_api, no_stray_bootstrap
 ) -> None:
     """Venv path: the hook interpreter lacks memrepo's dependencies, so the bootstrap makes
-    ${CLAUDE_PLUGIN_DATA}/venv and pip-installs the plugin root into it. pip is kept off the
+    ${CLAUDE_PLUGIN_DATA}/venv-<version> and pip-installs the plugin root into it. pip is kept off the
     network (PIP_NO_INDEX), so the build dependencies cannot be fetched: the bootstrap must
     finish with state "failed" and a readable pip error, not hang or crash silently."""
     bare = _bare_python()
@@ -410,7 +410,7 @@ def test_first_session_without_deps_reports_clear_failure_offline(
     # The venv goes to ${CLAUDE_PLUGIN_DATA}, the source is ${CLAUDE_PLUGIN_ROOT}: both resolved
     # from the installed plugin.
     venv = [r for r in reports if r["state"] == "creating-venv"][0]["venv"]
-    assert Path(venv) == installed.data_dir / "venv", venv
+    assert Path(venv) == installed.data_dir / "venv-0.1.0", venv  # one venv per plugin version
     assert installing, states
     assert Path(installing[0]["source"]) in installed.plugin_roots(), installing
     assert status["error"].startswith("pip install failed"), status

@@ -15,6 +15,7 @@ from memrepo import proc
 from memrepo.recall import paths
 from memrepo.passes import profile
 from memrepo.store import freshness
+from memrepo.worker import plugin_venv
 
 if TYPE_CHECKING:
     from typing import Any
@@ -56,7 +57,7 @@ def always_on_text(repo: str) -> str:
 def on_session_start(event: dict[str, Any]) -> str:
     """Start a refresh when needed, and inject the profile (every source: startup, resume, clear, compact)."""
     repo = paths.memory_repo()
-    reason = freshness.needs_refresh(repo)
+    reason = plugin_venv.upgrade_pending() or freshness.needs_refresh(repo)
     if reason:
         spawn_bootstrap(repo, reason)
     else:

@@ -5,7 +5,11 @@ from memrepo.recall import _fast as _os
 # The layout of a memory repository.
 MEMORY_DIR = "memory"
 INDEX_DIR = "index"
-INDEX_FILE = "memrepo.sqlite3"
+# The cache's schema. Each schema has a file of its own, so two memrepo versions side by side
+# (two plugin versions in two terminals) keep a cache each instead of rebuilding one in turns;
+# schema 3 keeps the name it always had.
+SCHEMA_VERSION = 3
+INDEX_FILE = "memrepo.sqlite3" if SCHEMA_VERSION == 3 else f"memrepo-v{SCHEMA_VERSION}.sqlite3"
 RECALL_LOG = "recall-log.jsonl"
 STALE_MARKER = "STALE"
 PROFILE_FILE = "profile.md"  # the always-on profile, at the root (memrepo.passes.profile)

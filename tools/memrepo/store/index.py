@@ -23,7 +23,7 @@ from memrepo.errors import CacheError
 if TYPE_CHECKING:
     from memrepo.format.notes import Note
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = paths.SCHEMA_VERSION  # the cache's file name depends on it: see recall.paths
 LOCK_WAIT = 120.0  # seconds a writer waits for the index lock (a rebuild of 100,000 memories fits)
 FTS_COLUMNS = ("title", "aliases", "topics", "entities", "tech", "description", "body")
 TOKENIZER = "porter unicode61 remove_diacritics 2"

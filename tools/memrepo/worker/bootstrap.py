@@ -16,6 +16,7 @@ import time
 from memrepo import proc
 from memrepo.recall import paths, projects
 from memrepo.vcs import gitcmd, hookwire
+from memrepo.worker import plugin_venv
 
 PIP_TIMEOUT = 900
 
@@ -69,13 +70,23 @@ def _recorded(repo: str) -> str | None:
 
 
 def find_python(repo: str) -> str | None:
-    """An interpreter that can run the whole of memrepo, without installing anything."""
+    """An interpreter that can run the whole of memrepo, without installing anything.
+
+    Under the plugin, this version's own venv comes first, and another version's venv is never
+    taken (it holds that version's code), however it was found: recorded by an older `init`, or
+    the interpreter this worker runs on.
+    """
     data = os.environ.get("CLAUDE_PLUGIN_DATA")
     candidates = [os.environ.get("MEMREPO_PYTHON"), _recorded(repo), sys.executable]
+    stale: set[str] = set()
     if data:
-        candidates.insert(0, os.path.join(data, "venv", "bin", "python"))
+        current = plugin_venv.venv_dir(data, plugin_venv.root())
+        candidates.insert(0, plugin_venv.venv_python(current))
+        stale = {os.path.realpath(v) for v in plugin_venv.other_venvs(data, current)}
     for py in candidates:
-        if py and os.path.exists(py) and _has_deps(py):
+        if not py or not os.path.exists(py) or plugin_venv.inside(py, stale):
+            continue
+        if _has_deps(py):
             return py
     return None
 
@@ -88,12 +99,12 @@ def _cause(stderr: str) -> str:
 
 
 def prepare_venv(repo: str) -> str:
-    """Create `${CLAUDE_PLUGIN_DATA}/venv` and install memrepo from the plugin root into it."""
+    """Create `${CLAUDE_PLUGIN_DATA}/venv-<plugin version>` and install memrepo from the plugin root into it."""
     data = os.environ.get("CLAUDE_PLUGIN_DATA")
     root = os.environ.get("CLAUDE_PLUGIN_ROOT") or os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     if not data:
         raise RuntimeError("no interpreter with memrepo's dependencies; run `pip install memrepo` (or the repository with `pip install .`)")
-    venv = os.path.join(data, "venv")
+    venv = plugin_venv.venv_dir(data, root)
     _report(repo, "creating-venv", venv=venv)
     try:
         _run([sys.executable, "-I", "-m", "venv", venv], "python -m venv", 300)  # -I: nothing from the cwd
@@ -102,6 +113,7 @@ def prepare_venv(repo: str) -> str:
     py = os.path.join(venv, "bin", "python")
     _report(repo, "installing", venv=venv, source=root)
     _run([py, "-I", "-m", "pip", "install", "--quiet", root], "pip install", PIP_TIMEOUT)
+    plugin_venv.mark_ready(venv, plugin_venv.version(root))
     return py
 
 
