@@ -53,6 +53,50 @@ def test_recall_log_lists_hook_decisions(repo: str) -> None:
     assert "friday-freeze (" in text and "silent (conversational)" in text
 
 
+def _hook(repo: str, prompt: str, session: str, cwd: str) -> None:
+    import subprocess
+    import sys
+
+    stdin = json.dumps({"session_id": session, "transcript_path": "", "cwd": cwd, "hook_event_name": "UserPromptSubmit",
+                        "prompt": prompt})
+    env = dict(os.environ, MEMREPO_PYTHON=sys.executable, MEMREPO_DIR=repo)
+    subprocess.run(["sh", os.path.join(ROOT, "hooks", "run"), "user_prompt_submit"], input=stdin.encode(), env=env,
+                   capture_output=True, timeout=30, check=True)
+
+
+def test_recall_log_says_why_and_filters_by_session_project_and_outcome(repo: str, tmp_path: os.PathLike[str]) -> None:
+    import subprocess
+
+    _store(repo)
+    web = os.path.join(str(tmp_path), "web")
+    subprocess.run(["git", "init", "-q", web], check=True)
+    _hook(repo, "can I deploy to production on friday?", "aaaa1111-s", web)
+    _hook(repo, "friday", "aaaa1111-s", web)
+    _hook(repo, "what is the capital of France?", "bbbb2222-s", str(tmp_path))
+
+    def run(*args: str) -> str:
+        out = CliRunner().invoke(cli, ["--repo", repo, "recall-log", *args], catch_exceptions=False)
+        assert out.exit_code == 0
+        return out.output
+
+    entries = json.loads(run("--json"))
+    assert [(e["session"], e.get("project"), bool(e["injected"])) for e in entries] == [
+        ("bbbb2222-s", None, False), ("aaaa1111-s", "web", False), ("aaaa1111-s", "web", True)]
+    # Silence says why: the best candidate and the floor it failed, or that nothing matched.
+    assert entries[1]["best"]["id"] == "friday-freeze" and entries[1]["why"].startswith("evidence ")
+    assert entries[0]["why"].startswith("no memory holds any of the prompt's words") and "best" not in entries[0]
+    text = run()
+    assert "web  session aaaa1111" in text and "  terms: deploy production friday" in text
+    assert "silent (no-match): the best candidate friday-freeze (" in text and ") failed: evidence " in text
+    assert [e["session"] for e in json.loads(run("--session", "bbbb", "--json"))] == ["bbbb2222-s"]
+    assert len(json.loads(run("--project", "web", "--json"))) == 2
+    assert [bool(e["injected"]) for e in json.loads(run("--silent", "--json"))] == [False, False]
+    assert [e["terms"] for e in json.loads(run("--injected", "--json"))] == [["deploy", "production", "friday"]]
+    assert [e["session"] for e in json.loads(run("--silent", "-n", "1", "--json"))] == ["bbbb2222-s"]
+    empty = CliRunner().invoke(cli, ["--repo", repo, "recall-log", "--session", "zzzz"], catch_exceptions=False)
+    assert empty.exit_code == 0 and "no recall decisions match these filters" in empty.stderr
+
+
 def test_eval_on_the_labeled_test_set() -> None:
     out = CliRunner().invoke(cli, ["eval", os.path.join(DATA, "prompts.jsonl"), "--memory", os.path.join(DATA, "memory"),
                                    "--today", "2026-11-30", "--json"], catch_exceptions=False)

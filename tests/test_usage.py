@@ -137,7 +137,7 @@ def test_recall_log_marks_used_and_unused(store: str) -> None:
     prompt(store, FRIDAY, session="s-3")  # not judged yet
     out = CliRunner().invoke(cli, ["--repo", store, "recall-log"])
     assert out.exit_code == 0, out.output
-    lines = out.output.splitlines()
+    lines = [line for line in out.output.splitlines() if line.startswith("  injected: ")]
     assert "release-freeze (" in lines[0] and "used" not in lines[0]
     assert ", unused)" in lines[1] and ", used)" in lines[2]
     data = json.loads(CliRunner().invoke(cli, ["--repo", store, "recall-log", "--json"]).output)

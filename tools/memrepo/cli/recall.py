@@ -81,20 +81,32 @@ def _explain(d: Any, why: list) -> None:  # type: ignore[type-arg]
 
 
 @click.command("recall-log")
-@click.option("--limit", "-n", default=20, show_default=True, help="Most entries to show.")
+@click.option("--limit", "-n", default=20, show_default=True, help="Most entries to show (after the filters).")
+@click.option("--session", help="Only this Claude Code session (its id, or the start of it).")
+@click.option("--project", help="Only prompts in this project (its key, e.g. github.com/acme/web, or its name).")
+@click.option("--silent", "only", flag_value="silent", help="Only decisions that injected nothing.")
+@click.option("--injected", "only", flag_value="injected", help="Only decisions that injected something.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
 @_fail_friendly
-def recall_log(ctx: click.Context, limit: int, as_json: bool) -> None:
-    """Recent recall decisions on this machine: injected ids and scores, or silent, and latency.
+def recall_log(ctx: click.Context, limit: int, session: str | None, project: str | None, only: str | None,
+               as_json: bool) -> None:
+    """Recent recall decisions on this machine, newest first, and why each one was made.
 
-    An injected id is marked `used` or `unused` once the turn's Stop hook judged it (its id or
-    its distinctive words in the reply or the next prompt); unmarked: not judged yet.
+    Each shows its time, project, session and query terms (never the prompt: only its hash is
+    kept), then what was injected with the scores, or that it stayed silent and why: the floor
+    the best candidate failed, with its score. An injected id is marked `used` or `unused` once
+    the turn's Stop hook judged it; unmarked: not judged yet.
+
+    \b
+    Example:
+      memrepo recall-log --silent -n 5
+      memrepo recall-log --session 1a2b3c4d --json
     """
     from memrepo.recall import log, usage
 
     repo = _repo(ctx)
-    entries = log.read_log(repo, limit)
+    entries = [e for e in reversed(log.read_all(repo)) if _keep(e, session, project, only)][:max(0, limit)]
     verdicts = usage.read_all(repo)
     judged = {str(v.get("key")) for v in verdicts}
     used = usage.used_by_key(verdicts)
@@ -106,10 +118,48 @@ def recall_log(ctx: click.Context, limit: int, as_json: bool) -> None:
     if as_json:
         return _json(entries)
     for e in entries:
-        what = ", ".join(f"{i['id']} ({i['score']}{_mark(i)})" for i in e.get("injected", [])) or f"silent ({e.get('silent')})"
-        click.echo(f"{e.get('t', '?')}  {e.get('ms', 0):6.1f} ms  {what}")
+        click.echo(_entry_lines(e))
     if not entries:
-        click.echo("no recall decisions logged yet", err=True)
+        filtered = session or project or only
+        click.echo("no recall decisions match these filters" if filtered else
+                   "no recall decisions logged yet: they appear after the first prompt in a session with the hooks", err=True)
+
+
+def _keep(e: dict[str, Any], session: str | None, project: str | None, only: str | None) -> bool:
+    if session and not str(e.get("session", "")).startswith(session):
+        return False
+    if project:
+        key = str(e.get("project", ""))
+        if project not in (key, key.rsplit("/", 1)[-1]):
+            return False
+    if only == "silent" and e.get("injected"):
+        return False
+    return not (only == "injected" and not e.get("injected"))
+
+
+def _entry_lines(e: dict[str, Any]) -> str:
+    head = [str(e.get("t", "?")), str(e.get("project") or "(no project)")]
+    if e.get("session"):
+        head.append(f"session {str(e['session'])[:8]}")
+    head.append(f"{float(e.get('ms', 0)):.1f} ms")
+    lines = ["  ".join(head)]
+    terms = list(e.get("terms", []))
+    context = list(e.get("context_terms", []))
+    if e.get("withheld"):
+        lines.append(f"  terms: {e['withheld']} withheld (the prompt may hold a secret)")
+    elif terms or context:
+        lines.append("  terms: " + " ".join(terms) + (f"  + from the previous turn: {' '.join(context)}" if context else ""))
+    if e.get("injected"):
+        lines.append("  injected: " + ", ".join(f"{i['id']} ({i['score']}{_mark(i)})" for i in e["injected"]))
+    else:
+        why = f"silent ({e.get('silent')})"
+        best = e.get("best")
+        if isinstance(best, dict):
+            why += f": the best candidate {best.get('id')} ({best.get('score')}) failed: {e.get('why')}"
+        elif e.get("why"):
+            why += f": {e['why']}"
+        lines.append("  " + why)
+    return "\n".join(lines)
 
 
 def _mark(injected: dict) -> str:  # type: ignore[type-arg]

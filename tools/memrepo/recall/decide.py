@@ -25,7 +25,7 @@ MAX_DESCRIPTION = 300
 
 
 class Decision:
-    __slots__ = ("hits", "terms", "context_terms", "silent", "ms", "withhold")
+    __slots__ = ("hits", "terms", "context_terms", "silent", "ms", "withhold", "project", "best", "why")
 
     def __init__(self) -> None:
         self.hits: "list[rank.Hit]" = []
@@ -34,6 +34,9 @@ class Decision:
         self.silent: str | None = None
         self.ms = 0.0
         self.withhold = False  # the words it came from may hold a secret: the log keeps no terms of it
+        self.project: str | None = None  # the key of the project in scope
+        self.best: "rank.Hit | None" = None  # when silent after a search: the best candidate ...
+        self.why = ""  # ... and the floor it failed (or why there was nothing to judge)
 
 
 def weigh(words: tuple[str, ...] | list[str], weight: float) -> list[tuple[str, float]]:
@@ -71,14 +74,20 @@ def decide(repo: str, prompt: str, cwd: str | None = None, previous: "Any" = "",
         terms = weigh(q.terms, 1.0) + weigh(extra, CONTEXT_WEIGHT)
         from memrepo.recall import projects, rank, search, usage  # here, not at the top: a silent prompt never loads sqlite
 
+        scope = project or projects.identify(cwd)
+        d.project = scope.key if isinstance(scope, projects.Project) else scope
+        silence: "list[tuple[rank.Hit | None, str]]" = []
         db = search.connect(paths.index_db(repo))
         try:
-            d.hits = rank.rank(db, terms, project=project or projects.identify(cwd), limit=MAX_RESULTS, today=today,
-                                 own=set(q.terms) if extra else frozenset(), noisy=usage.noisy_ids(repo), explain=explain)
+            d.hits = rank.rank(db, terms, project=scope, limit=MAX_RESULTS, today=today,
+                               own=set(q.terms) if extra else frozenset(), noisy=usage.noisy_ids(repo), explain=explain,
+                               silence=silence)
         finally:
             db.close()
         if not d.hits:
             d.silent = "no-match"
+            if silence:
+                d.best, d.why = silence[0]
     d.ms = (time.perf_counter() - start) * 1000.0
     return d
 

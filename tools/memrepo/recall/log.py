@@ -42,6 +42,12 @@ def log_decision(repo: str, prompt: str, d: "Decision", session: str | None = No
     }
     if d.withhold:
         entry["withheld"] = len(d.terms) + len(d.context_terms)
+    if d.project:
+        entry["project"] = d.project
+    if d.why:  # why it stayed silent: the floor the best candidate failed, or why nothing was judged
+        entry["why"] = d.why
+    if d.best is not None:
+        entry["best"] = {"id": d.best.id, "score": round(d.best.score, 4)}
     if session:
         entry["session"] = session
     try:

@@ -114,13 +114,16 @@ def _scope(hit: Hit, project: "projects.Project | None", words: set[str]) -> flo
 def rank(db: "sqlite3.Connection", terms: list[tuple[str, float]], project: "str | projects.Project | None" = None,
          limit: int = 3, floors: bool = True, today: float | None = None,
          own: frozenset[str] | set[str] = frozenset(), noisy: frozenset[str] | set[str] = frozenset(),
-         explain: "list[tuple[Hit | None, str | None]] | None" = None) -> list[Hit]:
+         explain: "list[tuple[Hit | None, str | None]] | None" = None,
+         silence: "list[tuple[Hit | None, str]] | None" = None) -> list[Hit]:
     """The memories to recall for weighted terms, best first; [] when nothing clears the floors.
 
     `project` is a key (`--project`) or a Project. `own` names the prompt's own terms when
     others come from the previous turn; `noisy`, memories injected often and never used.
     `explain`, when given, receives every candidate in score order with the floor it failed
-    (None: it cleared them), or (None, why) when there were no candidates to judge.
+    (None: it cleared them), or (None, why) when there were no candidates to judge. `silence`,
+    when given, receives one entry when nothing is recalled: the best candidate and the floor it
+    failed, or (None, why) without candidates (what the recall log keeps).
     """
     if not terms:
         return []
@@ -128,13 +131,17 @@ def rank(db: "sqlite3.Connection", terms: list[tuple[str, float]], project: "str
     if own and not any(facts.dfs.get(t, 0) for t in own):
         # The previous turn sharpens a prompt whose own words the store knows; when it knows none
         # of them ("explain that again but shorter" after a deploy turn), it alone never recalls.
-        if explain is not None:
-            explain.append((None, "the store knows none of the prompt's own words: the previous turn alone never recalls"))
+        why = "the store knows none of the prompt's own words: the previous turn alone never recalls"
+        for out in (explain, silence):
+            if out is not None:
+                out.append((None, why))
         return []
     scored = search.relevance(db, terms, own=own, lookups=facts)
     if not scored:
-        if explain is not None:
-            explain.append((None, "no memory holds any of the prompt's words (or they are in too many to tell any apart)"))
+        why = "no memory holds any of the prompt's words (or they are in too many to tell any apart)"
+        for out in (explain, silence):
+            if out is not None:
+                out.append((None, why))
         return []
     words = {t for t, _ in terms}
     scope = projects.scope_of(project)
@@ -168,6 +175,9 @@ def rank(db: "sqlite3.Connection", terms: list[tuple[str, float]], project: "str
         explain.extend((h, None if h.id in chosen else why_not(h, together)) for h in hits)
     if floors:
         kept = _live(db, kept, {h.id: h for h in hits})
+    if silence is not None and not kept:
+        best = hits[0]
+        silence.append((best, why_not(best, together) or "no live memory: superseded or retired, without a live successor"))
     if own:
         # The previous turn sharpens a query, never replaces its subject (DESIGN, rule 3): what the
         # prompt's own words found comes first; the floors above are unchanged.
