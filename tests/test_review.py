@@ -41,14 +41,14 @@ def test_proposals_leave_working_tree_index_and_branch_alone(repo: str, fake) ->
     assert (head(repo), snapshot(repo), git(repo, "status", "--porcelain").stdout) == (before_head, before, status)
     assert status == "A  memory/draft.md\n"
     (p,) = review.proposals(repo)
-    assert (p["n"], p["run"], p["state"]) == (1, report.run_id, "open")
+    assert (p["id"], p["run"], p["state"]) == (p["commit"][:7], report.run_id, "open")
     assert p["subject"] == "curator (proposed): supersede p13-no-force-push by p13-cloud-sessions"
     assert p["trailers"]["Review"] == "class: reference cannot supersede rule"
     assert git(repo, "rev-parse", f"{p['commit']}^").stdout.strip() == before_head
 
 
-def number_of(repo: str, loser: str) -> int:
-    return next(p["n"] for p in review.proposals(repo) if p["trailers"]["Id"] == loser)
+def id_of(repo: str, loser: str) -> str:
+    return next(p["id"] for p in review.proposals(repo) if p["trailers"]["Id"] == loser)
 
 
 def test_list_and_show(repo: str, fake) -> None:  # noqa: F811
@@ -56,25 +56,39 @@ def test_list_and_show(repo: str, fake) -> None:  # noqa: F811
     code, out = run_cli(repo, "review")
     assert code == 0
     lines = out.splitlines()
-    assert [line[:3] for line in lines[:2]] == ["  1", "  2"]
-    assert {line[3:] for line in lines[:2]} == {
+    assert sorted(line[:7] for line in lines[:2]) == sorted(p["commit"][:7] for p in review.proposals(repo))
+    assert {line[7:] for line in lines[:2]} == {
         f"  {run}  curator (proposed): supersede p13-no-force-push by p13-cloud-sessions  [0.86] class: reference cannot supersede rule",
         f"  {run}  curator (proposed): supersede p15-migrations-in-tx by p15-migration-42  [0.80] class: event cannot supersede rule"}
     assert lines[2] == "2 open proposals"
-    code, out = run_cli(repo, "review", "show", str(number_of(repo, "p15-migrations-in-tx")))
+    pid = id_of(repo, "p15-migrations-in-tx")
+    code, out = run_cli(repo, "review", "show", pid, "--diff")
     assert code == 0
     assert "+status: superseded\n+superseded_by: p15-migration-42\n" in out
     assert "Memrepo-Review: class: event cannot supersede rule" in out
+    # The default view: the two memories side by side, the verdict, the guard, the commands.
+    code, out = run_cli(repo, "review", "show", pid)
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0] == f"proposal {pid} (run {run}): curator (proposed): supersede p15-migrations-in-tx by p15-migration-42"
+    assert lines[1].startswith("verdict: ") and "supersede p15-migrations-in-tx by p15-migration-42, confidence 0.80" in lines[1]
+    assert "held back by: class: event cannot supersede rule" in out
+    head_row = next(line for line in lines if "(would be superseded)" in line)
+    assert head_row.startswith("p15-migrations-in-tx (would be superseded)") and " | p15-migration-42 (would win)" in head_row
+    assert any(" | id: p15-migration-42" in line and line.startswith("id: p15-migrations-in-tx") for line in lines)
+    assert f"accept: memrepo review accept {pid}" in out
+    code, out = run_cli(repo, "review", "show", "abcdef0")
+    assert code == 1 and "no proposal abcdef0 (there are 2 open)" in out and "hint: `memrepo review` lists" in out
     code, out = run_cli(repo, "review", "show", "3")
-    assert code == 1 and "no open proposal 3 (there are 2)" in out and "hint: `memrepo review` lists" in out
+    assert code == 1 and "'3' is not a proposal id" in out and "numbers would shift" in out
 
 
 def test_accept_brings_the_commit_onto_the_current_branch(repo: str, fake) -> None:  # noqa: F811
     report = tensions(repo, fake, "p13")
     loser, winner = ids("p13")
     proposal = review.proposals(repo)[0]["commit"]
-    code, out = run_cli(repo, "review", "accept", "1")
-    assert code == 0 and out == f"Accepted proposal 1 as {head(repo)[:12]}\n"
+    code, out = run_cli(repo, "review", "accept", proposal[:7])
+    assert code == 0 and out == f"Accepted proposal {proposal[:7]} as {head(repo)[:12]}\n"
     assert git(repo, "log", "-1", "--format=%s").stdout.strip() == f"curator: supersede {loser} by {winner}"
     trailer_text = git(repo, "log", "-1", "--format=%(trailers:unfold,only)").stdout
     assert f"Memrepo-Proposal: {proposal}\n" in trailer_text and f"Memrepo-Proposed-In: {report.run_id}\n" in trailer_text
@@ -91,8 +105,8 @@ def test_reject_records_the_decision_and_the_pair_is_not_proposed_again(repo: st
     tensions(repo, fake, "p13", "p15")
     before = snapshot(repo)
     tree = git(repo, "rev-parse", "HEAD^{tree}").stdout
-    n = number_of(repo, "p13-no-force-push")
-    code, out = run_cli(repo, "review", "reject", str(n), "--reason", "the rule holds everywhere")
+    n = id_of(repo, "p13-no-force-push")
+    code, out = run_cli(repo, "review", "reject", n, "--reason", "the rule holds everywhere")
     assert code == 0 and out.startswith(f"Rejected proposal {n} (")
     assert (snapshot(repo), git(repo, "rev-parse", "HEAD^{tree}").stdout) == (before, tree)
     assert git(repo, "status", "--porcelain").stdout == ""
@@ -117,8 +131,9 @@ def test_accept_refuses_when_the_memory_changed_since(repo: str, fake) -> None: 
     notes.write(note, path)
     assert commit_all(repo, "retire by hand").returncode == 0
     before_head, before = head(repo), snapshot(repo)
-    with pytest.raises(MemrepoError, match="proposal 1 no longer applies"):
-        review.accept(repo, 1)
+    pid = review.proposals(repo)[0]["id"]
+    with pytest.raises(MemrepoError, match=f"proposal {pid} no longer applies"):
+        review.accept(repo, pid)
     assert (head(repo), snapshot(repo), git(repo, "status", "--porcelain").stdout) == (before_head, before, "")
 
 
@@ -147,10 +162,50 @@ def test_accept_whose_commit_is_refused_changes_nothing(repo: str, fake, monkeyp
             return 1, b"", b"memory/x.md: refused by a pre-commit hook"
         return real(*args, **kwargs)
 
+    pid = review.proposals(repo)[0]["id"]
     monkeypatch.setattr(gitcmd, "run_git", run_git)
     with pytest.raises(MemrepoError, match="refused by a pre-commit hook"):
-        review.accept(repo, 1)
+        review.accept(repo, pid)
     monkeypatch.undo()
     assert (head(repo), snapshot(repo), git(repo, "status", "--porcelain").stdout) == (before_head, before, "")
     assert not os.path.exists(os.path.join(repo, ".git", "CHERRY_PICK_HEAD"))
     assert len(review.proposals(repo)) == 1
+
+
+def test_proposal_ids_stay_the_same_across_decisions(repo: str, fake) -> None:  # noqa: F811
+    """Numbers shifted after each decision (`accept 3` took what was listed as #4); ids never do."""
+    tensions(repo, fake, "p13", "p14", "p15")
+    listed = {p["trailers"]["Id"]: p["id"] for p in review.proposals(repo)}
+    first = review.proposals(repo)[0]
+    assert run_cli(repo, "review", "reject", first["id"])[0] == 0
+    after = {p["trailers"]["Id"]: p["id"] for p in review.proposals(repo)}
+    assert after == {k: v for k, v in listed.items() if k != first["trailers"]["Id"]}
+    target = next(k for k in after if k != first["trailers"]["Id"])
+    code, out = run_cli(repo, "review", "accept", after[target])
+    assert code == 0, out
+    assert git(repo, "log", "-1", "--format=%s").stdout.startswith(f"curator: supersede {target} by ")
+    code, out = run_cli(repo, "review", "accept", first["id"])
+    assert code == 1 and f"proposal {first['id']} is closed already (reject)" in out
+
+
+def test_reject_all_of_a_run_is_one_run_that_undo_reopens(repo: str, fake) -> None:  # noqa: F811
+    report = tensions(repo, fake, "p13", "p15")
+    code, out = run_cli(repo, "review", "reject", "--run", report.run_id, "--reason", "not now")
+    assert code == 0 and out.count("Rejected proposal ") == 2
+    assert review.proposals(repo) == []
+    decision = git(repo, "log", "-1", "--format=%(trailers:key=Memrepo-Run,valueonly)").stdout.strip()
+    assert git(repo, "log", "-2", "--format=%(trailers:key=Memrepo-Run,valueonly)").stdout.split() == [decision] * 2
+    assert run_cli(repo, "undo", decision)[0] == 0
+    assert len(review.proposals(repo)) == 2  # the rejections undone: open again
+    assert run_cli(repo, "review", "reject", "--all")[0] == 0 and review.proposals(repo) == []
+    code, out = run_cli(repo, "review", "reject", "--run", report.run_id)
+    assert code == 1 and "has no open proposals" in out
+    code, out = run_cli(repo, "review", "reject")
+    assert code == 2 and "give one proposal ID, or --all, or --run RUN" in out
+
+
+def test_undoing_the_run_that_proposed_closes_its_proposals(repo: str, fake) -> None:  # noqa: F811
+    report = tensions(repo, fake, "p13")
+    assert run_cli(repo, "undo", report.run_id)[0] == 0
+    assert review.proposals(repo) == []
+    assert [p["state"] for p in review.proposals(repo, include_closed=True)] == ["undone"]

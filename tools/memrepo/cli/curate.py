@@ -46,7 +46,25 @@ def curate(ctx: click.Context, dry_run: bool, no_model: bool, as_json: bool) -> 
 
 def _proposal_line(p: dict[str, Any]) -> str:
     t = p["trailers"]
-    return f"{p['n']:>3}  {p['run']}  {p['subject']}  [{t.get('Confidence', '?')}] {t.get('Review', '')}".rstrip()
+    return f"{p['id']}  {p['run']}  {p['subject']}  [{t.get('Confidence', '?')}] {t.get('Review', '')}".rstrip()
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    import textwrap
+
+    out: list[str] = []
+    for line in text.splitlines() or [""]:
+        out.extend(textwrap.wrap(line, width, replace_whitespace=False, drop_whitespace=True) or [""])
+    return out
+
+
+def side_by_side(left: tuple[str, str], right: tuple[str, str], width: int) -> str:
+    """Two texts in two columns under their headings, each wrapped to its half of `width`."""
+    col = max(20, (width - 3) // 2)
+    a, b = _wrap(left[1], col), _wrap(right[1], col)
+    rows = [f"{left[0][:col]:<{col}} | {right[0][:col]}", f"{'-' * col}-+-{'-' * col}"]
+    rows += [f"{a[i] if i < len(a) else '':<{col}} | {b[i] if i < len(b) else ''}".rstrip() for i in range(max(len(a), len(b)))]
+    return "\n".join(rows)
 
 
 @click.group(invoke_without_command=True)
@@ -59,8 +77,8 @@ def review(ctx: click.Context, as_json: bool) -> None:
     \b
     Example:
       memrepo review
-      memrepo review show 1
-      memrepo review accept 1
+      memrepo review show 3f2a1c9
+      memrepo review accept 3f2a1c9
     """
     if ctx.invoked_subcommand:
         return
@@ -76,57 +94,88 @@ def review(ctx: click.Context, as_json: bool) -> None:
 
 
 @review.command("show")
-@click.argument("n", type=int)
+@click.argument("proposal", metavar="ID")
+@click.option("--diff", "as_diff", is_flag=True, help="Print the proposal's commit message and diff instead.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
 @_fail_friendly
-def review_show(ctx: click.Context, n: int) -> None:
-    """Print open proposal N: its message, trailers and diff.
+def review_show(ctx: click.Context, proposal: str, as_diff: bool, as_json: bool) -> None:
+    """Show open proposal ID: the two memories side by side, the model's verdict and the guard that held it.
 
     \b
     Example:
-      memrepo review show 1
+      memrepo review show 3f2a1c9
     """
+    import shutil
+
     from memrepo.passes.curate import review as rev
     from memrepo.store import memories as store
 
-    click.echo(rev.show(store.require_repo(_repo(ctx)), n)["patch"], nl=False)
+    p = rev.show(store.require_repo(_repo(ctx)), proposal)
+    if as_json:
+        return _json(p)
+    if as_diff:
+        return click.echo(p["patch"], nl=False)
+    t = p["trailers"]
+    click.echo(f"proposal {p['id']} (run {p['run']}): {p['subject']}")
+    click.echo(f"verdict: {t.get('Relation', '?')}; {t.get('Action', '?')} {t.get('Id', '?')} by {t.get('Winner', '?')}, "
+               f"confidence {t.get('Confidence', '?')}")
+    if t.get("Reason"):
+        click.echo(f"reason: {t['Reason']}")
+    click.echo(f"held back by: {t.get('Review', '?')}\n")
+    width = shutil.get_terminal_size((120, 24)).columns
+    click.echo(side_by_side((f"{p['loser']['id']} (would be superseded)", p["loser"]["text"]),
+                            (f"{p['winner']['id']} (would win)", p["winner"]["text"]), width))
+    click.echo(f"\naccept: memrepo review accept {p['id']}\nreject: memrepo review reject {p['id']} --reason \"…\"")
 
 
 @review.command("accept")
-@click.argument("n", type=int)
+@click.argument("proposal", metavar="ID")
 @click.pass_context
 @_fail_friendly
-def review_accept(ctx: click.Context, n: int) -> None:
-    """Bring proposal N onto the current branch as a commit (the hooks validate it).
+def review_accept(ctx: click.Context, proposal: str) -> None:
+    """Bring proposal ID onto the current branch as a commit (the hooks validate it).
 
     \b
     Example:
-      memrepo review accept 2
+      memrepo review accept 3f2a1c9
     """
     from memrepo.passes.curate import review as rev
     from memrepo.store import memories as store
 
-    sha = rev.accept(store.require_repo(_repo(ctx)), n)
-    click.echo(f"Accepted proposal {n} as {sha[:12]}")
+    sha = rev.accept(store.require_repo(_repo(ctx)), proposal)
+    click.echo(f"Accepted proposal {proposal} as {sha[:12]}")
 
 
 @review.command("reject")
-@click.argument("n", type=int)
+@click.argument("proposal", metavar="[ID]", required=False)
 @click.option("--reason", default="", help="Why, recorded in the commit.")
+@click.option("--all", "every", is_flag=True, help="Reject every open proposal (one run: `memrepo undo RUN` reopens them).")
+@click.option("--run", "run_id", help="Reject every open proposal of this curate or capture run.")
 @click.pass_context
 @_fail_friendly
-def review_reject(ctx: click.Context, n: int, reason: str) -> None:
-    """Reject proposal N: an empty commit records it, and the curator never proposes it again.
+def review_reject(ctx: click.Context, proposal: str | None, reason: str, every: bool, run_id: str | None) -> None:
+    """Reject proposal ID (or --all, or --run RUN): an empty commit records each, and the curator never proposes it again.
 
     \b
     Example:
-      memrepo review reject 1 --reason "the list still holds five open decisions"
+      memrepo review reject 3f2a1c9 --reason "the list still holds five open decisions"
+      memrepo review reject --run 2026-11-29T18-40-02-curate
     """
     from memrepo.passes.curate import review as rev
     from memrepo.store import memories as store
 
-    sha = rev.reject(store.require_repo(_repo(ctx)), n, reason)
-    click.echo(f"Rejected proposal {n} ({sha[:12]})")
+    if sum(map(bool, (proposal, every, run_id))) != 1:
+        raise click.UsageError("give one proposal ID, or --all, or --run RUN")
+    repo = store.require_repo(_repo(ctx))
+    if proposal:
+        sha = rev.reject(repo, proposal, reason)
+        click.echo(f"Rejected proposal {proposal} ({sha[:12]})")
+        return
+    done = rev.reject_many(repo, run_id, reason)
+    for pid, sha in done:
+        click.echo(f"Rejected proposal {pid} ({sha[:12]})")
+    click.echo(f"{len(done)} proposal{'s' * (len(done) != 1)} rejected" if done else "no open proposals to reject", err=True)
 
 
 @review.command("push")

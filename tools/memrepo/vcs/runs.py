@@ -136,8 +136,9 @@ def _files_of(repo: str, shas: list[str]) -> list[str]:
 def undo(repo: str, run_id: str) -> list[str]:
     """Revert every commit of `run_id` (newest first) in one `Memrepo-Action: undo` commit.
 
-    Returns [sha of the undo commit], or [] when the run made only commits without changes
-    (e.g. recorded rejections). Raises UndoError when the run is unknown or already undone.
+    Returns [sha of the undo commit]; a run whose commits changed no file (recorded rejections)
+    gets an empty undo commit that records it. Raises UndoError when the run is unknown or
+    already undone.
     """
     if not RUN_RE.match(run_id):
         raise UndoError(f"{run_id!r} is not a run id", hint="run ids look like 2026-11-29T18-40-02-curate; see `memrepo log --runs`")
@@ -153,8 +154,9 @@ def undo(repo: str, run_id: str) -> list[str]:
     files = _files_of(repo, shas)
     if not files:
         # Nothing to revert (only proposals, or recorded rejections): an empty commit still
-        # records the undo, which closes the run's proposals and keeps its decisions from coming back.
-        return [_record_undo(repo, run_id)] if proposed else []
+        # records the undo, which closes the run's proposals and keeps its decisions from coming
+        # back, or reopens the proposals its rejections closed.
+        return [_record_undo(repo, run_id)] if proposed or commits else []
     with lock.held(repo):
         _check_clean(repo, files)
         # The revert is built in a temporary index: the work tree, the real index and git's
@@ -207,7 +209,7 @@ def _reverted(repo: str, shas: list[str], files: list[str], run_id: str) -> dict
 def _record_undo(repo: str, run_id: str) -> str:
     """An empty `Memrepo-Action: undo` commit on HEAD's tree (the work tree and index untouched)."""
     found = {"Action": "undo", "Run": fresh_run_id(repo, "undo"), "Undoes": run_id}
-    msg = trailers.message(f"undo: run {run_id} (its review proposals)", found)
+    msg = trailers.message(f"undo: run {run_id} (its review decisions)", found)
     with lock.held(repo):
         rc, out, err = gitcmd.run_git("rev-parse", "--verify", "HEAD", cwd=repo)
         head = out.decode().strip()

@@ -75,11 +75,13 @@ def propose(repo: str, run_id: str, files: dict[str, str], subject: str, trailer
 
 
 def _decided(repo: str) -> dict[str, dict[str, Any]]:
-    """Proposal sha → the accept/reject commit (reachable from HEAD) that settled it."""
+    """Proposal sha → the accept/reject commit (reachable from HEAD) that settled it; a decision
+    whose run was undone settles nothing (the proposal is open again)."""
     found: dict[str, dict[str, Any]] = {}
+    undone = runs.undone_runs(repo)
     for e in runs.log(repo, grep=f"{trailer_text.PREFIX}Proposal: "):
         sha = e["trailers"].get("Proposal")
-        if sha:
+        if sha and e["trailers"].get("Run") not in undone:
             found.setdefault(sha, e)
     return found
 
@@ -89,8 +91,13 @@ def branches(repo: str) -> list[str]:
     return [b for b in out.splitlines() if b]
 
 
+ID_LEN = 7  # a proposal's id: the start of its commit's sha, the same on every machine and after every decision
+MIN_PREFIX = 4
+
+
 def proposals(repo: str, include_closed: bool = False) -> list[dict[str, Any]]:
-    """Open proposals across every review branch, numbered from 1 (oldest branch, then oldest commit)."""
+    """Open proposals across every review branch (oldest branch, then oldest commit), each with its
+    stable `id`: numbers would shift after every decision, so `accept 3` could take another one."""
     decided = _decided(repo)
     undone = runs.undone_runs(repo)  # `memrepo undo <run>` closes that run's proposals
     found = []
@@ -101,10 +108,8 @@ def proposals(repo: str, include_closed: bool = False) -> list[dict[str, Any]]:
             closed = state["trailers"].get("Action", "?") if state else ("undone" if run in undone else "")
             if closed and not include_closed:
                 continue
-            e.update(branch=branch, run=run, state=closed or "open")
+            e.update(id=e["commit"][:ID_LEN], branch=branch, run=run, state=closed or "open")
             found.append(e)
-    for n, e in enumerate(found, start=1):
-        e["n"] = n
     return found
 
 
@@ -113,24 +118,49 @@ def pairs_seen(repo: str) -> set[frozenset[str]]:
     person undid: the curator does not ask about them again."""
     seen = {frozenset((p["trailers"].get("Id", ""), p["trailers"].get("Winner", ""))) for p in proposals(repo)}
     seen.update(frozenset((i, w)) for (_, i, w) in runs.undone_decisions(repo) if w)
+    undone = runs.undone_runs(repo)
     for e in runs.log(repo, grep=f"{trailer_text.PREFIX}Action: reject"):
+        if e["trailers"].get("Run") in undone:
+            continue
         seen.add(frozenset((e["trailers"].get("Id", ""), e["trailers"].get("Winner", ""))))
     return seen
 
 
-def _get(repo: str, n: int) -> dict[str, Any]:
-    found = proposals(repo)
-    for p in found:
-        if p["n"] == n:
-            return p
-    raise ReviewError(f"no open proposal {n}" + (f" (there are {len(found)})" if found else " (there are none)"),
-                      hint="`memrepo review` lists the open proposals and their numbers")
+def _get(repo: str, ref: str) -> dict[str, Any]:
+    """The open proposal whose id (or commit sha) starts with `ref`; ReviewError naming what is wrong."""
+    ref = str(ref).strip().lower()
+    if len(ref) < MIN_PREFIX or any(c not in "0123456789abcdef" for c in ref):
+        raise ReviewError(f"{ref!r} is not a proposal id", hint=f"use the {ID_LEN}-character id `memrepo review` "
+                          "prints (proposals have ids, not numbers: numbers would shift after each decision)")
+    every = proposals(repo, include_closed=True)
+    matches = [p for p in every if p["commit"].startswith(ref)]
+    if len(matches) > 1:
+        raise ReviewError(f"{ref!r} names {len(matches)} proposals", hint="give more characters of the id")
+    if not matches:
+        open_ = sum(p["state"] == "open" for p in every)
+        raise ReviewError(f"no proposal {ref}" + (f" (there are {open_} open)" if open_ else " (none is open)"),
+                          hint="`memrepo review` lists the open proposals and their ids")
+    p = matches[0]
+    if p["state"] != "open":
+        raise ReviewError(f"proposal {p['id']} is closed already ({p['state']})",
+                          hint="`memrepo log --runs` shows the decision; `memrepo undo RUN` reverts it")
+    return p
 
 
-def show(repo: str, n: int) -> dict[str, Any]:
-    """Open proposal `n` with its full message and diff."""
-    p = _get(repo, n)
+def _memory_at(repo: str, rev: str, note_id: str) -> str:
+    rc, out, _ = gitcmd.run_git("show", f"{rev}:memory/{note_id}.md", cwd=repo)
+    return out.decode("utf-8", "replace") if rc == 0 else ""
+
+
+def show(repo: str, ref: str) -> dict[str, Any]:
+    """Open proposal `ref` with its full message and diff, and the two memories as they stand now
+    (`loser`, `winner`: the texts at HEAD) for a side-by-side view."""
+    p = _get(repo, ref)
     p["patch"] = _git(repo, "show", "--format=%B", p["commit"]) + "\n"
+    t = p["trailers"]
+    p["loser"] = {"id": t.get("Id", ""), "text": _memory_at(repo, "HEAD", t.get("Id", ""))}
+    p["winner"] = {"id": t.get("Winner", ""), "text": _memory_at(repo, "HEAD", t.get("Winner", ""))
+                   or _memory_at(repo, p["commit"], t.get("Winner", ""))}
     return p
 
 
@@ -142,9 +172,10 @@ def _require_clean(repo: str, files: list[str]) -> None:
         raise ReviewError(f"uncommitted changes in {', '.join(dirty)}", hint="commit or discard them, then run the command again")
 
 
-def accept(repo: str, n: int) -> str:
-    """Bring open proposal `n` onto the current branch as a commit (hooks run); returns its sha."""
-    p = _get(repo, n)
+def accept(repo: str, ref: str) -> str:
+    """Bring open proposal `ref` onto the current branch as a commit (hooks run); returns its sha."""
+    p = _get(repo, ref)
+    n = p["id"]
     files = gitcmd.split_z(gitcmd.run_git("diff-tree", "--no-commit-id", "-r", "--name-only", "-z", p["commit"], cwd=repo)[1])
     trailers = {k: v for k, v in p["trailers"].items() if k not in ("Run", "Review")}
     trailers.update({"Run": runs.fresh_run_id(repo, "review"), "Proposal": p["commit"], "Proposed-In": p["run"]})
@@ -162,22 +193,37 @@ def accept(repo: str, n: int) -> str:
             return commit.commit_staged(repo, files, subject, trailers, f"Accepted from {p['branch']}.")
 
 
-def reject(repo: str, n: int, reason: str = "") -> str:
-    """Record that proposal `n` is rejected: an empty commit on the current branch; returns its sha.
+def reject(repo: str, ref: str, reason: str = "") -> str:
+    """Record that proposal `ref` is rejected: an empty commit on the current branch; returns its sha.
 
     Made with `commit-tree` on HEAD's own tree, so neither the index nor the working tree changes.
     """
-    p = _get(repo, n)
-    head = _rev(repo, "HEAD")
-    if head is None:
-        raise ReviewError("the repository has no commits yet", hint="run `memrepo init`")
+    return _reject(repo, _get(repo, ref), reason)
+
+
+def reject_many(repo: str, run: str | None = None, reason: str = "") -> list[tuple[str, str]]:
+    """Reject every open proposal (of `run` only, when given) as one run that `memrepo undo` reverts
+    whole; [(proposal id, sha of its reject)]."""
+    chosen = [p for p in proposals(repo) if run is None or p["run"] == run]
+    if run is not None and not chosen:
+        raise ReviewError(f"run {run} has no open proposals", hint="`memrepo review` lists the open proposals and their runs")
+    decision = runs.fresh_run_id(repo, "review") if chosen else ""
+    return [(p["id"], _reject(repo, p, reason, decision)) for p in chosen]
+
+
+def _reject(repo: str, p: dict[str, Any], reason: str, decision: str = "") -> str:
     t = p["trailers"]
-    trailers = {"Action": "reject", "Run": runs.fresh_run_id(repo, "review"), "Proposal": p["commit"],
+    trailers = {"Action": "reject", "Run": decision or runs.fresh_run_id(repo, "review"), "Proposal": p["commit"],
                 "Proposed-In": p["run"], "Id": t.get("Id", ""), "Winner": t.get("Winner", "")}
     if reason:
         trailers["Reason"] = reason
     msg = trailer_text.message(f"review: reject proposal {p['commit'][:12]} ({p['subject']})", trailers)
     with lock.held(repo):
+        if p["commit"] in _decided(repo):  # another terminal decided it meanwhile
+            raise ReviewError(f"proposal {p['id']} was decided meanwhile", hint="`memrepo review` lists what is still open")
+        head = _rev(repo, "HEAD")
+        if head is None:
+            raise ReviewError("the repository has no commits yet", hint="run `memrepo init`")
         sha = _git(repo, "commit-tree", f"{head}^{{tree}}", "-p", head, "-F", "-", input=msg.encode("utf-8"))
         _git(repo, "update-ref", "-m", "memrepo review reject", "HEAD", sha, head)
     index.update(repo)  # no post-commit hook ran: record the new HEAD, or the cache looks stale
