@@ -486,7 +486,9 @@ def test_a_real_merge_with_spaces_and_percent_in_every_path(tmp_path) -> None:
 
 def run_doctor(repo: str) -> list[str]:
     result = CliRunner().invoke(cli, ["--repo", repo, "doctor"], catch_exceptions=False)
-    return [line for line in result.stdout.splitlines() if "merge driver" in line or "fix:" in line]
+    lines = result.stdout.splitlines()
+    return [line for n, line in enumerate(lines)
+            if "merge driver" in line or ("fix:" in line and n and "merge driver" in lines[n - 1])]
 
 
 @pytest.mark.parametrize(("damage", "says"), [

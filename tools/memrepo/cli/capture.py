@@ -76,18 +76,22 @@ def enrich(ctx: click.Context, ids: tuple[str, ...], as_json: bool) -> None:
 
 @click.command()
 @click.option("--no-model", is_flag=True, help="Skip every model call (captures and enrichment wait for the next sweep).")
+@click.option("--retry-failed", is_flag=True, help="First queue again the background jobs that gave up (`memrepo doctor` lists them).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.pass_context
 @_fail_friendly
-def sweep(ctx: click.Context, no_model: bool, as_json: bool) -> None:
+def sweep(ctx: click.Context, no_model: bool, retry_failed: bool, as_json: bool) -> None:
     """Run pending captures, enrichment, the curator and the verifier as one run (idempotent).
 
     \b
     Example (cron, daily at 04:00):
       0 4 * * * memrepo sweep >> ~/.memrepo/index/sweep.log 2>&1
     """
-    from memrepo.worker import sweep as sw
+    from memrepo.worker import jobs, sweep as sw
 
+    if retry_failed:
+        again = jobs.retry_failed(_repo(ctx))
+        click.echo(f"queued {len(again)} failed job{'s' * (len(again) != 1)} again", err=True)
     report = sw.run(_repo(ctx), use_model=not no_model)
     if as_json:
         _json(report)

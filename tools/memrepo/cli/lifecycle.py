@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import typing
 
 import click
 
@@ -22,7 +23,7 @@ def _draft_path(note_id: str) -> str:
               help="Take the new text from FILE ('-' for standard input) instead of opening $EDITOR.")
 @click.pass_context
 @_fail_friendly
-def edit(ctx: click.Context, note_id: str, source: click.utils.LazyFile | None) -> None:
+def edit(ctx: click.Context, note_id: str, source: "typing.IO[str] | None") -> None:
     """Edit memory ID in $EDITOR, validate it and commit it (Memrepo-Action: edit).
 
     An invalid result is not committed: the problems are printed and your text is kept in a
@@ -41,10 +42,11 @@ def edit(ctx: click.Context, note_id: str, source: click.utils.LazyFile | None) 
     if source is not None:
         text = source.read()
     else:
-        text = click.edit(before, extension=".md", require_save=True)
-        if text is None:
+        edited = click.edit(before, extension=".md", require_save=True)
+        if edited is None:
             click.echo(f"No change to {note_id}: the editor closed without saving.")
             return
+        text = edited
     try:
         done = lifecycle.edit(repo, note_id, text, before)
     except NoteInvalid:

@@ -228,34 +228,31 @@ def index_(ctx: click.Context, rebuild: bool) -> None:
                f"{r['removed']} removed, {r['unchanged']} unchanged, {len(r['skipped'])} skipped in {r['seconds']:.2f}s")
 
 
-def _model_failures(repo: str) -> str:
-    """Doctor's note when the offline passes' last model calls all failed (the ledger says), or ""."""
-    from memrepo.passes import model
-
-    last = model.ledger(repo)[-model.HEALTH_WINDOW:]
-    if not last or any(e.get("ok") for e in last):
-        return ""
-    return (f"the last {len(last)} model call{'s' * (len(last) != 1)} failed, the latest at {last[-1].get('t')} "
-            f"({last[-1].get('pass')}: {last[-1].get('error')}): captures, enrichment and the curator wait")
-
-
 @cli.command()
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
 def doctor(ctx: click.Context, as_json: bool) -> None:
-    """Check hooks, cache and every memory file; exit 1 with the fixing command when something is wrong."""
+    """Check the repository, its hooks, cache and files, the model command, background jobs and
+    setup, and how Claude Code runs memrepo; exit 1 with the fixing command when something is wrong.
+
+    Warnings (`warn`) name something to look at and keep exit 0."""
     from memrepo.claude import session_start
     from memrepo.store import doctor as doc
 
+    from memrepo.claude import doctor as claude_doctor
+    from memrepo.passes import model
+    from memrepo.worker import jobs
+
     repo = _repo(ctx)
     checks = doc.run(repo, always_on=session_start.always_on_text(repo))
-    failing = _model_failures(repo) if len(checks) > 1 else ""  # (a missing repository is one check)
-    if failing:
-        checks.append(doc.Check("model calls", True, failing, "check the model command (MEMREPO_MODEL_CMD, or `model_cmd` "
-                                "in index/local.json), then run `memrepo sweep`", warn=True))
-    if len(checks) > 1 and paths.recall_only(repo):
-        checks.append(doc.Check("background passes", True, "off: recall-only mode (MEMREPO_RECALL_ONLY or `recall_only`); "
-                                "nothing is captured, enriched, curated or verified"))
+    if len(checks) > 1 or checks[0].ok:  # (a missing repository is one failing check)
+        if paths.recall_only(repo):
+            checks.append(doc.Check("background passes", True, "off: recall-only mode (MEMREPO_RECALL_ONLY or "
+                                    "`recall_only`); nothing is captured, enriched, curated or verified"))
+        else:
+            checks.extend(model.checks(repo))
+        checks.extend(jobs.checks(repo))
+    checks.extend(claude_doctor.checks(os.getcwd()))
     if as_json:
         _json([c.as_dict() for c in checks])
     else:

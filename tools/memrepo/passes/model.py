@@ -17,6 +17,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import time
 from typing import Any
 
@@ -396,4 +397,31 @@ def ledger(repo: str) -> list[dict[str, Any]]:
                 continue  # a torn or corrupt line (a killed writer) costs its own entry only
             if isinstance(entry, dict):
                 out.append(entry)
+    return out
+
+
+def checks(repo: str) -> list[Any]:
+    """`memrepo doctor`'s lines about the model command: it exists, and its last calls did not all fail."""
+    from memrepo.store.doctor import Check
+
+    where = f"{ENV_CMD}, or `model_cmd` in {config.LOCAL}"
+    try:
+        args = command(repo)
+    except ModelError as exc:
+        return [Check("model command", False, str(exc), f"set {where}")]
+    exe = args[0]
+    found = (os.path.isfile(exe) and os.access(exe, os.X_OK)) if os.sep in exe else shutil.which(exe) is not None
+    if not found:
+        # A warning: recall, the part that runs before every prompt, needs no model.
+        out = [Check("model command", True, f"`{exe}` (of the model command `{' '.join(args)}`) is not installed or "
+                     "not on PATH: captures, enrichment and the curator wait; recall is unaffected",
+                     f"install it, or set {where} to a command that is", warn=True)]
+    else:
+        out = [Check("model command", True, " ".join(args))]
+    last = ledger(repo)[-HEALTH_WINDOW:]
+    if last and not any(e.get("ok") for e in last):
+        out.append(Check("model calls", True, f"the last {len(last)} model call{'s' * (len(last) != 1)} failed, the latest "
+                         f"at {last[-1].get('t')} ({last[-1].get('pass')}: {last[-1].get('error')}): captures, "
+                         "enrichment and the curator wait",
+                         f"check the model command ({where}), then run `memrepo sweep`", warn=True))
     return out

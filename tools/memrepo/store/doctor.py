@@ -131,9 +131,18 @@ def run(repo: str, always_on: str = "") -> list[Check]:
     `always_on` is what the agent's session-start hook injects (the agent layer knows it, see
     `memrepo.claude.session_start.always_on_text`); empty text has no size to check.
     """
+    boot = bootstrap_status(repo)
     if not os.path.exists(os.path.join(repo, ".git")) or not os.path.isdir(paths.memory_dir(repo)):
+        if setup_running(boot):
+            return [Check("background setup", True, _setup_detail(boot), "wait for it (it ends with `done`); "
+                          f"the log is {paths.index_dir(repo)}/bootstrap.log", warn=True)]
         return [Check("repository", False, f"no memory repository at {repo}", f"memrepo init {repo}")]
     checks = [Check("repository", True, repo)]
+    from memrepo.vcs import gitcmd
+
+    if gitcmd.head(repo, env=gitcmd.no_git_env(), timeout=10) is None:
+        checks.append(Check("first commit", False, "the repository has no commit yet: the index, sync and every pass "
+                            "need one", f"memrepo init {repo} (it makes the first commit)"))
     ok, detail = hookwire.wiring(repo)
     checks.append(Check("git hooks", ok, detail, "" if ok else f"memrepo init {repo}"))
     checks.extend(_settings_checks(repo))
@@ -152,9 +161,35 @@ def run(repo: str, always_on: str = "") -> list[Check]:
                         "" if not problems else "fix each line above (or `memrepo fmt` for formatting), then commit"))
     if always_on:
         checks.append(always_on_check(repo, always_on))
-    boot = bootstrap_status(repo)
     if boot is not None:
         failed = boot.get("state") == "failed"
-        checks.append(Check("background setup", not failed, f"{boot.get('state')} at {boot.get('at')}" + (f": {boot.get('error')}" if failed else ""),
-                            "see index/bootstrap.log; `pip install memrepo` gives the hooks an interpreter" if failed else ""))
+        running = setup_running(boot)
+        detail = _setup_detail(boot) if running else f"{boot.get('state')} at {boot.get('at')}" + (f": {boot.get('error')}" if failed else "")
+        checks.append(Check("background setup", not failed, detail,
+                            "see index/bootstrap.log; `pip install memrepo` gives the hooks an interpreter" if failed else "",
+                            warn=running))
     return checks
+
+
+SETUP_STATES = ("started", "creating-venv", "installing", "init", "indexing")
+SETUP_PATIENCE = 20 * 60  # seconds: a setup that has not reported for longer is not running any more
+
+
+def setup_running(boot: dict[str, Any] | None) -> bool:
+    """Whether the bootstrap worker's last report is a step in progress, and recent."""
+    import calendar
+    import time
+
+    if not boot or boot.get("state") not in SETUP_STATES:
+        return False
+    try:
+        at = calendar.timegm(time.strptime(str(boot.get("at")), "%Y-%m-%dT%H:%M:%SZ"))
+    except ValueError:
+        return False
+    return time.time() - at < SETUP_PATIENCE
+
+
+def _setup_detail(boot: dict[str, Any] | None) -> str:
+    boot = boot or {}
+    why = f" ({boot['reason']})" if boot.get("reason") else ""
+    return f"in progress{why}: step `{boot.get('state')}` since {boot.get('at')}"

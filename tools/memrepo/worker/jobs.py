@@ -132,6 +132,37 @@ def counts(repo: str) -> dict[str, int]:
             "failed": len(os.listdir(failed)) if os.path.isdir(failed) else 0}
 
 
+def failed_jobs(repo: str) -> list[dict[str, Any]]:
+    """The jobs that gave up after MAX_ATTEMPTS, oldest first: {name, kind, attempts, last_error}."""
+    d = os.path.join(jobs_dir(repo), "failed")
+    try:
+        names = sorted(n for n in os.listdir(d) if n.endswith(".json"))
+    except OSError:
+        return []
+    out = []
+    for name in names:
+        job = _read_json(os.path.join(d, name)) or {}
+        out.append({"name": name, "kind": job.get("kind", "?"), "attempts": job.get("attempts", "?"),
+                    "last_error": str(job.get("last_error", ""))[:300]})
+    return out
+
+
+def retry_failed(repo: str) -> list[str]:
+    """Queue the jobs that gave up again, with their attempts reset; returns their names."""
+    d = os.path.join(jobs_dir(repo), "failed")
+    moved = []
+    for entry in failed_jobs(repo):
+        src = os.path.join(d, entry["name"])
+        job = _read_json(src)
+        if job is None:
+            continue
+        job.update(attempts=0, not_before=0, queued=time.time())
+        _write_json(os.path.join(jobs_dir(repo), entry["name"]), job)
+        os.remove(src)
+        moved.append(entry["name"])
+    return moved
+
+
 class lock:  # noqa: N801 — used as `with jobs.lock(repo) as got:`; a class keeps contextlib off the hook path
     """Hold the worker lock; `as` gives False when another process holds it for longer than `wait` seconds."""
 
@@ -405,3 +436,17 @@ def main(argv: list[str]) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main(sys.argv[1:]))
+
+
+def checks(repo: str) -> list[Any]:
+    """`memrepo doctor`'s line about background jobs that gave up."""
+    from memrepo.store.doctor import Check
+
+    failed = failed_jobs(repo)
+    if not failed:
+        return [Check("background jobs", True, "none failed")]
+    last = failed[-1]
+    return [Check("background jobs", False, f"{len(failed)} background job{'s' * (len(failed) != 1)} gave up after "
+                  f"{MAX_ATTEMPTS} attempts (what they would have captured is not in memory yet); the latest: "
+                  f"{last['kind']} {last['name']}: {last['last_error'] or 'no error recorded'}",
+                  "fix the cause named above (often the model command), then `memrepo sweep --retry-failed`")]
