@@ -417,3 +417,28 @@ def test_first_session_without_deps_reports_clear_failure_offline(
     assert not (repo / ".git").exists()
     # The cause (pip cannot fetch the build backend offline) is in the error `memrepo doctor` shows.
     assert any(w in status["error"] for w in ("No matching distribution", "setuptools", "Could not find")), status
+
+
+def test_doctor_names_the_plugin_and_settings_hooks_both_installed(
+    tmp_path: Path, installed: Install, memory_repo: Path
+) -> None:
+    """The plugin installed by the real CLI, then `memrepo install claude` into the same config:
+    Claude Code would run both and inject every memory twice, so doctor exits 1 naming it."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE_", "MEMREPO_"))}
+    env.update(HOME=str(installed.base / "home"), CLAUDE_CONFIG_DIR=str(installed.config_dir),
+               MEMREPO_DIR=str(memory_repo))
+
+    def memrepo(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "memrepo", *args], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=120)
+
+    before = memrepo("doctor", "--json")
+    wiring = {c["name"]: c for c in json.loads(before.stdout)}["claude wiring"]
+    assert wiring["ok"] and wiring["detail"].startswith(f"the plugin {PLUGIN_ID} (enabled in "), wiring
+    assert memrepo("install", "claude").returncode == 0
+    after = memrepo("doctor")
+    assert after.returncode == 1, after.stdout
+    line = next(ln for ln in after.stdout.splitlines() if ln.startswith("FAIL claude wiring:"))
+    assert f"the plugin {PLUGIN_ID} is enabled" in line and "every recalled memory is injected twice" in line, line
+    assert memrepo("uninstall", "claude").returncode == 0  # the first fix it names
+    assert {c["name"]: c for c in json.loads(memrepo("doctor", "--json").stdout)}["claude wiring"]["ok"]

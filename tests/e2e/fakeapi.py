@@ -12,6 +12,9 @@ Answers:
 * ``POST /v1/messages`` (any query string, e.g. ``?beta=true``): one assistant text message,
   ``reply_text``, as server-sent events when the body has ``"stream": true`` and as one JSON
   message otherwise. ``stop_reason`` is ``end_turn``.
+* a scripted tool call (``script_bash``): the first main-conversation request (one with tools)
+  whose last user turn holds the trigger is answered with that ``tool_use`` instead (streamed);
+  the request that brings the tool's result back gets ``reply_text``.
 * ``POST /v1/messages/count_tokens``: ``{"input_tokens": <rough estimate>}``.
 * anything else: 404 with an Anthropic-shaped ``not_found_error`` body, so a probe the CLI
   makes fails quickly and visibly in ``requests`` instead of hanging.
@@ -170,6 +173,10 @@ class _Handler(BaseHTTPRequestHandler):
             return
         model = body.get("model") or "claude-fake"
         text = self.server.reply_text
+        tool = self.server.next_tool_call(body)
+        if tool is not None and body.get("stream"):
+            self._send_tool_use(rec, model, body, tool)
+            return
         msg_id = f"msg_fake_{next(_ids):06d}"
         in_tokens = _estimate_tokens(body)
         out_tokens = max(1, len(text) // 4)
@@ -238,6 +245,58 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(rec, 200, events, "text/event-stream; charset=utf-8")
 
 
+    def _send_tool_use(self, rec: RecordedRequest, model: str, body: dict[str, Any], tool: ToolCall) -> None:
+        """One streamed assistant message that calls a tool (stop_reason tool_use)."""
+        msg_id = f"msg_fake_{next(_ids):06d}"
+        block = {"type": "tool_use", "id": f"toolu_fake_{next(_ids):06d}", "name": tool.name, "input": {}}
+        events = b"".join([
+            _sse("message_start", {"type": "message_start", "message": {
+                "id": msg_id, "type": "message", "role": "assistant", "model": model, "content": [],
+                "stop_reason": None, "stop_sequence": None,
+                "usage": {"input_tokens": _estimate_tokens(body), "output_tokens": 1}}}),
+            _sse("content_block_start", {"type": "content_block_start", "index": 0, "content_block": block}),
+            _sse("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                         "delta": {"type": "input_json_delta", "partial_json": json.dumps(tool.input)}}),
+            _sse("content_block_stop", {"type": "content_block_stop", "index": 0}),
+            _sse("message_delta", {"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": None},
+                                   "usage": {"output_tokens": 20}}),
+            _sse("message_stop", {"type": "message_stop"}),
+        ])
+        self._send(rec, 200, events, "text/event-stream; charset=utf-8")
+
+
+@dataclass
+class ToolCall:
+    """A scripted tool call: made once, in reply to the first main-conversation request whose
+    last user turn holds `trigger` (and no tool result yet)."""
+
+    trigger: str
+    name: str
+    input: dict[str, Any]
+    used: bool = False
+
+
+def _last_user_text(body: dict[str, Any]) -> tuple[str, bool]:
+    """(text of the messages after the last assistant turn, whether they carry a tool result).
+
+    Claude Code 2.1.332 sends the prompt as a user message and the hooks' context as a
+    system-role message after it; both count."""
+    messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+    last = max((i for i, m in enumerate(messages) if m.get("role") == "assistant"), default=-1)
+    texts, result = [], False
+    for m in messages[last + 1:]:
+        content = m.get("content")
+        if isinstance(content, str):
+            texts.append(content)
+            continue
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict):
+                result = result or block.get("type") == "tool_result"
+                if isinstance(block.get("text"), str):
+                    texts.append(block["text"])
+    return "\n".join(texts), result
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
@@ -247,6 +306,21 @@ class _Server(ThreadingHTTPServer):
         self.lock = threading.Lock()
         self.requests: list[RecordedRequest] = []
         self.reply_text = reply_text
+        self.tool_calls: list[ToolCall] = []
+
+    def next_tool_call(self, body: dict[str, Any]) -> ToolCall | None:
+        """The scripted tool call this request answers with, if any (main conversation only)."""
+        if not body.get("tools"):
+            return None
+        text, has_result = _last_user_text(body)
+        if has_result:
+            return None
+        with self.lock:
+            for call in self.tool_calls:
+                if not call.used and call.trigger in text:
+                    call.used = True
+                    return call
+        return None
 
 
 class FakeMessagesAPI:
@@ -306,6 +380,13 @@ class FakeMessagesAPI:
         self._reply_text = value
         if self._server is not None:
             self._server.reply_text = value
+
+    def script_bash(self, trigger: str, command: str, description: str = "Run memrepo") -> None:
+        """Answer the first prompt holding `trigger` with a Bash tool call running `command`;
+        the request that brings its result back gets `reply_text`."""
+        assert self._server is not None, "fake API not started"
+        with self._server.lock:
+            self._server.tool_calls.append(ToolCall(trigger, "Bash", {"command": command, "description": description}))
 
     @property
     def requests(self) -> list[RecordedRequest]:
