@@ -111,7 +111,7 @@ def test_eval_on_the_labeled_test_set() -> None:
 
 
 def test_demo_runs_on_the_bundled_examples() -> None:
-    out = CliRunner().invoke(cli, ["demo", "--memory", os.path.join(ROOT, "memory")], catch_exceptions=False)
+    out = CliRunner().invoke(cli, ["demo"], catch_exceptions=False)  # the examples shipped in the package
     assert out.exit_code == 0
     assert "> how do I ship a new version of tallybird?" in out.output
     assert "recalls tallybird-deploy-kamal" in out.output

@@ -237,23 +237,24 @@ def uninstall_claude() -> None:
 
 
 @click.command()
-@click.option("--memory", "memory_dir", type=click.Path(file_okay=False), default="memory", show_default=True,
-              help="Folder of memory files to demonstrate on.")
+@click.option("--memory", "memory_dir", type=click.Path(exists=True, file_okay=False),
+              help="Folder of memory files to demonstrate on (default: the example memories shipped with memrepo).")
 @click.option("--prompt", "prompts", multiple=True, help="Prompt to try instead of the built-in ones; repeatable.")
 @click.option("--full", is_flag=True, help="Print the exact text the hook would inject.")
 @_fail_friendly
-def demo(memory_dir: str, prompts: tuple[str, ...], full: bool) -> None:
+def demo(memory_dir: str | None, prompts: tuple[str, ...], full: bool) -> None:
     """Show recall on the bundled example memories: what each prompt injects, or silence, and how fast.
 
     Indexes the memories into a temporary cache; no repository is created or changed.
 
     \b
-    Example (from a memrepo checkout):
+    Example:
       memrepo demo
       memrepo demo --prompt "who reviews database migrations?"
     """
     from memrepo.evaluation import demo as demo_mod
 
+    memory_dir = memory_dir or demo_mod.EXAMPLES
     info, *results = demo_mod.run(memory_dir, [(p, None) for p in prompts] or None)
     click.echo(f"Indexed {info['indexed']} memories from {memory_dir}/ in {info['index_seconds'] * 1000:.0f} ms.\n")
     for r in results:

@@ -11,7 +11,8 @@ from memrepo.store import index
 from memrepo.recall import decide as recall
 from memrepo.errors import MemrepoError
 
-# Prompts written for the bundled example memories (memory/ of the memrepo repository).
+# The example memories shipped in the package (package data), and prompts written for them.
+EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples", "memory")
 PROMPTS = (
     ("how do I ship a new version of tallybird?", "tallybird"),
     ("cut a release of the cli, the tag is v1.9.0", "fieldnotes-cli"),
