@@ -36,7 +36,13 @@ def _fail_friendly(fn: F) -> F:
 
 
 def _repo(ctx: click.Context) -> str:
-    return str(ctx.obj["repo"])
+    """The memory repository this command works on (a command's own --repo, the global one,
+    $MEMREPO_DIR, else ~/.memrepo); warns once when the working directory is another one."""
+    obj = ctx.find_object(dict) or {}
+    if not obj.get("explicit") and not obj.get("warned"):
+        obj["warned"] = True
+        _warn_other_repo(str(obj["repo"]))
+    return str(obj["repo"])
 
 
 def _json(data: Any) -> None:
@@ -65,6 +71,38 @@ def cli(ctx: click.Context, repo: str | None) -> None:
     """
     ctx.ensure_object(dict)
     ctx.obj["repo"] = paths.memory_repo(repo)
+    ctx.obj["explicit"] = bool(repo or os.environ.get(paths.ENV_DIR))
+
+
+def _warn_other_repo(chosen: str) -> None:
+    """The working directory is another memory repository (a second clone) than the one memrepo
+    uses: say so. The repository is never guessed from the working directory, since the hooks
+    would not follow (they read $MEMREPO_DIR or ~/.memrepo): a memory added to the clone would
+    never be recalled."""
+    from memrepo.recall import projects
+
+    top = projects.top_level(os.getcwd())
+    if top and os.path.realpath(top) != os.path.realpath(chosen) and os.path.isdir(paths.memory_dir(top)) \
+            and os.path.isdir(os.path.join(top, ".githooks")):
+        click.echo(f"memrepo: using the memory repository at {chosen}, not the one this directory is in ({top}); "
+                   f"pass --repo {top} (or set MEMREPO_DIR) to use that one", err=True)
+
+
+def _repo_option(command: click.Command) -> None:
+    """Give `command` (and a group's subcommands) its own `--repo`, which wins over the global one."""
+
+    def take(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
+        if value:
+            ctx.ensure_object(dict)
+            ctx.obj["repo"] = paths.memory_repo(value)
+            ctx.obj["explicit"] = True
+
+    if not any(p.name == "repo" for p in command.params):
+        command.params.append(click.Option(["--repo"], type=click.Path(file_okay=False), expose_value=False,
+                                           is_eager=True, callback=take, help="Memory repository (as the global --repo)."))
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            _repo_option(sub)
 
 
 @cli.command()
@@ -161,7 +199,8 @@ def show(ctx: click.Context, note_id: str, as_json: bool) -> None:
 
 
 @cli.command("list")
-@click.option("--class", "cls", help="Only this class.")
+@click.option("--class", "cls", type=click.Choice(["rule", "preference", "fact", "project", "event", "reference"]),
+              help="Only this class.")
 @click.option("--project", help="Only this project.")
 @click.option("--status", type=click.Choice(["active", "superseded", "retired"]), help="Only this status.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
@@ -177,7 +216,8 @@ def list_(ctx: click.Context, cls: str | None, project: str | None, status: str 
     for r in rows:
         label = f"  [superseded by {r['superseded_by']}]" if r["superseded_by"] else ""
         click.echo(f"{r['id']:<40} {r['class']:<10} {r['updated'] or '':<10} {r['title']}{label}")
-    click.echo(f"{len(rows)} memories", err=True)
+    filtered = " matching " + ", ".join(f"{k} {v}" for k, v in (("class", cls), ("project", project), ("status", status)) if v)
+    click.echo(f"{len(rows)} memor{'y' if len(rows) == 1 else 'ies'}{filtered if len(filtered) > 10 else ''}", err=True)
 
 
 @cli.command()
@@ -334,6 +374,9 @@ from memrepo.cli import capture as cli_capture, curate as cli_curate, lifecycle 
 
 for _area in (cli_recall, cli_lifecycle, cli_curate, cli_verify, cli_capture, cli_profile, cli_skills, cli_sync):
     _area.register(cli)
+for _command in cli.commands.values():
+    if _command.name not in ("init", "demo", "install", "uninstall"):
+        _repo_option(_command)
 
 
 def main() -> int:

@@ -185,6 +185,11 @@ def eval_(ctx: click.Context, prompts: str, memory_dir: str | None, today: str |
     from memrepo.evaluation import evaluate
 
     repo = None if memory_dir else _repo(ctx)
+    if repo is not None:  # say which store is scored: a labeled set scored against the wrong one means nothing
+        from memrepo.store import memories as store
+
+        store.require_repo(repo)
+        click.echo(f"scoring against the memory repository at {repo} (--memory DIR scores a folder instead)", err=True)
     report = evaluate.run(prompts, repo=repo, memory_dir=memory_dir, today=_date(today))
     if as_json:
         return _json(report)

@@ -18,7 +18,7 @@ def transcripts() -> None:
 @click.pass_context
 @_fail_friendly
 def transcripts_index(ctx: click.Context, directory: str | None, as_json: bool) -> None:
-    """Add new turns of the transcripts under DIRECTORY (default ~/.claude/projects) to index/transcripts.sqlite3.
+    """Add new turns of the transcripts under DIRECTORY (default: $CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects) to index/transcripts.sqlite3.
 
     Incremental: unchanged files are skipped, grown ones read from where they stopped.
 
@@ -160,6 +160,9 @@ def skills_list(ctx: click.Context, as_json: bool) -> None:
     for r in rows:
         tail = "; ".join(r["reasons"]) if r["reasons"] else ("promoted" if r["promoted"] else "")
         click.echo(f"{r['state']:8} {r['name']} ({r['sessions']} sessions){': ' + tail if tail else ''}")
+    if not rows:
+        click.echo("no skill drafts yet: `memrepo skills detect` finds recurring procedures, "
+                   "`memrepo skills draft` drafts them", err=True)
 
 
 @skills.command("show")

@@ -10,6 +10,7 @@ import tempfile
 import time
 from typing import Any
 
+from memrepo.errors import MemrepoError
 from memrepo.store import index
 from memrepo.recall import paths, projects, decide as recall
 
@@ -22,10 +23,14 @@ def load_prompts(path: str) -> list[dict[str, Any]]:
     with open(path, encoding="utf-8") as fh:
         for n, line in enumerate(fh, start=1):
             if line.strip():
+                hint = 'one JSON object per line: {"prompt": "…", "expect": ["memory-id", …]}'
                 try:
-                    rows.append(json.loads(line))
+                    row = json.loads(line)
                 except ValueError as exc:
-                    raise ValueError(f"{path}:{n}: not JSON ({exc})") from None
+                    raise MemrepoError(f"{path}:{n}: not JSON ({exc})", hint=hint) from None
+                if not isinstance(row, dict) or not isinstance(row.get("prompt"), str):
+                    raise MemrepoError(f"{path}:{n}: not a labeled prompt (an object with a \"prompt\" string)", hint=hint)
+                rows.append(row)
     return rows
 
 

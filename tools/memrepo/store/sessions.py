@@ -44,6 +44,12 @@ HEAD_BYTES = 4096
 KINDS = ("prompt", "reply", "compact_summary")
 DEFAULT_DIR = "~/.claude/projects"
 
+
+def default_dir() -> str:
+    """Claude Code's transcripts: `$CLAUDE_CONFIG_DIR/projects`, else ~/.claude/projects."""
+    config = os.environ.get("CLAUDE_CONFIG_DIR")
+    return os.path.join(config, "projects") if config else DEFAULT_DIR
+
 SCHEMA = """
 CREATE TABLE files (path TEXT PRIMARY KEY, size INTEGER, mtime REAL, line INTEGER, offset INTEGER,
                     head TEXT, session TEXT);
@@ -112,10 +118,10 @@ def _head(path: str, size: int) -> str:
 
 
 def index(repo: str, root: str | None = None) -> IndexReport:
-    """Add the turns of every transcript under `root` (default ~/.claude/projects) to the index."""
+    """Add the turns of every transcript under `root` (default: `default_dir()`) to the index."""
     report = IndexReport()
     with contextlib.closing(connect(repo)) as db:
-        for path in transcript_files(root or DEFAULT_DIR):
+        for path in transcript_files(root or default_dir()):
             report.files += 1
             with db:
                 _index_file(db, path, report)
