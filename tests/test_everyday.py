@@ -92,3 +92,19 @@ def test_transcripts_index_reads_claude_config_dir(two: tuple[str, str], tmp_pat
     result = invoke("transcripts", "index", "--json")
     assert result.exit_code == 0
     assert '"files": 1' in result.stdout and '"turns": 0' not in result.stdout
+
+
+def test_long_commands_report_progress_on_stderr(two: tuple[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    first, _ = two
+    for n in range(12):
+        write_memory(first, f"note-{n}", title=f"Note {n} about `docs/missing-{n}.md`")
+    assert commit_all(first).returncode == 0
+    monkeypatch.setenv("MEMREPO_PROGRESS_AFTER", "0")  # (by default: only after two seconds of work)
+    result = invoke("verify", "--no-model")
+    assert result.exit_code == 0
+    lines = [ln for ln in result.stderr.splitlines() if ln.startswith("verify: memories checked: ")]
+    assert lines[0].startswith("verify: memories checked: 0/13 (") and lines[-1].startswith("verify: memories checked: 13/13 (")
+    assert 3 <= len(lines) <= 12  # a line every tenth of the way, not one per memory
+    assert "curate: pairs judged" not in invoke("curate", "--no-model").stderr  # no model pass, no pairs
+    monkeypatch.setenv("MEMREPO_PROGRESS_AFTER", "600")
+    assert "memories checked" not in invoke("verify", "--no-model").stderr

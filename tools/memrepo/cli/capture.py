@@ -92,7 +92,11 @@ def sweep(ctx: click.Context, no_model: bool, retry_failed: bool, as_json: bool)
     if retry_failed:
         again = jobs.retry_failed(_repo(ctx))
         click.echo(f"queued {len(again)} failed job{'s' * (len(again) != 1)} again", err=True)
-    report = sw.run(_repo(ctx), use_model=not no_model)
+    from memrepo.cli.progress import Reporter
+
+    shown = Reporter()
+    report = sw.run(_repo(ctx), use_model=not no_model, progress=shown)
+    shown.close()
     if as_json:
         _json(report)
     elif report.get("skipped"):

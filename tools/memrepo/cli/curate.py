@@ -34,7 +34,11 @@ def curate(ctx: click.Context, dry_run: bool, no_model: bool, as_json: bool) -> 
     """
     from memrepo.passes.curate import curator as cur
 
-    report = cur.run(_repo(ctx), dry_run=dry_run, use_model=not no_model).as_dict()
+    from memrepo.cli.progress import Reporter
+
+    shown = Reporter()
+    report = cur.run(_repo(ctx), dry_run=dry_run, use_model=not no_model, progress=shown).as_dict()
+    shown.close()
     if as_json:
         return _json(report)
     click.echo(f"run {report['run_id']}{' (dry run: nothing written)' if dry_run else ''}, {report['model_calls']} model calls")

@@ -179,7 +179,12 @@ def import_claude_code(ctx: click.Context, dirs: tuple[str, ...], as_json: bool)
     """
     from memrepo.importers import claude_code
 
-    _render_import(claude_code.run(_repo(ctx), list(dirs) or None), as_json)
+    from memrepo.cli.progress import Reporter
+
+    shown = Reporter()
+    report = claude_code.run(_repo(ctx), list(dirs) or None, progress=shown)
+    shown.close()
+    _render_import(report, as_json)
 
 
 @import_.command("memsearch")

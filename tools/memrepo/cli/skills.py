@@ -28,7 +28,11 @@ def transcripts_index(ctx: click.Context, directory: str | None, as_json: bool) 
     """
     from memrepo.store import sessions, memories as store
 
-    report = sessions.index(store.require_repo(_repo(ctx)), directory)
+    from memrepo.cli.progress import Reporter
+
+    shown = Reporter()
+    report = sessions.index(store.require_repo(_repo(ctx)), directory, progress=shown)
+    shown.close()
     if as_json:
         return _json(report.as_dict())
     click.echo(f"{report.files} files ({report.new} new, {report.grown} grown, {report.redone} rewritten, "

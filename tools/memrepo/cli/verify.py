@@ -24,9 +24,12 @@ def verify(ctx: click.Context, ids: tuple[str, ...], no_model: bool, as_json: bo
       memrepo verify --no-model
       memrepo verify deploy-freeze api-base-url --json
     """
+    from memrepo.cli.progress import Reporter
     from memrepo.passes.verify import verifier
 
-    report = verifier.run(_repo(ctx), list(ids) or None, use_model=not no_model)
+    shown = Reporter()
+    report = verifier.run(_repo(ctx), list(ids) or None, use_model=not no_model, progress=shown)
+    shown.close()
     if as_json:
         return _json(report.as_dict())
     for r in report.results:

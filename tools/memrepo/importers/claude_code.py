@@ -22,6 +22,7 @@ import os
 import re
 from typing import Any
 
+from memrepo.progress import Progress, silent
 from memrepo.format import foreign, notes
 from memrepo.store import memories as store
 from memrepo.importers import common
@@ -138,7 +139,7 @@ def collect(repo: str, memory_dir: str, report: common.Report) -> list[notes.Not
     return out
 
 
-def run(repo: str, dirs: list[str] | None = None) -> common.Report:
+def run(repo: str, dirs: list[str] | None = None, progress: Progress = silent) -> common.Report:
     """Import the given auto-memory directories (default: all of this machine's) in one commit."""
     from memrepo.errors import MemrepoError
 
@@ -149,10 +150,12 @@ def run(repo: str, dirs: list[str] | None = None) -> common.Report:
         raise MemrepoError("no Claude Code auto-memory directory found",
                            hint="give one: `memrepo import claude-code ~/.claude/projects/<project>/memory`")
     new: list[notes.Note] = []
-    for d in targets:
+    for done, d in enumerate(targets):
+        progress("import: auto-memory folders read", done, len(targets))
         if os.path.isfile(os.path.join(d, "memory", "MEMORY.md")) or os.path.isdir(os.path.join(d, "memory")):
             d = os.path.join(d, "memory")  # the project directory was given
         if not os.path.isdir(d):
             raise MemrepoError(f"{d} is not a directory", hint="give ~/.claude/projects/<project>/memory")
         new += collect(repo, d, report)
+    progress("import: auto-memory folders read", len(targets), len(targets))
     return common.commit_run(repo, report, new)

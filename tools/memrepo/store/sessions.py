@@ -31,6 +31,7 @@ import os
 import sqlite3
 from typing import Any, Iterator
 
+from memrepo.progress import Progress, silent
 from memrepo.recall import paths
 from memrepo.store import private
 from memrepo.format import steps
@@ -117,14 +118,17 @@ def _head(path: str, size: int) -> str:
         return hashlib.sha1(fh.read(min(size, HEAD_BYTES))).hexdigest()
 
 
-def index(repo: str, root: str | None = None) -> IndexReport:
+def index(repo: str, root: str | None = None, progress: Progress = silent) -> IndexReport:
     """Add the turns of every transcript under `root` (default: `default_dir()`) to the index."""
     report = IndexReport()
     with contextlib.closing(connect(repo)) as db:
-        for path in transcript_files(root or default_dir()):
+        found = transcript_files(root or default_dir())
+        for path in found:
+            progress("transcripts: files read", report.files, len(found))
             report.files += 1
             with db:
                 _index_file(db, path, report)
+        progress("transcripts: files read", report.files, len(found))
     return report
 
 

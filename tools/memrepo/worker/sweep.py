@@ -18,6 +18,7 @@ import time
 from collections import Counter
 from typing import Any
 
+from memrepo.progress import Progress, silent
 from memrepo.passes import capture, enrich, model
 from memrepo.worker import jobs
 from memrepo.recall import paths, usage
@@ -29,7 +30,7 @@ PASS = "sweep"
 LOCK_WAIT = 600.0
 
 
-def run(repo: str, use_model: bool = True) -> dict[str, Any]:
+def run(repo: str, use_model: bool = True, progress: Progress = silent) -> dict[str, Any]:
     """Run a sweep now (waiting up to LOCK_WAIT seconds for a running worker)."""
     store.require_repo(repo)
     with jobs.lock(repo, wait=LOCK_WAIT) as got:
@@ -37,7 +38,7 @@ def run(repo: str, use_model: bool = True) -> dict[str, Any]:
             raise MemrepoError("a memrepo worker has held the lock for over ten minutes",
                                hint="look at index/jobs/worker.log, then run `memrepo sweep` again")
         jobs.recover(repo)
-        return run_locked(repo, use_model=use_model)
+        return run_locked(repo, use_model=use_model, progress=progress)
 
 
 def _step(report: dict[str, Any], name: str, fn: Any) -> None:
@@ -47,7 +48,7 @@ def _step(report: dict[str, Any], name: str, fn: Any) -> None:
         report["errors"].append(f"{name}: {exc}")
 
 
-def run_locked(repo: str, use_model: bool = True, run_id: str | None = None) -> dict[str, Any]:
+def run_locked(repo: str, use_model: bool = True, run_id: str | None = None, progress: Progress = silent) -> dict[str, Any]:
     """The sweep's steps; the caller holds the worker lock (and has requeued crashed jobs)."""
     run_id = run_id or runs.fresh_run_id(repo, PASS)
     report: dict[str, Any] = {"run_id": run_id, "started": time.time(), "errors": []}
@@ -66,17 +67,24 @@ def run_locked(repo: str, use_model: bool = True, run_id: str | None = None) -> 
                       captures=[], finished=time.time())
         return report
 
+    queued = len(jobs.pending(repo)) if use_model else 0
+    done: list[int] = [0]
+
     def one_capture(r: str, job: dict[str, Any]) -> dict[str, Any]:
+        progress("sweep: capture jobs", done[0], max(queued, done[0] + 1))
+        done[0] += 1
         return capture.capture(r, str(job["transcript"]), job.get("session"), str(job.get("cwd") or ""), run_id=run_id).as_dict()
 
     report["captures"] = jobs.drain(repo, one_capture, kinds=("capture",)) if use_model else []
+    if queued:
+        progress("sweep: capture jobs", done[0], done[0])
     if use_model:
         _step(report, "enrich", lambda: enrich.run(repo, run_id=run_id))
     from memrepo.passes.curate import curator as curate
     from memrepo.passes.verify import verifier as verify
 
-    _step(report, "curate", lambda: curate.run(repo, use_model=use_model, run_id=run_id).as_dict())
-    _step(report, "verify", lambda: _verify_summary(verify.run(repo, use_model=use_model, run_id=run_id)))
+    _step(report, "curate", lambda: curate.run(repo, use_model=use_model, run_id=run_id, progress=progress).as_dict())
+    _step(report, "verify", lambda: _verify_summary(verify.run(repo, use_model=use_model, run_id=run_id, progress=progress)))
     if sync.auto_enabled(repo):
         # A conflict stops sync with the repository unchanged and a rescue ref; the sweep goes on.
         _step(report, "sync", lambda: sync.sync(repo).as_dict())

@@ -15,6 +15,7 @@ import json
 import os
 from typing import Any
 
+from memrepo.progress import Progress, silent
 from memrepo.store import config, index, memories as store
 from memrepo.vcs import gitcmd, runs, status
 from memrepo.vcs.commit import commit_if_unchanged
@@ -199,12 +200,14 @@ def _propose(run: _Run, loser: Note, winner: Note, trailers: dict[str, Any], dec
     run.report.review.append(decision)
 
 
-def _model_pass(run: _Run, settings: dict[str, Any]) -> None:
+def _model_pass(run: _Run, settings: dict[str, Any], progress: Progress = silent) -> None:
     _section = settings.get("curate")
     section: dict[str, Any] = _section if isinstance(_section, dict) else {}
     limit = int(section.get("max_pairs", MAX_PAIRS))
     active = {i: n for i, n in run.memories.items() if tidy.is_active(n) and i not in run.dirty}
-    for a_id, b_id in pairs.candidates(run.repo, active, limit, review.pairs_seen(run.repo)):
+    found = list(pairs.candidates(run.repo, active, limit, review.pairs_seen(run.repo)))
+    for done, (a_id, b_id) in enumerate(found):
+        progress("curate: pairs judged", done, len(found))
         a, b = run.memories[a_id], run.memories[b_id]
         if not (tidy.is_active(a) and tidy.is_active(b)):
             continue  # one of them was superseded earlier in this run
@@ -214,9 +217,11 @@ def _model_pass(run: _Run, settings: dict[str, Any]) -> None:
             run.report.skipped.append({"kind": "model", "ids": [a_id, b_id], "reason": f"model pass stopped: {exc}"})
             return
         _judge(run, a, b, verdict)
+    progress("curate: pairs judged", len(found), len(found))
 
 
-def run(repo: str, *, dry_run: bool = False, use_model: bool = True, run_id: str | None = None) -> CurateReport:
+def run(repo: str, *, dry_run: bool = False, use_model: bool = True, run_id: str | None = None,
+        progress: Progress = silent) -> CurateReport:
     """Run the deterministic pass, then (unless `use_model` is False) the guarded model pass.
 
     With `dry_run` nothing is written: no commit, no review branch (the model is still asked).
@@ -230,5 +235,5 @@ def run(repo: str, *, dry_run: bool = False, use_model: bool = True, run_id: str
     state = _Run(repo, report)
     _deterministic(state, settings)
     if use_model:
-        _model_pass(state, settings)
+        _model_pass(state, settings, progress)
     return report

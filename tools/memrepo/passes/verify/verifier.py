@@ -15,6 +15,7 @@ import os
 import time
 from typing import Any
 
+from memrepo.progress import Progress, silent
 from memrepo.passes.verify import claims, fetch, probes
 from memrepo.store import config, memories as store
 from memrepo.vcs import status
@@ -148,14 +149,16 @@ def _log_refusals(repo: str, report: VerifyReport) -> None:
 
 
 def run(repo: str, ids: list[str] | None = None, *, use_model: bool = True, run_id: str | None = None,
-        today: str | None = None) -> VerifyReport:
+        today: str | None = None, progress: Progress = silent) -> VerifyReport:
     """Verify the named memories (default: every active one) and commit the changed stamps."""
     store.require_repo(repo)
     settings = config.load(repo)
     report = VerifyReport(run_id or new_run_id())
     today = today or _dt.date.today().isoformat()
     dirty, changed, read = status.dirty_paths(repo, paths.MEMORY_DIR) or set(), {}, {}
-    for note_id in _targets(repo, ids):
+    targets = list(_targets(repo, ids))
+    for done, note_id in enumerate(targets):
+        progress("verify: memories checked", done, len(targets))
         rel = f"{paths.MEMORY_DIR}/{note_id}.md"
         result = MemoryResult(note_id)
         report.results.append(result)
@@ -174,6 +177,7 @@ def run(repo: str, ids: list[str] | None = None, *, use_model: bool = True, run_
         if touched:
             result.changed = True
             changed[rel] = notes.serialize(note)
+    progress("verify: memories checked", len(targets), len(targets))
     _log_refusals(repo, report)
     if changed:
         trailers: dict[str, Any] = {"Action": "verify", "Run": report.run_id}
