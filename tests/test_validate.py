@@ -60,6 +60,10 @@ CASES = {
         f"{P}:5: front matter is not valid YAML (found a tab character that violates indentation) — {QUOTE}"]),
     "unparsable-bad-indent": (edit("source: user", "  source: user"), [
         f"{P}:6: front matter is not valid YAML (mapping values are not allowed in this context) — {QUOTE}"]),
+    "merge-conflict-markers": (BASE.replace("The body", "<<<<<<< ours\nThe body\n=======\nTheir body\n>>>>>>> theirs\nThe body", 1), [
+        f"{P}:9: holds git conflict markers (`<<<<<<<`, `=======`, `>>>>>>>`): a merge was left unfinished — keep one "
+        f"version of each conflicting part and delete the marker lines (or take a side with `git checkout --ours -- {P}` "
+        f"/ `--theirs`), then `git add {P}` and commit"]),
     "not-a-mapping": ("---\n- a\n- b\n---\nbody\n", [
         f"{P}:2: front matter is not a mapping of keys — write one `key: value` per line"]),
     "no-front-matter": ("# Just markdown\n\nNo keys.\n", [
