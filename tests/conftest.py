@@ -40,3 +40,16 @@ def repo(tmp_path: os.PathLike[str]) -> str:
     path = os.path.join(str(tmp_path), "mem")
     repoinit.init(path)
     return path
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """`MEMREPO_SKIP_E2E=1` skips the end-to-end tests (the real Claude Code CLI, ~400 MB on first
+    use) for a quick local run; CI sets MEMREPO_E2E_REQUIRE=1, which never skips them."""
+    if os.environ.get("MEMREPO_SKIP_E2E", "") in ("", "0"):
+        return
+    if os.environ.get("MEMREPO_E2E_REQUIRE") == "1":
+        raise pytest.UsageError("MEMREPO_SKIP_E2E and MEMREPO_E2E_REQUIRE=1 contradict each other: unset one")
+    skip = pytest.mark.skip(reason="MEMREPO_SKIP_E2E is set (unset it to run the real Claude Code CLI)")
+    for item in items:
+        if "e2e" in item.keywords:
+            item.add_marker(skip)

@@ -226,7 +226,9 @@ def test_list_filters(stocked: str, filters: list[str], expected: list[str]) -> 
     result = invoke(stocked, "list", *filters)
     assert result.exit_code == 0
     assert result.stdout == "".join(LINES[i] + "\n" for i in expected)
-    assert result.stderr == f"{len(expected)} memories\n"
+    named = [f"{k[2:]} {v}" for k, v in zip(filters[::2], filters[1::2])]
+    count = f"{len(expected)} memor{'y' if len(expected) == 1 else 'ies'}"
+    assert result.stderr == (f"{count} matching {', '.join(named)}\n" if named else f"{count}\n")
     rows = json.loads(invoke(stocked, "list", *filters, "--json").stdout)
     assert [r["id"] for r in rows] == expected
 

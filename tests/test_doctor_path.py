@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -173,3 +174,12 @@ def test_auto_memory_is_reported_on_or_off_and_never_changed(store: str, claude_
     settings(claude_home, {})
     monkeypatch.setenv("CLAUDE_CODE_DISABLE_AUTO_MEMORY", "1")
     assert doctor(store)[1]["claude auto memory"]["detail"] == "off (CLAUDE_CODE_DISABLE_AUTO_MEMORY is set)"
+
+
+def test_settings_hooks_without_memrepo_on_path_are_named(store: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert CliRunner().invoke(cli, ["install", "claude"], catch_exceptions=False).exit_code == 0
+    monkeypatch.setenv("PATH", os.path.dirname(shutil.which("git") or "/usr/bin/git"))
+    _, checks, _ = doctor(store)
+    assert checks["memrepo on PATH"]["warn"] and "`memrepo show <id>`" in str(checks["memrepo on PATH"]["detail"])
+    monkeypatch.setenv("PATH", os.pathsep.join([os.path.dirname(sys.executable), os.environ["PATH"]]))
+    assert "memrepo on PATH" not in doctor(store)[1]

@@ -103,6 +103,12 @@ def wiring_checks(cwd: str | None) -> list[Check]:
         checks.append(Check("claude wiring", True, f"the plugin {plugin} (enabled in {where})"))
     elif hooked:
         checks.append(Check("claude wiring", True, f"memrepo's hooks in {hooked[0]}"))
+        if shutil.which("memrepo") is None:
+            # The plugin brings its bin/; settings hooks rely on the user's PATH.
+            checks.append(Check("memrepo on PATH", True, "no `memrepo` on PATH: the `memrepo show <id>` each recalled "
+                                "block names cannot run in a session",
+                                "put the bin/ folder of the environment memrepo is installed in on PATH "
+                                "(or `pipx install memrepo`)", warn=True))
     else:
         checks.append(Check("claude wiring", True, "memrepo is not wired into Claude Code on this machine (no plugin "
                             "enabled, no settings hooks); a session started with `--plugin-dir` is not seen here",

@@ -62,7 +62,11 @@ def enrich(ctx: click.Context, ids: tuple[str, ...], as_json: bool) -> None:
     """
     from memrepo.passes import enrich as en
 
-    report = en.run(_repo(ctx), list(ids) or None)
+    from memrepo.cli.progress import Reporter
+
+    shown = Reporter()
+    report = en.run(_repo(ctx), list(ids) or None, progress=shown)
+    shown.close()
     if as_json:
         return _json(report)
     for note_id, aliases in report["enriched"].items():

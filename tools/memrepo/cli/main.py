@@ -216,8 +216,8 @@ def list_(ctx: click.Context, cls: str | None, project: str | None, status: str 
     for r in rows:
         label = f"  [superseded by {r['superseded_by']}]" if r["superseded_by"] else ""
         click.echo(f"{r['id']:<40} {r['class']:<10} {r['updated'] or '':<10} {r['title']}{label}")
-    filtered = " matching " + ", ".join(f"{k} {v}" for k, v in (("class", cls), ("project", project), ("status", status)) if v)
-    click.echo(f"{len(rows)} memor{'y' if len(rows) == 1 else 'ies'}{filtered if len(filtered) > 10 else ''}", err=True)
+    named = ", ".join(f"{k} {v}" for k, v in (("class", cls), ("project", project), ("status", status)) if v)
+    click.echo(f"{len(rows)} memor{'y' if len(rows) == 1 else 'ies'}" + (f" matching {named}" if named else ""), err=True)
 
 
 @cli.command()

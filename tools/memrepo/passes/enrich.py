@@ -15,6 +15,7 @@ import json
 import os
 from typing import Any
 
+from memrepo.progress import Progress, silent
 from memrepo.vcs import runs, status
 from memrepo.vcs.commit import commit_if_unchanged
 from memrepo.passes import model
@@ -91,13 +92,14 @@ def _describe(note: Note) -> str:
 
 
 def aliases_for(repo: str, batch: list[Note], report: dict[str, Any] | None = None,
-                answered: set[str] | None = None) -> dict[str, list[str]]:
+                answered: set[str] | None = None, progress: Progress = silent) -> dict[str, list[str]]:
     """Filtered new aliases per memory id for up to BATCH memories (one model call each BATCH).
 
     `answered` receives the ids of every batch whose answer was valid (an id it leaves out got
     no aliases): a memory in a rejected answer was not asked, whatever was sent."""
     out: dict[str, list[str]] = {}
     for i in range(0, len(batch), BATCH):
+        progress("enrich: memories asked about", i, len(batch))
         part = batch[i : i + BATCH]
         left_out: dict[str, list[tuple[int, Any]]] = {}
         answer = model.ask_json(repo, PASS, PROMPT.format(memories="\n".join(_describe(n) for n in part)), SCHEMA,
@@ -119,6 +121,7 @@ def aliases_for(repo: str, batch: list[Note], report: dict[str, Any] | None = No
             out[note.id] = kept
             if report is not None and dropped:
                 report.setdefault("dropped", {})[note.id] = dropped
+    progress("enrich: memories asked about", len(batch), len(batch))
     return out
 
 
@@ -167,7 +170,7 @@ def needs_enrichment(repo: str) -> list[Note]:
     return found
 
 
-def run(repo: str, ids: list[str] | None = None, run_id: str | None = None) -> dict[str, Any]:
+def run(repo: str, ids: list[str] | None = None, run_id: str | None = None, progress: Progress = silent) -> dict[str, Any]:
     """Enrich the memories named (default: every un-enriched one); one commit. Returns a report."""
     store.require_repo(repo)
     report: dict[str, Any] = {"run_id": run_id or runs.fresh_run_id(repo, PASS), "asked": [], "enriched": {}, "model_calls": 0}
@@ -179,7 +182,7 @@ def run(repo: str, ids: list[str] | None = None, run_id: str | None = None) -> d
         return report
     report["asked"] = [n.id for n in targets]
     answered: set[str] = set()
-    found = aliases_for(repo, targets, report, answered)
+    found = aliases_for(repo, targets, report, answered, progress)
     state = _load_state(repo)
     files, read = {}, {}
     for note in targets:

@@ -79,7 +79,7 @@ def run_locked(repo: str, use_model: bool = True, run_id: str | None = None, pro
     if queued:
         progress("sweep: capture jobs", done[0], done[0])
     if use_model:
-        _step(report, "enrich", lambda: enrich.run(repo, run_id=run_id))
+        _step(report, "enrich", lambda: enrich.run(repo, run_id=run_id, progress=progress))
     from memrepo.passes.curate import curator as curate
     from memrepo.passes.verify import verifier as verify
 
