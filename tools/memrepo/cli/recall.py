@@ -138,7 +138,8 @@ def _keep(e: dict[str, Any], session: str | None, project: str | None, only: str
 
 
 def _entry_lines(e: dict[str, Any]) -> str:
-    head = [str(e.get("t", "?")), str(e.get("project") or "(no project)")]
+    # No project: outside any checkout, or a prompt silenced before the search looked one up.
+    head = [str(e.get("t", "?")), str(e.get("project") or "-")]
     if e.get("session"):
         head.append(f"session {str(e['session'])[:8]}")
     head.append(f"{float(e.get('ms', 0)):.1f} ms")
