@@ -65,6 +65,7 @@ def test_empty_states_say_so_and_a_bad_class_is_an_error(two: tuple[str, str]) -
     bad = invoke("list", "--class", "nope")
     assert bad.exit_code == 2 and "'nope' is not one of 'rule', 'preference'" in bad.stderr
     assert "no open proposals to reject" in invoke("review", "reject", "--all").stderr
+    assert "no runs yet: each capture, curate" in invoke("log", "--runs").stderr
 
 
 def test_eval_names_the_store_and_a_bad_line_by_its_number(two: tuple[str, str], tmp_path: Path) -> None:

@@ -238,6 +238,9 @@ def show_runs(repo: str, limit: int, as_json: bool) -> None:
     found = runs.list_runs(store.require_repo(repo), limit)
     if as_json:
         return _json(found)
+    if not found:
+        click.echo("no runs yet: each capture, curate, verify, import, sweep, add, edit and retire is a run "
+                   "(`memrepo undo RUN` reverts one)", err=True)
     for r in found:
         undone = f"  (undone by {r['undone_by']})" if r["undone_by"] else ""
         click.echo(f"{r['run']}  {len(r['decisions'])} decision{'s' * (len(r['decisions']) != 1)}{undone}")
