@@ -183,3 +183,48 @@ def test_settings_hooks_without_memrepo_on_path_are_named(store: str, monkeypatc
     assert checks["memrepo on PATH"]["warn"] and "`memrepo show <id>`" in str(checks["memrepo on PATH"]["detail"])
     monkeypatch.setenv("PATH", os.pathsep.join([os.path.dirname(sys.executable), os.environ["PATH"]]))
     assert "memrepo on PATH" not in doctor(store)[1]
+
+
+RUN = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "hooks", "run")
+SPOTTER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "claude-code", "spotter-short-2.1.38.jsonl")
+
+
+def _hook(repo: str, name: str, event: dict[str, object]) -> subprocess.CompletedProcess[bytes]:
+    env = dict(os.environ, MEMREPO_PYTHON=sys.executable, MEMREPO_DIR=repo)
+    return subprocess.run(["sh", RUN, name], input=json.dumps(event).encode(), capture_output=True, env=env,
+                          timeout=60, check=True)
+
+
+def test_sessions_whose_prompt_hook_never_fired_are_named_and_the_fallback_helps(store: str, tmp_path: Path) -> None:
+    transcript = shutil.copy(SPOTTER, tmp_path / "s.jsonl")  # a real session with prompts a person typed
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    start = {"hook_event_name": "SessionStart", "source": "startup", "cwd": str(tmp_path)}
+    # Like the VS Code extension: SessionStart fires, UserPromptSubmit never does.
+    for n in range(2):
+        _hook(store, "session_start", {**start, "session_id": f"vscode-{n}", "transcript_path": str(transcript)})
+    _hook(store, "session_start", {**start, "session_id": "opened-and-closed", "transcript_path": str(empty)})
+    code, checks, _ = doctor(store)
+    hook = checks["prompt hook"]
+    assert code == 0 and hook["warn"], hook
+    assert str(hook["detail"]).startswith("2 of the last 2 sessions with prompts made no recall decision (e.g. vscode-1)")
+    assert '"prompt_fallback": true' in str(hook["fix"])
+    # The fallback: the session start tells the agent to recall by hand.
+    assert "memrepo recall" not in _hook(store, "session_start", {**start, "session_id": "x"}).stdout.decode()
+    Path(paths.index_dir(store), "local.json").write_text(json.dumps({"prompt_fallback": True}))
+    out = _hook(store, "session_start", {**start, "session_id": "y"}).stdout.decode()
+    context = json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    assert 'Before acting on a task, run `memrepo recall "<the task in a few words>"` and weigh what it prints' in context
+    assert doctor(store)[1]["prompt hook"]["detail"].endswith("the session-start fallback is on")
+
+
+def test_a_prompt_hook_that_fires_is_ok(store: str, tmp_path: Path) -> None:
+    transcript = shutil.copy(SPOTTER, tmp_path / "s.jsonl")
+    for n in range(3):
+        session = f"cli-{n}"
+        _hook(store, "session_start", {"hook_event_name": "SessionStart", "source": "startup", "cwd": str(tmp_path),
+                                        "session_id": session, "transcript_path": str(transcript)})
+        _hook(store, "user_prompt_submit", {"hook_event_name": "UserPromptSubmit", "session_id": session, "cwd": str(tmp_path),
+                                            "transcript_path": str(transcript), "prompt": "why does the vpn drop at noon?"})
+    hook = doctor(store)[1]["prompt hook"]
+    assert hook["ok"] and not hook["warn"] and hook["detail"] == "fired in 3 of the last 3 sessions with prompts"

@@ -170,6 +170,58 @@ def auto_memory_check(cwd: str | None) -> Check:
                  "in; `autoMemoryEnabled: false` in settings turns it off)")
 
 
-def checks(cwd: str | None = None) -> list[Check]:
+PROMPT_WATCH = 5  # the latest sessions with prompts looked at
+PROMPT_SILENT = 2  # of them without a single recall decision: the prompt hook does not fire
+
+
+def _has_prompt(transcript: str) -> bool:
+    """Whether a session's transcript holds a prompt a person typed (read at most a few MB)."""
+    from memrepo.format import transcript as tr
+
+    try:
+        return any(t.role == "user" and t.kind == "prompt" for t in tr.read(transcript))
+    except (OSError, ValueError):
+        return False
+
+
+def prompt_hook_check(repo: str) -> Check | None:
+    """Sessions that started and had prompts, yet made no recall decision: UserPromptSubmit does not
+    fire there (Claude Code's VS Code extension has open reports of it). None: nothing to say."""
+    from memrepo.recall import log, paths
+
+    decided = {str(e.get("session")) for e in log.read_all(repo)}
+    starts = log.read_jsonl(paths.session_starts(repo))
+    seen, watched, silent = set(), 0, []
+    for e in reversed(starts):
+        session = str(e.get("session", ""))
+        if not session or session in seen:
+            continue
+        seen.add(session)
+        transcript = str(e.get("transcript") or "")
+        if not transcript or not _has_prompt(transcript):
+            continue  # opened and closed, or a transcript that is gone: nothing to judge
+        watched += 1
+        if session not in decided:
+            silent.append(session)
+        if watched >= PROMPT_WATCH:
+            break
+    if not watched:
+        return None
+    if len(silent) < PROMPT_SILENT:
+        return Check("prompt hook", True, f"fired in {watched - len(silent)} of the last {watched} sessions with prompts")
+    from memrepo.store import config
+
+    on = config.local(repo).get("prompt_fallback") is True
+    detail = (f"{len(silent)} of the last {watched} sessions with prompts made no recall decision (e.g. {silent[0][:8]}): "
+              "the UserPromptSubmit hook does not fire in that client, so nothing is recalled there")
+    if on:
+        return Check("prompt hook", True, detail + "; the session-start fallback is on")
+    return Check("prompt hook", True, detail, 'add "prompt_fallback": true to index/local.json: each session then starts '
+                 'with a line telling the agent to run `memrepo recall "<the task>"` before acting', warn=True)
+
+
+def checks(cwd: str | None = None, repo: str | None = None) -> list[Check]:
     """Every Claude Code check, in the order a person would fix them."""
-    return [*wiring_checks(cwd), *plugin_checks(), auto_memory_check(cwd)]
+    found = [*wiring_checks(cwd), *plugin_checks(), auto_memory_check(cwd)]
+    watch = prompt_hook_check(repo) if repo and os.path.isdir(os.path.join(repo, "index")) else None
+    return found + ([watch] if watch else [])

@@ -62,7 +62,40 @@ def on_session_start(event: dict[str, Any]) -> str:
         spawn_bootstrap(repo, reason)
     else:
         _maybe_sweep(repo)
-    return always_on_text(repo)
+    _note_start(repo, event)
+    text = always_on_text(repo)
+    if _fallback_on(repo):
+        text = (text + "\n\n" if text else "") + FALLBACK
+    return text
+
+
+# Where Claude Code's prompt hook does not fire (its VS Code extension has open reports), the
+# session start is the only way in: `prompt_fallback: true` in index/local.json adds this line.
+FALLBACK = ("memrepo: the prompt hook may not run in this client, so memories are not recalled on their own. "
+            "Before acting on a task, run `memrepo recall \"<the task in a few words>\"` and weigh what it prints "
+            "(it prints nothing when no memory bears on it).")
+
+
+def _fallback_on(repo: str) -> bool:
+    from memrepo.store import config
+
+    try:
+        return config.local(repo).get("prompt_fallback") is True  # this machine's client, not the team's
+    except Exception:  # noqa: BLE001 — unreadable settings: no fallback, never a failing hook
+        return False
+
+
+def _note_start(repo: str, event: dict[str, Any]) -> None:
+    session, transcript = event.get("session_id"), event.get("transcript_path")
+    if not (isinstance(session, str) and session and os.path.isdir(paths.index_dir(repo))):
+        return
+    from memrepo.recall import log
+
+    try:
+        log.log_session_start(repo, session, transcript if isinstance(transcript, str) else "",
+                              str(event.get("source") or ""))
+    except OSError:
+        pass
 
 
 def _maybe_sweep(repo: str) -> None:

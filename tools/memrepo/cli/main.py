@@ -292,7 +292,7 @@ def doctor(ctx: click.Context, as_json: bool) -> None:
         else:
             checks.extend(model.checks(repo))
         checks.extend(jobs.checks(repo))
-    checks.extend(claude_doctor.checks(os.getcwd()))
+    checks.extend(claude_doctor.checks(os.getcwd(), repo))
     if as_json:
         _json([c.as_dict() for c in checks])
     else:

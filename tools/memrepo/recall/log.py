@@ -50,6 +50,10 @@ def log_decision(repo: str, prompt: str, d: "Decision", session: str | None = No
         entry["best"] = {"id": d.best.id, "score": round(d.best.score, 4)}
     if session:
         entry["session"] = session
+    _append(path, entry)
+
+
+def _append(path: str, entry: "dict[str, Any]") -> None:
     try:
         if _fast.stat(path).st_size > MAX_LOG_BYTES:
             _fast.replace(path, path + ".1")
@@ -61,6 +65,13 @@ def log_decision(repo: str, prompt: str, d: "Decision", session: str | None = No
         _fast.write(fd, line)
     finally:
         _fast.close(fd)
+
+
+def log_session_start(repo: str, session: str, transcript: str, source: str) -> None:
+    """One line per SessionStart (local, 0600): a session that started, had prompts in its
+    transcript and no recall decision is a prompt hook that does not fire (`memrepo doctor`)."""
+    _append(paths.session_starts(repo), {"t": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "session": session,
+                                         "transcript": transcript, "source": source})
 
 
 def read_log(repo: str, limit: int = 20) -> "list[dict[str, Any]]":

@@ -11,6 +11,7 @@ INDEX_DIR = "index"
 SCHEMA_VERSION = 3
 INDEX_FILE = "memrepo.sqlite3" if SCHEMA_VERSION == 3 else f"memrepo-v{SCHEMA_VERSION}.sqlite3"
 RECALL_LOG = "recall-log.jsonl"
+SESSION_STARTS = "session-starts.jsonl"  # one line per SessionStart: how doctor tells a prompt hook that never fires
 STALE_MARKER = "STALE"
 PROFILE_FILE = "profile.md"  # the always-on profile, at the root (memrepo.passes.profile)
 
@@ -47,6 +48,10 @@ def stale_marker(repo: str) -> str:
 
 def recall_log(repo: str) -> str:
     return _os.join(repo, INDEX_DIR, RECALL_LOG)
+
+
+def session_starts(repo: str) -> str:
+    return _os.join(repo, INDEX_DIR, SESSION_STARTS)
 
 
 def note_path(repo: str, note_id: str) -> str:
