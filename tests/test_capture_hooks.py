@@ -147,6 +147,26 @@ def test_stop_is_throttled_per_session(repo: str, tmp_path: str, monkeypatch: py
     assert json.load(open(os.path.join(jobs.jobs_dir(repo), "capture-s-stop.json")))["event"] == "SessionEnd"
 
 
+def test_a_throttled_stop_leaves_a_capture_that_waits_out_the_interval(repo: str, tmp_path: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Codex CLI has no SessionEnd: the turns after the last unthrottled Stop must still be captured."""
+    monkeypatch.setenv("MEMREPO_DIR", repo)
+    monkeypatch.setattr(jobs, "spawn_worker", lambda r: 0)
+    path = transcript(tmp_path, "s-tail")
+    jobs.on_stop(json.loads(event("stop", "s-tail", path)))
+    job_path = os.path.join(jobs.jobs_dir(repo), "capture-s-tail.json")
+    assert "after" not in json.load(open(job_path))
+    os.remove(job_path)  # the worker ran it
+    before = time.time()
+    jobs.on_stop(json.loads(event("stop", "s-tail", path)))  # throttled: a job that waits
+    waiting = json.load(open(job_path))
+    assert waiting["after"] >= before + jobs.STOP_INTERVAL
+    assert jobs.pending(repo) == [] and jobs.pending(repo, now=waiting["after"] + 1) == [job_path]
+    jobs.on_stop(json.loads(event("stop", "s-tail", path)))  # a later one does not push it back
+    assert json.load(open(job_path))["after"] == waiting["after"]
+    jobs.on_session_end(json.loads(event("session_end", "s-tail", path)))  # a session end runs it now
+    assert "after" not in json.load(open(job_path)) and jobs.pending(repo) == [job_path]
+
+
 @pytest.mark.parametrize("payload", [{}, {"session_id": "x", "transcript_path": "/no/such/file.jsonl"}])
 def test_nothing_to_capture_queues_nothing(repo: str, monkeypatch: pytest.MonkeyPatch, payload: dict) -> None:
     monkeypatch.setenv("MEMREPO_DIR", repo)

@@ -27,7 +27,8 @@ def settings_path() -> str:
     return os.path.join(claude_home(), "settings.json")
 
 
-def _load(path: str) -> dict[str, Any]:
+def load_json(path: str) -> dict[str, Any]:
+    """A client's JSON settings file as an object ({} when missing); refuses to touch a broken one."""
     if not os.path.exists(path):
         return {}
     with open(path, encoding="utf-8") as fh:
@@ -41,7 +42,8 @@ def _load(path: str) -> dict[str, Any]:
     return data
 
 
-def _save(path: str, data: dict[str, Any]) -> None:
+def save_json(path: str, data: dict[str, Any]) -> None:
+    """Write `data` atomically, keeping the previous file as <path>.bak."""
     os.makedirs(os.path.dirname(path), exist_ok=True)
     if os.path.exists(path):
         with open(path, "rb") as src, open(path + ".bak", "wb") as dst:
@@ -53,19 +55,24 @@ def _save(path: str, data: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
-def _is_ours(handler: Any) -> bool:
+def _is_ours(handler: Any, marks: tuple[str, ...]) -> bool:
     words = " ".join([str(handler.get("command", ""))] + [str(a) for a in handler.get("args", [])]) if isinstance(handler, dict) else ""
-    return any(mark in words.split() for mark in (MARK, *OLD_MARKS))
+    return any(mark in words.split() for mark in marks)
 
 
-def _strip(hooks: dict[str, Any]) -> bool:
+def strip_ours(hooks: dict[str, Any], marks: tuple[str, ...] = (MARK, *OLD_MARKS)) -> bool:
+    """Remove every handler whose command names one of `marks` (an emptied group or event goes
+    too; anything else is left as it was); True when something was removed.
+
+    Claude Code's settings, Codex CLI's hooks.json and Gemini CLI's settings share this shape:
+    {event: [{"matcher": ..., "hooks": [handler, ...]}, ...]}."""
     changed = False
     for event in list(hooks):
         groups = hooks[event] if isinstance(hooks[event], list) else []
         kept_groups = []
         for group in groups:
             handlers = group.get("hooks", []) if isinstance(group, dict) else []
-            kept = [h for h in handlers if not _is_ours(h)]
+            kept = [h for h in handlers if not _is_ours(h, marks)]
             changed |= len(kept) != len(handlers)
             if kept or not handlers:
                 kept_groups.append(dict(group, hooks=kept) if isinstance(group, dict) else group)
@@ -79,12 +86,12 @@ def _strip(hooks: dict[str, Any]) -> bool:
 def install(python: str | None = None) -> tuple[str, bool]:
     """Add memrepo's hooks (exec form, this interpreter); returns (settings path, changed)."""
     path = settings_path()
-    data = _load(path)
+    data = load_json(path)
     before = json.dumps(data, sort_keys=True)
     hooks = data.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise MemrepoError(f"`hooks` in {path} is not an object", hint="fix the file by hand, then run the command again")
-    _strip(hooks)
+    strip_ours(hooks)
     py = python or sys.executable
     for event, matcher in EVENTS.items():
         group: dict[str, Any] = {"hooks": [{"type": "command", "command": py, "args": ["-I", "-m", MARK, event], "timeout": 10}]}
@@ -93,18 +100,18 @@ def install(python: str | None = None) -> tuple[str, bool]:
         hooks.setdefault(event, []).append(group)
     changed = json.dumps(data, sort_keys=True) != before
     if changed:
-        _save(path, data)
+        save_json(path, data)
     return path, changed
 
 
 def uninstall() -> tuple[str, bool]:
     """Remove memrepo's hooks and nothing else; returns (settings path, changed)."""
     path = settings_path()
-    data = _load(path)
+    data = load_json(path)
     hooks = data.get("hooks")
-    if not isinstance(hooks, dict) or not _strip(hooks):
+    if not isinstance(hooks, dict) or not strip_ours(hooks):
         return path, False
     if not hooks:
         del data["hooks"]
-    _save(path, data)
+    save_json(path, data)
     return path, True

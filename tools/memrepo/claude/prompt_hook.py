@@ -1,13 +1,16 @@
 """UserPromptSubmit (stdlib only: runs before every prompt): Claude Code's event → recall → context.
 
-The agent-neutral work is `memrepo.recall`; this module reads Claude Code's event fields.
+The agent-neutral work is `memrepo.recall`; this module reads the event's fields, which Codex
+CLI's UserPromptSubmit and Gemini CLI's BeforeAgent share with Claude Code's (`prompt`,
+`session_id`, `transcript_path`, `cwd`): their adapters call `on_prompt` with their own name and
+their own reader of the previous turn.
 """
 
 from memrepo.recall import _fast, decide, log, paths
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Callable
 
 
 def _previous_turn(transcript_path: str, prompt: str) -> str:
@@ -16,8 +19,12 @@ def _previous_turn(transcript_path: str, prompt: str) -> str:
     return transcript_tail.previous_turn(transcript_path, prompt)
 
 
-def on_prompt(event: "dict[str, Any]") -> str:
-    """UserPromptSubmit: the context to inject, or "" for silence. Never touches git or builds an index."""
+def on_prompt(event: "dict[str, Any]", agent: str = "", previous_turn: "Callable[[str, str], str] | None" = None) -> str:
+    """UserPromptSubmit: the context to inject, or "" for silence. Never touches git or builds an index.
+
+    `agent` is written to the recall log ("" for Claude Code); `previous_turn(transcript_path,
+    prompt)` reads the turn before this prompt from the agent's transcript (Claude Code's by default).
+    """
     prompt = event.get("prompt")
     if not isinstance(prompt, str):
         raise ValueError("no prompt in the event")
@@ -26,12 +33,13 @@ def on_prompt(event: "dict[str, Any]") -> str:
     if not _fast.exists(db_path):
         raise FileNotFoundError(f"no index at {db_path}; run `memrepo index --rebuild`")
     tpath = event.get("transcript_path")
-    previous = (lambda: _previous_turn(tpath, prompt)) if isinstance(tpath, str) and tpath else ""
+    tail = previous_turn or _previous_turn
+    previous = (lambda: tail(tpath, prompt)) if isinstance(tpath, str) and tpath else ""
     cwd = event.get("cwd") if isinstance(event.get("cwd"), str) else None
     d = decide.decide(repo, prompt, cwd=cwd, previous=previous)
     session = event.get("session_id") if isinstance(event.get("session_id"), str) else None
     try:
-        log.log_decision(repo, prompt, d, session)
+        log.log_decision(repo, prompt, d, session, agent)
     except OSError:
         pass
     return decide.format_context(d.hits)

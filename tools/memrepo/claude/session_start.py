@@ -54,15 +54,18 @@ def always_on_text(repo: str) -> str:
     return profile.context(repo)
 
 
-def on_session_start(event: dict[str, Any]) -> str:
-    """Start a refresh when needed, and inject the profile (every source: startup, resume, clear, compact)."""
+def on_session_start(event: dict[str, Any], agent: str = "") -> str:
+    """Start a refresh when needed, and inject the profile (every source: startup, resume, clear, compact).
+
+    Codex CLI and Gemini CLI call it too, with their name (`agent`) for the session log.
+    """
     repo = paths.memory_repo()
     reason = plugin_venv.upgrade_pending() or freshness.needs_refresh(repo)
     if reason:
         spawn_bootstrap(repo, reason)
     else:
         _maybe_sweep(repo)
-    _note_start(repo, event)
+    _note_start(repo, event, agent)
     text = always_on_text(repo)
     if _fallback_on(repo):
         text = (text + "\n\n" if text else "") + FALLBACK
@@ -85,7 +88,7 @@ def _fallback_on(repo: str) -> bool:
         return False
 
 
-def _note_start(repo: str, event: dict[str, Any]) -> None:
+def _note_start(repo: str, event: dict[str, Any], agent: str = "") -> None:
     session, transcript = event.get("session_id"), event.get("transcript_path")
     if not (isinstance(session, str) and session and os.path.isdir(paths.index_dir(repo))):
         return
@@ -93,7 +96,7 @@ def _note_start(repo: str, event: dict[str, Any]) -> None:
 
     try:
         log.log_session_start(repo, session, transcript if isinstance(transcript, str) else "",
-                              str(event.get("source") or ""))
+                              str(event.get("source") or ""), agent)
     except OSError:
         pass
 

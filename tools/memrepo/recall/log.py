@@ -26,8 +26,11 @@ def text_hash(text: str) -> str:
     return sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
-def log_decision(repo: str, prompt: str, d: "Decision", session: str | None = None) -> None:
-    """Append one JSON line per decision to index/recall-log.jsonl (local only; the prompt is hashed)."""
+def log_decision(repo: str, prompt: str, d: "Decision", session: str | None = None, agent: str = "") -> None:
+    """Append one JSON line per decision to index/recall-log.jsonl (local only; the prompt is hashed).
+
+    `agent` names the client whose hook decided ("codex", "gemini"); Claude Code's lines carry none.
+    """
     path = paths.recall_log(repo)
     entry: "dict[str, Any]" = {
         "t": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -50,6 +53,8 @@ def log_decision(repo: str, prompt: str, d: "Decision", session: str | None = No
         entry["best"] = {"id": d.best.id, "score": round(d.best.score, 4)}
     if session:
         entry["session"] = session
+    if agent:
+        entry["agent"] = agent
     _append(path, entry)
 
 
@@ -67,11 +72,14 @@ def _append(path: str, entry: "dict[str, Any]") -> None:
         _fast.close(fd)
 
 
-def log_session_start(repo: str, session: str, transcript: str, source: str) -> None:
+def log_session_start(repo: str, session: str, transcript: str, source: str, agent: str = "") -> None:
     """One line per SessionStart (local, 0600): a session that started, had prompts in its
     transcript and no recall decision is a prompt hook that does not fire (`memrepo doctor`)."""
-    _append(paths.session_starts(repo), {"t": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "session": session,
-                                         "transcript": transcript, "source": source})
+    entry = {"t": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "session": session,
+             "transcript": transcript, "source": source}
+    if agent:
+        entry["agent"] = agent
+    _append(paths.session_starts(repo), entry)
 
 
 def read_log(repo: str, limit: int = 20) -> "list[dict[str, Any]]":

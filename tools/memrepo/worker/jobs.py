@@ -118,7 +118,7 @@ def pending(repo: str, now: float | None = None) -> list[str]:
     for name in names:
         path = os.path.join(jobs_dir(repo), name)
         job = _read_json(path)
-        if job is not None and float(job.get("not_before", 0)) <= now:
+        if job is not None and max(float(job.get("not_before", 0)), float(job.get("after", 0))) <= now:
             ready.append((float(job.get("queued", 0)), path))
     return [p for _, p in sorted(ready)]
 
@@ -346,20 +346,38 @@ def _throttled(repo: str, session: str) -> bool:
     return False
 
 
-def on_capture_event(event: dict[str, Any], name: str = "") -> str:
-    """Stop / PreCompact / SessionEnd: queue a capture of the session and start a worker. Prints nothing."""
+def on_capture_event(event: dict[str, Any], name: str = "", agent: str = "", turn_end: str = "Stop") -> str:
+    """Stop / PreCompact / SessionEnd: queue a capture of the session and start a worker. Prints nothing.
+
+    `turn_end` is the agent's event after every reply (Claude Code's and Codex CLI's Stop, Gemini
+    CLI's AfterAgent): it queues a capture at most every STOP_INTERVAL per session. One that
+    comes sooner leaves a job that waits out the interval (`after`), so the last turns of an
+    agent with no session-end event (Codex CLI) are captured by the next worker, not lost.
+    """
     repo = paths.memory_repo()
     transcript = event.get("transcript_path")
     session = str(event.get("session_id") or "")
     if not transcript or not session or not os.path.isfile(str(transcript)) or projects.git_dir(repo) is None:
         return ""
     name = str(event.get("hook_event_name") or name)
-    if paths.recall_only(repo) or name == "Stop" and _throttled(repo, session):
+    if paths.recall_only(repo):
         return ""
-    enqueue(repo, {"kind": "capture", "session": session, "transcript": str(transcript),
-                   "cwd": str(event.get("cwd") or ""), "event": name})
+    job = {"kind": "capture", "session": session, "transcript": str(transcript),
+           "cwd": str(event.get("cwd") or ""), "event": name}
+    if agent:
+        job["agent"] = agent
+    if name == turn_end and _throttled(repo, session):
+        if not _queued(repo, job):
+            enqueue(repo, {**job, "after": time.time() + STOP_INTERVAL})
+        return ""
+    enqueue(repo, job)
     spawn_worker(repo)
     return ""
+
+
+def _queued(repo: str, job: dict[str, Any]) -> bool:
+    """True when this session already has a capture waiting to run (a later one would only delay it)."""
+    return os.path.exists(os.path.join(jobs_dir(repo), f"capture-{_safe(str(job['session']))}.json"))
 
 
 def on_stop(event: dict[str, Any]) -> str:
