@@ -55,7 +55,7 @@ def save_json(path: str, data: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
-def _is_ours(handler: Any, marks: tuple[str, ...]) -> bool:
+def _is_ours(handler: Any, marks: tuple[str, ...] = (MARK, *OLD_MARKS)) -> bool:
     words = " ".join([str(handler.get("command", ""))] + [str(a) for a in handler.get("args", [])]) if isinstance(handler, dict) else ""
     return any(mark in words.split() for mark in marks)
 

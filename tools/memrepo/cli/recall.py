@@ -1,4 +1,4 @@
-"""Commands around recall: recall, recall-log, eval, install/uninstall claude."""
+"""Commands around recall: recall, recall-log, eval, install/uninstall claude|codex|gemini."""
 
 from __future__ import annotations
 
@@ -82,18 +82,19 @@ def _explain(d: Any, why: list) -> None:  # type: ignore[type-arg]
 
 @click.command("recall-log")
 @click.option("--limit", "-n", default=20, show_default=True, help="Most entries to show (after the filters).")
-@click.option("--session", help="Only this Claude Code session (its id, or the start of it).")
+@click.option("--session", help="Only this session (its id, or the start of it).")
+@click.option("--agent", type=click.Choice(["claude", "codex", "gemini"]), help="Only prompts from this agent's hooks.")
 @click.option("--project", help="Only prompts in this project (its key, e.g. github.com/acme/web, or its name).")
 @click.option("--silent", "only", flag_value="silent", help="Only decisions that injected nothing.")
 @click.option("--injected", "only", flag_value="injected", help="Only decisions that injected something.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
 @_fail_friendly
-def recall_log(ctx: click.Context, limit: int, session: str | None, project: str | None, only: str | None,
-               as_json: bool) -> None:
+def recall_log(ctx: click.Context, limit: int, session: str | None, agent: str | None, project: str | None,
+               only: str | None, as_json: bool) -> None:
     """Recent recall decisions on this machine, newest first, and why each one was made.
 
-    Each shows its time, project, session and query terms (never the prompt: only its hash is
+    Each shows its time, project, agent (Claude Code unless named), session and query terms (never the prompt: only its hash is
     kept), then what was injected with the scores, or that it stayed silent and why: the floor
     the best candidate failed, with its score. An injected id is marked `used` or `unused` once
     the turn's Stop hook judged it; unmarked: not judged yet.
@@ -102,11 +103,12 @@ def recall_log(ctx: click.Context, limit: int, session: str | None, project: str
     Example:
       memrepo recall-log --silent -n 5
       memrepo recall-log --session 1a2b3c4d --json
+      memrepo recall-log --agent codex
     """
     from memrepo.recall import log, usage
 
     repo = _repo(ctx)
-    entries = [e for e in reversed(log.read_all(repo)) if _keep(e, session, project, only)][:max(0, limit)]
+    entries = [e for e in reversed(log.read_all(repo)) if _keep(e, session, project, only, agent)][:max(0, limit)]
     verdicts = usage.read_all(repo)
     judged = {str(v.get("key")) for v in verdicts}
     used = usage.used_by_key(verdicts)
@@ -120,12 +122,14 @@ def recall_log(ctx: click.Context, limit: int, session: str | None, project: str
     for e in entries:
         click.echo(_entry_lines(e))
     if not entries:
-        filtered = session or project or only
+        filtered = session or project or only or agent
         click.echo("no recall decisions match these filters" if filtered else
                    "no recall decisions logged yet: they appear after the first prompt in a session with the hooks", err=True)
 
 
-def _keep(e: dict[str, Any], session: str | None, project: str | None, only: str | None) -> bool:
+def _keep(e: dict[str, Any], session: str | None, project: str | None, only: str | None, agent: str | None = None) -> bool:
+    if agent and str(e.get("agent") or "claude") != agent:
+        return False
     if session and not str(e.get("session", "")).startswith(session):
         return False
     if project:
@@ -140,6 +144,8 @@ def _keep(e: dict[str, Any], session: str | None, project: str | None, only: str
 def _entry_lines(e: dict[str, Any]) -> str:
     # No project: outside any checkout, or a prompt silenced before the search looked one up.
     head = [str(e.get("t", "?")), str(e.get("project") or "-")]
+    if e.get("agent"):
+        head.append(str(e["agent"]))
     if e.get("session"):
         head.append(f"session {str(e['session'])[:8]}")
     head.append(f"{float(e.get('ms', 0)):.1f} ms")
@@ -208,7 +214,7 @@ def eval_(ctx: click.Context, prompts: str, memory_dir: str | None, today: str |
 
 @click.group()
 def install() -> None:
-    """Install memrepo's hooks into a client's settings."""
+    """Install memrepo's hooks into a client's settings: claude, codex or gemini."""
 
 
 @install.command("claude")
@@ -225,9 +231,40 @@ def install_claude() -> None:
     click.echo(f"hooks run {sys.executable} -I -m memrepo.claude.entry; if the memrepo plugin is enabled too, disable one of them", err=True)
 
 
+@install.command("codex")
+@_fail_friendly
+def install_codex() -> None:
+    """Add the recall and session hooks to Codex CLI's $CODEX_HOME/hooks.json (default ~/.codex).
+
+    Codex runs a user hook only once it is trusted, so memrepo also writes the trust entries of
+    its own hooks to $CODEX_HOME/config.toml, in one marked block. Idempotent; other hooks and
+    settings are kept; the old files are saved as .bak.
+    """
+    from memrepo.agents.codex import install as codexinstall
+
+    path, changed = codexinstall.install()
+    click.echo(f"{'installed memrepo hooks in' if changed else 'already installed in'} {path}")
+    click.echo(f"trusted in {codexinstall.config_path()}; hooks run {sys.executable} -I -m {codexinstall.MARK}. "
+               "If Codex's /hooks screen lists them as needing review, trust them there.", err=True)
+
+
+@install.command("gemini")
+@_fail_friendly
+def install_gemini() -> None:
+    """Add the recall and session hooks to Gemini CLI's settings.json ($GEMINI_CLI_HOME/.gemini, default ~/.gemini).
+
+    Idempotent; other hooks and settings are kept; the old file is saved as settings.json.bak.
+    """
+    from memrepo.agents.gemini import install as geminiinstall
+
+    path, changed = geminiinstall.install()
+    click.echo(f"{'installed memrepo hooks in' if changed else 'already installed in'} {path}")
+    click.echo(f"hooks run {sys.executable} -I -m {geminiinstall.MARK}", err=True)
+
+
 @click.group()
 def uninstall() -> None:
-    """Remove memrepo's hooks from a client's settings."""
+    """Remove memrepo's hooks from a client's settings: claude, codex or gemini."""
 
 
 @uninstall.command("claude")
@@ -237,6 +274,26 @@ def uninstall_claude() -> None:
     from memrepo.claude import install as claudeinstall
 
     path, changed = claudeinstall.uninstall()
+    click.echo(f"{'removed memrepo hooks from' if changed else 'no memrepo hooks in'} {path}")
+
+
+@uninstall.command("codex")
+@_fail_friendly
+def uninstall_codex() -> None:
+    """Remove memrepo's hooks from Codex CLI's hooks.json and their trust from config.toml, leaving everything else."""
+    from memrepo.agents.codex import install as codexinstall
+
+    path, changed = codexinstall.uninstall()
+    click.echo(f"{'removed memrepo hooks from' if changed else 'no memrepo hooks in'} {path}")
+
+
+@uninstall.command("gemini")
+@_fail_friendly
+def uninstall_gemini() -> None:
+    """Remove memrepo's hooks from Gemini CLI's settings.json, leaving every other hook."""
+    from memrepo.agents.gemini import install as geminiinstall
+
+    path, changed = geminiinstall.uninstall()
     click.echo(f"{'removed memrepo hooks from' if changed else 'no memrepo hooks in'} {path}")
 
 

@@ -1,5 +1,8 @@
 """Claude Code transcript reader (stdlib only): a JSONL session file → conversation turns.
 
+`read` also reads Codex CLI's rollouts and Gemini CLI's session files (`sniff` tells them
+apart by their first line; `codex_rollout`, `gemini_chat`) into the same turns.
+
 Streams the file line by line with a per-line cap, so a 100 MB transcript is read in bounded
 memory. What it yields has already been cleaned for every consumer (capture, a transcript
 search index): images and base64 runs dropped; memrepo's own injected context dropped
@@ -232,7 +235,31 @@ def read(path: str, start_line: int = 0, sidechains: bool = False, meta: bool = 
     harness lines (as kind "command"). Malformed lines and unknown line types are skipped.
     """
     with open(path, "rb") as fh:
-        yield from read_stream(fh, start_line, sidechains, meta)
+        agent = sniff(fh)
+        if agent == "gemini":
+            from memrepo.format import gemini_chat
+
+            yield from gemini_chat.read_stream(fh, start_line)
+        elif agent == "codex":
+            from memrepo.format import codex_rollout
+
+            yield from codex_rollout.read_stream(fh, start_line)
+        else:
+            yield from read_stream(fh, start_line, sidechains, meta)
+
+
+def sniff(fh: IO[bytes]) -> str:
+    """Which agent wrote the session file open in `fh`: "gemini", "codex" or "claude" (the
+    default, also for an empty file); `fh` is left at its start."""
+    first = _parse(fh.readline(MAX_LINE_BYTES + 1))
+    fh.seek(0)
+    if first is None:
+        return "claude"
+    from memrepo.format import codex_rollout, gemini_chat
+
+    if gemini_chat.is_gemini(first):
+        return "gemini"
+    return "codex" if codex_rollout.is_codex(first) else "claude"
 
 
 def read_stream(fh: IO[bytes], start_line: int = 0, sidechains: bool = False, meta: bool = False) -> Iterator[Turn]:

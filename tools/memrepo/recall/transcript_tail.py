@@ -36,7 +36,7 @@ _NOT_A_PROMPT = (
 )
 # Injected context inside user text (older builds put hook output there, see anthropics/claude-code#11906):
 # memrepo's own recall must never feed back into the next query.
-_INJECTED_TAGS = ("system-reminder", "user-prompt-submit-hook")
+_INJECTED_TAGS = ("system-reminder", "user-prompt-submit-hook", "hook_context")
 _FLAGS_TO_SKIP = ("isMeta", "isSidechain", "isCompactSummary", "isVisibleInTranscriptOnly")
 
 
@@ -194,3 +194,38 @@ def _strip_injected(text: str) -> str:
 
 def _normalize(text: str) -> str:
     return " ".join(text.split())
+
+
+# -- other agents' transcripts -------------------------------------------------------------------
+# Codex CLI's and Gemini CLI's readers (`memrepo.agents.*.tail`) parse their own lines into
+# (role, text) items and share the walk back to the previous turn.
+
+
+def tail_lines(path: str, max_bytes: int = MAX_BYTES) -> list[bytes]:
+    """Complete lines in the last `max_bytes` of a regular file."""
+    return _tail_lines(path, max_bytes)
+
+
+def previous_of(items: "list[tuple[str, str]]", current_prompt: str = "", max_chars: int = MAX_CHARS) -> str:
+    """The previous turn from (role "user" | "assistant", text) items in file order: the last
+    prompt (unless it is the one being submitted, still unanswered) and the replies after it."""
+    current = _normalize(current_prompt or "")
+    replies: "list[str]" = []
+    skipped_current = False
+    prompt = ""
+    for role, text in reversed(items):
+        if role == "assistant":
+            replies.append(text)
+            continue
+        text = _strip_injected(text).strip()
+        if not text:
+            continue
+        if current and not replies and not skipped_current and _normalize(text) == current:
+            skipped_current = True
+            continue
+        prompt = text
+        break
+    replies.reverse()
+    parts = [prompt[: max_chars // 2]] if prompt else []
+    parts.extend(r for r in replies if r)
+    return "\n".join(parts)[:max_chars]

@@ -1,0 +1,404 @@
+"""A fake OpenAI Responses API on 127.0.0.1 for end-to-end tests of the real Codex CLI.
+
+Start it with ``with FakeOpenAIAPI() as api:`` and point a custom Codex model provider at
+``api.base_url + "/v1"`` with ``wire_api = "responses"`` (the whole offline config is in
+``tests/e2e/CODEX-NOTES.md``). Codex 0.171.0 sends one streamed ``POST /v1/responses`` per
+model call and nothing else.
+
+Every request is recorded in ``api.requests`` as a :class:`RecordedRequest`: method, path
+(with query string), headers (credentials removed) and the parsed JSON body (``None`` when the
+body is empty or not JSON; the raw text is kept in ``raw_body``; a gzip body is decoded).
+
+Answers:
+
+* ``POST /v1/responses``: one assistant message, ``reply_text``, as server-sent events
+  (``response.created``, ``response.in_progress``, ``response.output_item.added``,
+  ``response.output_text.delta``, ``response.output_item.done``, ``response.completed`` with
+  usage) when the body has ``"stream": true``, as one JSON response object otherwise.
+* a scripted shell call (``script_shell``): the first request with tools whose newest user
+  input holds the trigger gets a ``function_call`` of the shell tool the request declares
+  (``exec_command`` in 0.171.0); the request bringing its ``function_call_output`` back gets
+  ``reply_text``.
+* ``GET /v1/models``: a one-model list.
+* anything else: 404 with an OpenAI-shaped error body, so a probe the CLI makes fails
+  quickly and visibly in ``requests`` instead of hanging.
+
+:func:`input_text` joins every text the model would see in a request body, for assertions.
+Only the standard library is used; the server binds to 127.0.0.1 only.
+"""
+
+from __future__ import annotations
+
+import gzip
+import itertools
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import urlsplit
+
+DEFAULT_REPLY = "Fake API reply: acknowledged."
+DEFAULT_MODEL = "gpt-fake"
+
+# Header names never recorded (lower case): the API key and anything else that authenticates.
+_SECRET_HEADERS = frozenset(
+    {"authorization", "proxy-authorization", "cookie", "x-api-key", "openai-api-key"}
+)
+
+_ids = itertools.count(1)
+
+
+def _new_id(prefix: str) -> str:
+    return f"{prefix}_fake_{next(_ids):06d}"
+
+
+@dataclass
+class RecordedRequest:
+    method: str
+    path: str  # as sent, including any query string
+    headers: dict[str, str]  # lower-cased names, credentials removed
+    body: Any  # parsed JSON, or None
+    raw_body: str = ""
+    status: int = 0  # status code the fake answered with
+    time: float = field(default_factory=time.time)
+
+    @property
+    def route(self) -> str:
+        """The path without its query string."""
+        return urlsplit(self.path).path
+
+    @property
+    def is_responses(self) -> bool:
+        """A model call: POST /v1/responses."""
+        return self.method == "POST" and self.route.rstrip("/") == "/v1/responses"
+
+
+# -- request bodies -------------------------------------------------------------------------
+
+
+def _texts(value: Any) -> list[str]:
+    """A string, or the ``text`` of each part of a content list."""
+    if isinstance(value, str):
+        return [value]
+    parts = value if isinstance(value, list) else []
+    return [p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)]
+
+
+def _item_texts(item: Any) -> list[str]:
+    """Every text in one Responses ``input`` item (message content, tool output, call args)."""
+    if not isinstance(item, dict):
+        return _texts(item)
+    return _texts(item.get("content")) + _texts(item.get("output")) + _texts(item.get("arguments"))
+
+
+def input_text(body: Any) -> str:
+    """Every text the model would see in a ``/v1/responses`` body: ``instructions``, then the
+    text of each ``input`` item in order (messages of any role, tool calls and outputs)."""
+    if not isinstance(body, dict):
+        return ""
+    texts: list[str] = []
+    if isinstance(body.get("instructions"), str):
+        texts.append(body["instructions"])
+    items = body.get("input")
+    for item in items if isinstance(items, list) else [items]:
+        texts.extend(_item_texts(item))
+    return "\n".join(texts)
+
+
+def _newest_user_input(body: dict[str, Any]) -> tuple[str, bool]:
+    """(text of the user-role messages after the last assistant output, whether a tool output
+    follows it). Codex 0.171.0 sends the prompt as a user message; hook context comes as
+    developer messages, which do not count."""
+    items = [i for i in body.get("input") or [] if isinstance(i, dict)]
+    outputs = ("function_call", "custom_tool_call")
+    last = max(
+        (n for n, i in enumerate(items) if i.get("role") == "assistant" or i.get("type") in outputs),
+        default=-1,
+    )
+    texts, has_output = [], False
+    for item in items[last + 1:]:
+        has_output = has_output or str(item.get("type", "")).endswith("_call_output")
+        if item.get("role") == "user":
+            texts.extend(_item_texts(item))
+    return "\n".join(texts), has_output
+
+
+def _usage(body: Any, output_tokens: int) -> dict[str, Any]:
+    """Responses-API usage with a rough, deterministic input estimate (4 characters a token)."""
+    in_tokens = max(1, len(json.dumps(body, default=str)) // 4)
+    return {
+        "input_tokens": in_tokens,
+        "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens": output_tokens,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": in_tokens + output_tokens,
+    }
+
+
+def _sse(data: dict[str, Any]) -> bytes:
+    return f"event: {data['type']}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
+
+
+# -- scripted tool calls --------------------------------------------------------------------
+
+
+@dataclass
+class ShellCall:
+    """A scripted shell call: made once, in reply to the first request whose newest user
+    input holds `trigger` (and no tool output yet)."""
+
+    trigger: str
+    command: str
+    used: bool = False
+
+
+def _shell_call_item(body: dict[str, Any], command: str) -> dict[str, Any]:
+    """A ``function_call`` output item running `command` in whichever shell tool the request
+    declares (``exec_command``, ``shell_command`` or the older ``shell``)."""
+    names = {t.get("name") for t in body.get("tools") or [] if isinstance(t, dict)}
+    if "exec_command" in names:
+        name, args = "exec_command", {"cmd": command}
+    elif "shell_command" in names:
+        name, args = "shell_command", {"command": command}
+    else:
+        name, args = "shell", {"command": ["bash", "-lc", command]}
+    return {
+        "type": "function_call",
+        "id": _new_id("fc"),
+        "call_id": _new_id("call"),
+        "name": name,
+        "arguments": json.dumps(args),
+        "status": "completed",
+    }
+
+
+# -- the HTTP server --------------------------------------------------------------------------
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: "_Server"
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+        pass  # keep pytest output clean; everything is in api.requests
+
+    def _read_body(self) -> bytes:
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            chunks = []
+            while True:
+                size = int(self.rfile.readline().strip().split(b";")[0] or b"0", 16)
+                if size == 0:
+                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass  # trailers until the blank line
+                    break
+                chunks.append(self.rfile.read(size))
+                self.rfile.readline()
+            raw = b"".join(chunks)
+        else:
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length) if length > 0 else b""
+        if self.headers.get("Content-Encoding", "").lower() == "gzip":
+            raw = gzip.decompress(raw)
+        return raw
+
+    def _record(self) -> RecordedRequest:
+        text = self._read_body().decode("utf-8", errors="replace")
+        try:
+            body = json.loads(text) if text.strip() else None
+        except ValueError:
+            body = None
+        headers = {
+            k.lower(): v for k, v in self.headers.items() if k.lower() not in _SECRET_HEADERS
+        }
+        rec = RecordedRequest(self.command, self.path, headers, body, text)
+        with self.server.lock:
+            self.server.requests.append(rec)
+        return rec
+
+    def _send(self, rec: RecordedRequest, status: int, payload: bytes, content_type: str) -> None:
+        rec.status = status
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(payload)))
+        self.send_header("x-request-id", _new_id("req"))
+        if content_type.startswith("text/event-stream"):
+            self.send_header("Cache-Control", "no-cache")
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(payload)
+            self.wfile.flush()
+
+    def _send_json(self, rec: RecordedRequest, status: int, obj: Any) -> None:
+        self._send(rec, status, json.dumps(obj).encode(), "application/json")
+
+    def _error(self, rec: RecordedRequest, status: int, kind: str, message: str) -> None:
+        self._send_json(
+            rec, status, {"error": {"type": kind, "code": kind, "message": message, "param": None}}
+        )
+
+    # routes
+
+    def _dispatch(self) -> None:
+        rec = self._record()
+        route = (rec.method, rec.route.rstrip("/"))
+        if route == ("POST", "/v1/responses"):
+            self._responses(rec)
+        elif route == ("GET", "/v1/models"):
+            model = {"id": DEFAULT_MODEL, "object": "model", "created": 0, "owned_by": "fake"}
+            self._send_json(rec, 200, {"object": "list", "data": [model]})
+        else:
+            self._error(rec, 404, "not_found", f"fake API: no route {rec.method} {rec.path}")
+
+    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = _dispatch  # noqa: N815
+
+    def _responses(self, rec: RecordedRequest) -> None:
+        body = rec.body if isinstance(rec.body, dict) else {}
+        if "input" not in body:
+            self._error(rec, 400, "invalid_request_error", "input: required")
+            return
+        call = self.server.next_shell_call(body)
+        if call is not None:
+            item = _shell_call_item(body, call.command)
+            out_tokens = 20
+        else:
+            text = self.server.reply_text
+            content = [{"type": "output_text", "text": text, "annotations": []}]
+            item = {"type": "message", "id": _new_id("msg"), "role": "assistant",
+                    "status": "completed", "content": content}
+            out_tokens = max(1, len(text) // 4)
+        response = {
+            "id": _new_id("resp"),
+            "object": "response",
+            "created_at": int(time.time()),
+            "model": body.get("model") or DEFAULT_MODEL,
+            "status": "completed",
+            "output": [item],
+            "usage": _usage(body, out_tokens),
+        }
+        if not body.get("stream"):
+            self._send_json(rec, 200, response)
+            return
+        pending = dict(response, status="in_progress", output=[], usage=None)
+        events = [
+            {"type": "response.created", "response": pending},
+            {"type": "response.in_progress", "response": pending},
+            {"type": "response.output_item.added", "output_index": 0, "item": item},
+        ]
+        if item["type"] == "message":
+            delta = {"item_id": item["id"], "output_index": 0, "content_index": 0,
+                     "delta": item["content"][0]["text"]}
+            events.append({"type": "response.output_text.delta", **delta})
+        events += [
+            {"type": "response.output_item.done", "output_index": 0, "item": item},
+            {"type": "response.completed", "response": response},
+        ]
+        payload = b"".join(_sse(dict(e, sequence_number=n)) for n, e in enumerate(events))
+        self._send(rec, 200, payload, "text/event-stream; charset=utf-8")
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, reply_text: str) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.lock = threading.Lock()
+        self.requests: list[RecordedRequest] = []
+        self.reply_text = reply_text
+        self.shell_calls: list[ShellCall] = []
+
+    def next_shell_call(self, body: dict[str, Any]) -> ShellCall | None:
+        """The scripted shell call this request answers with, if any (requests with tools)."""
+        if not body.get("tools"):
+            return None
+        text, has_output = _newest_user_input(body)
+        if has_output:
+            return None
+        with self.lock:
+            for call in self.shell_calls:
+                if not call.used and call.trigger in text:
+                    call.used = True
+                    return call
+        return None
+
+
+class FakeOpenAIAPI:
+    """Context manager: a fake OpenAI Responses API serving on 127.0.0.1:<free port>."""
+
+    def __init__(self, reply_text: str = DEFAULT_REPLY) -> None:
+        self._reply_text = reply_text
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    # lifecycle
+    def start(self) -> "FakeOpenAIAPI":
+        if self._server is not None:
+            return self
+        self._server = _Server(self._reply_text)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="fake-openai-api",
+            daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is None:
+            return
+        self._server.shutdown()
+        self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self._server = None
+        self._thread = None
+
+    def __enter__(self) -> "FakeOpenAIAPI":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # access
+    @property
+    def port(self) -> int:
+        assert self._server is not None, "fake API not started"
+        return int(self._server.server_address[1])
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:<port>``; Codex's provider ``base_url`` is this plus ``/v1``."""
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def reply_text(self) -> str:
+        return self._reply_text
+
+    @reply_text.setter
+    def reply_text(self, value: str) -> None:
+        self._reply_text = value
+        if self._server is not None:
+            self._server.reply_text = value
+
+    def script_shell(self, trigger: str, command: str) -> None:
+        """Answer the first request whose newest user input holds `trigger` with a call of
+        Codex's shell tool running `command`; the request bringing its output back gets
+        `reply_text`."""
+        assert self._server is not None, "fake API not started"
+        with self._server.lock:
+            self._server.shell_calls.append(ShellCall(trigger, command))
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        """A snapshot of every request received so far, oldest first."""
+        assert self._server is not None, "fake API not started"
+        with self._server.lock:
+            return list(self._server.requests)
+
+    def clear(self) -> None:
+        assert self._server is not None, "fake API not started"
+        with self._server.lock:
+            self._server.requests.clear()

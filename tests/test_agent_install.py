@@ -1,0 +1,234 @@
+"""`memrepo install codex|gemini` and `uninstall`: idempotent, every other hook and setting kept,
+each CLI's config-dir variable honoured, Codex's hook trust written so its hooks run.
+
+Codex's trust hashes are checked against vectors the real codex-cli 0.171.0 reported and ran
+(tests/e2e/CODEX-NOTES.md §3); test_e2e_agents.py runs the installed hooks in the real CLIs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memrepo.agents.codex import install as codex, trust
+from memrepo.agents.gemini import install as gemini
+
+try:
+    import tomllib
+except ImportError:  # Python 3.10
+    tomllib = None  # type: ignore[assignment]
+
+
+def cli(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "memrepo", *args], capture_output=True, text=True,
+                          env=dict(os.environ, **env), timeout=60)
+
+
+# -- Codex: the trust hash ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("event, matcher, handler, expected", [
+    ("SessionStart", "startup|resume",
+     {"type": "command", "command": "memrepo-probe-hook SessionStart", "timeout": 30, "statusMessage": "Loading memory"},
+     "sha256:d177786b9d5f72ed8f5aaf818b8b700377058d4a5531ae2240c2e5c174e9dbeb"),
+    ("UserPromptSubmit", "*", {"type": "command", "command": "memrepo-probe-hook UserPromptSubmit"},
+     "sha256:db14e7b5bece7fa0f9ee078e78a84e875932f9e3b9f1ba7dfd8e0347d3c56c12"),
+    ("Stop", None, {"type": "command", "command": "memrepo-probe-hook Stop", "timeout": 20},
+     "sha256:3eb3d12fbb8055add67ddadd7d2fb424d22bdc39c1bd949a1beac7456fb48f69"),
+    ("SessionEnd", None, {"type": "command", "command": "memrepo-probe-hook SessionEnd"},
+     "sha256:27fe5766c426feed953e6e41c3e7a6091edfe39d633a086f7a87a56e846a9d5b"),
+    ("UserPromptSubmit", "*", {"type": "command", "command": "memrepo hook d", "additionalContextLimit": 20000},
+     "sha256:26f468b73a4268f753e1a558dbc8ea798e5d657b803a4787e609d7f68ab06fd5"),
+    ("PreCompact", None, {"type": "command", "command": "memrepo hook pre-compact"},
+     "sha256:c245650f775109ef337f2dcbc5ad11a2aac9584384bc924b887dd4ed2fcb23b5"),
+    ("SessionStart", None, {"type": "command", "command": "memrepo hook session-start"},
+     "sha256:a707c6ddcccc2c643fd98d6b40cb4353c0a3faf974ad17ed3bca64fe33bf09c1"),
+    ("Stop", "x", {"type": "command", "command": "memrepo hook stop"},
+     "sha256:73dc8218d650d24721f305238957edf7d3bba02b1ef9b087f5300a238fed09b9"),
+    ("SessionEnd", "other", {"type": "command", "command": "memrepo hook a", "timeout": 5},
+     "sha256:e8eeca819d240fba9ca76ae3dad3ecd744971201289b2d7b1e0286522a9b5f57"),
+])
+def test_the_trust_hash_is_the_one_codex_computes(event: str, matcher: str | None, handler: dict, expected: str) -> None:
+    assert trust.trusted_hash(event, matcher, handler) == expected
+
+
+def test_state_keys_name_the_file_event_and_position() -> None:
+    assert trust.state_key("/h/.codex/hooks.json", "UserPromptSubmit", 2) == "/h/.codex/hooks.json:user_prompt_submit:2:0"
+
+
+# -- Codex: install / uninstall ---------------------------------------------------------------------
+
+
+USER_HOOKS = {"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "my-linter --check"}]}],
+                        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "guard.sh"}]}]},
+              "other": 1}
+USER_CONFIG = '''model = "gpt-5"
+
+[projects."/home/me/web"]
+trust_level = "trusted"
+
+[hooks.state."/elsewhere/hooks.json:user_prompt_submit:0:0"]
+trusted_hash = "sha256:mine"
+'''
+
+
+@pytest.fixture
+def codex_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "codex-home"
+    home.mkdir()
+    (home / "hooks.json").write_text(json.dumps(USER_HOOKS), encoding="utf-8")
+    (home / "config.toml").write_text(USER_CONFIG, encoding="utf-8")
+    monkeypatch.setenv("CODEX_HOME", str(home))
+    return home
+
+
+def test_install_codex_adds_its_hooks_and_their_trust_and_keeps_the_rest(codex_home: Path) -> None:
+    path, changed = codex.install("/opt/py/bin/python3")
+    assert changed and path == str(codex_home / "hooks.json")
+    data = json.loads((codex_home / "hooks.json").read_text())
+    assert data["other"] == 1 and data["hooks"]["PreToolUse"] == USER_HOOKS["hooks"]["PreToolUse"]
+    ups = data["hooks"]["UserPromptSubmit"]
+    assert ups[0] == USER_HOOKS["hooks"]["UserPromptSubmit"][0]  # the user's hook keeps its place (and its trust key)
+    assert ups[1]["hooks"][0]["command"] == "/opt/py/bin/python3 -I -m memrepo.agents.codex.entry UserPromptSubmit"
+    assert sorted(codex.EVENTS) == sorted(e for e in data["hooks"] if e != "PreToolUse")
+    config = (codex_home / "config.toml").read_text()
+    assert config.startswith(USER_CONFIG)  # the user's file is not rewritten, only appended to
+    if tomllib is not None:
+        state = tomllib.loads(config)["hooks"]["state"]
+        key = f"{codex_home / 'hooks.json'}:user_prompt_submit:1:0"
+        assert state[key]["trusted_hash"] == trust.trusted_hash("UserPromptSubmit", None, ups[1]["hooks"][0])
+        assert state["/elsewhere/hooks.json:user_prompt_submit:0:0"] == {"trusted_hash": "sha256:mine"}
+        assert len(state) == 1 + len(codex.EVENTS)
+        assert state[f"{codex_home / 'hooks.json'}:session_end:0:0"]["trusted_hash"] == \
+            trust.trusted_hash("SessionEnd", None, data["hooks"]["SessionEnd"][0]["hooks"][0])
+    assert (codex_home / "hooks.json.bak").exists() and (codex_home / "config.toml.bak").read_text() == USER_CONFIG
+
+
+def test_install_codex_twice_changes_nothing_and_a_new_interpreter_replaces_the_old(codex_home: Path) -> None:
+    codex.install("/opt/a/python3")
+    first = ((codex_home / "hooks.json").read_text(), (codex_home / "config.toml").read_text())
+    assert codex.install("/opt/a/python3")[1] is False
+    assert ((codex_home / "hooks.json").read_text(), (codex_home / "config.toml").read_text()) == first
+    codex.install("/opt/b/python3")
+    text = (codex_home / "hooks.json").read_text()
+    assert "/opt/a/python3" not in text and text.count("memrepo.agents.codex.entry") == len(codex.EVENTS)
+    config = (codex_home / "config.toml").read_text()
+    assert config.count(codex.BEGIN) == 1 and config.count("trusted_hash") == 1 + len(codex.EVENTS)
+
+
+def test_uninstall_codex_leaves_the_user_s_files_as_they_were(codex_home: Path) -> None:
+    codex.install()
+    path, changed = codex.uninstall()
+    assert changed
+    assert json.loads((codex_home / "hooks.json").read_text()) == USER_HOOKS
+    assert (codex_home / "config.toml").read_text().rstrip("\n") == USER_CONFIG.rstrip("\n")
+    assert codex.uninstall()[1] is False
+
+
+def test_install_codex_replaces_a_trust_entry_written_elsewhere_for_its_own_hooks(codex_home: Path) -> None:
+    """Trusting memrepo's hooks in Codex's /hooks screen writes the same key outside memrepo's
+    block: a second table for it would make config.toml invalid TOML."""
+    codex.install("/opt/a/python3")
+    key = f"{codex_home / 'hooks.json'}:stop:0:0"
+    config = (codex_home / "config.toml").read_text()
+    start = config.index(codex.BEGIN)
+    # Codex rewrote the file: memrepo's markers are gone, its entries are plain tables now.
+    moved = config[:start] + config[start:].replace(codex.BEGIN + "\n", "").replace(codex.END + "\n", "")
+    (codex_home / "config.toml").write_text(moved)
+    codex.install("/opt/b/python3")
+    after = (codex_home / "config.toml").read_text()
+    assert after.count(f"[hooks.state.{json.dumps(key)}]") == 1
+    if tomllib is not None:
+        tomllib.loads(after)
+
+
+@pytest.mark.skipif(tomllib is None, reason="no TOML parser in this Python")
+def test_a_broken_config_toml_is_refused_untouched(codex_home: Path) -> None:
+    (codex_home / "config.toml").write_text("model = \n[[[", encoding="utf-8")
+    hooks_before = (codex_home / "hooks.json").read_text()
+    proc = cli("install", "codex", CODEX_HOME=str(codex_home))
+    assert proc.returncode != 0 and "config.toml" in proc.stderr and "nothing was changed" in proc.stderr
+    assert (codex_home / "config.toml").read_text() == "model = \n[[[" and (codex_home / "hooks.json").read_text() == hooks_before
+
+
+def test_a_broken_hooks_json_is_refused_untouched(codex_home: Path) -> None:
+    (codex_home / "hooks.json").write_text("{oops", encoding="utf-8")
+    proc = cli("install", "codex", CODEX_HOME=str(codex_home))
+    assert proc.returncode != 0 and "hooks.json is not valid JSON" in proc.stderr
+    assert (codex_home / "hooks.json").read_text() == "{oops" and (codex_home / "config.toml").read_text() == USER_CONFIG
+
+
+def test_install_codex_from_the_cli_into_a_fresh_codex_home(tmp_path: Path) -> None:
+    home = tmp_path / "fresh"
+    proc = cli("install", "codex", CODEX_HOME=str(home))
+    assert proc.returncode == 0, proc.stderr
+    assert f"installed memrepo hooks in {home / 'hooks.json'}" in proc.stdout and "/hooks" in proc.stderr
+    assert cli("install", "codex", CODEX_HOME=str(home)).stdout.startswith("already installed in")
+    assert (home / "config.toml").read_text().startswith(codex.BEGIN)
+    assert cli("uninstall", "codex", CODEX_HOME=str(home)).stdout.startswith("removed memrepo hooks from")
+    assert json.loads((home / "hooks.json").read_text()) == {} and (home / "config.toml").read_text() == ""
+
+
+# -- Gemini -------------------------------------------------------------------------------------------
+
+
+GEMINI_SETTINGS = {"security": {"auth": {"selectedType": "gemini-api-key"}},
+                   "hooks": {"BeforeAgent": [{"matcher": "*", "hooks": [{"type": "command", "name": "mine", "command": "ctx.sh"}]}]},
+                   "hooksConfig": {"disabled": []}}
+
+
+@pytest.fixture
+def gemini_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    base = tmp_path / "gemini-cli-home"
+    (base / ".gemini").mkdir(parents=True)
+    (base / ".gemini" / "settings.json").write_text(json.dumps(GEMINI_SETTINGS), encoding="utf-8")
+    monkeypatch.setenv("GEMINI_CLI_HOME", str(base))
+    return base / ".gemini"
+
+
+def test_install_gemini_adds_its_hooks_and_keeps_the_rest(gemini_home: Path) -> None:
+    path, changed = gemini.install("/opt/py/bin/python3")
+    assert changed and path == str(gemini_home / "settings.json")
+    data = json.loads((gemini_home / "settings.json").read_text())
+    assert data["security"] == GEMINI_SETTINGS["security"] and data["hooksConfig"] == GEMINI_SETTINGS["hooksConfig"]
+    before_agent = data["hooks"]["BeforeAgent"]
+    assert before_agent[0] == GEMINI_SETTINGS["hooks"]["BeforeAgent"][0]
+    ours = before_agent[1]["hooks"][0]
+    assert ours == {"type": "command", "name": "memrepo-BeforeAgent", "timeout": 10000,
+                    "command": "/opt/py/bin/python3 -I -m memrepo.agents.gemini.entry BeforeAgent"}
+    assert sorted(data["hooks"]) == sorted(gemini.EVENTS)
+    assert gemini.install("/opt/py/bin/python3")[1] is False
+    assert gemini.uninstall()[1] is True
+    assert json.loads((gemini_home / "settings.json").read_text()) == GEMINI_SETTINGS
+    assert gemini.uninstall()[1] is False
+
+
+def test_install_gemini_honours_gemini_cli_home_from_the_cli(tmp_path: Path) -> None:
+    base = tmp_path / "gh"
+    proc = cli("install", "gemini", GEMINI_CLI_HOME=str(base))
+    assert proc.returncode == 0, proc.stderr
+    assert f"installed memrepo hooks in {base / '.gemini' / 'settings.json'}" in proc.stdout
+    assert "memrepo.agents.gemini.entry" in (base / ".gemini" / "settings.json").read_text()
+
+
+def test_a_gemini_settings_file_with_comments_is_refused_untouched(gemini_home: Path) -> None:
+    """Gemini CLI allows comments in settings.json; rewriting it would lose them."""
+    text = '{\n  // my settings\n  "model": {"name": "x"}\n}\n'
+    (gemini_home / "settings.json").write_text(text, encoding="utf-8")
+    proc = cli("install", "gemini")
+    assert proc.returncode != 0 and "settings.json is not valid JSON" in proc.stderr
+    assert (gemini_home / "settings.json").read_text() == text
+
+
+def test_doctor_style_check_sees_gemini_hooks_turned_off(gemini_home: Path) -> None:
+    gemini.install()
+    assert gemini.disabled_reason() == ""
+    data = json.loads((gemini_home / "settings.json").read_text())
+    data["hooksConfig"] = {"enabled": False}
+    (gemini_home / "settings.json").write_text(json.dumps(data))
+    assert "hooksConfig.enabled is false" in gemini.disabled_reason()

@@ -1,0 +1,12 @@
+"""Adapters for agents other than Claude Code: Codex CLI (`codex`) and Gemini CLI (`gemini`).
+
+Each is a thin translation of one agent's hook contract onto the handlers Claude Code's hooks
+use (`memrepo.claude`): the same recall decision, the same fail-open rule, the same recall log
+(with the agent named), the same capture queue. Per agent: `entry` (the hook command, one
+event per argument), `install` (its user settings), `tail` (the previous turn of its
+transcript, for follow-ups); Codex adds `trust` (the hash its hook trust expects).
+
+May import: the standard library, `memrepo.errors`, `memrepo.proc`, and every layer below
+(`recall` … `claude`). `entry` and `tail` run on hook paths: standard library only at import
+time, heavy layers only inside the handler that needs them.
+"""

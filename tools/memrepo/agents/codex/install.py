@@ -1,0 +1,202 @@
+"""`memrepo install codex` / `uninstall codex`: memrepo's hooks in Codex CLI's user hooks.json.
+
+Writes `$CODEX_HOME/hooks.json` (default ~/.codex) the way `memrepo install claude` writes
+Claude Code's settings: idempotent, every hook that is not memrepo's kept as it was, the old
+file saved as hooks.json.bak. Codex runs a user hook only once it is trusted, so the trust
+entries of memrepo's own hooks (`trust.py`) go into `$CODEX_HOME/config.toml`, in one block
+between marker comments; the rest of that file is never rewritten (config.toml.bak keeps the
+previous one), and the result is checked to parse before it is written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+from typing import Any
+
+from memrepo.agents.codex import trust
+from memrepo.claude.install import load_json, save_json, strip_ours
+from memrepo.errors import MemrepoError
+
+MARK = "memrepo.agents.codex.entry"
+# event -> timeout in seconds (SessionEnd: Codex allows at most 3; the hook only queues a job)
+EVENTS = {"SessionStart": 10, "UserPromptSubmit": 10, "Stop": 10, "PreCompact": 10, "SessionEnd": 3}
+BEGIN = "# >>> memrepo: trust for memrepo's hooks in hooks.json (memrepo install codex; uninstall removes it)"
+END = "# <<< memrepo"
+
+
+def codex_home() -> str:
+    """Codex CLI's configuration directory: `CODEX_HOME`, else ~/.codex."""
+    return os.path.abspath(os.environ.get("CODEX_HOME") or os.path.join(os.path.expanduser("~"), ".codex"))
+
+
+def hooks_path() -> str:
+    return os.path.join(codex_home(), "hooks.json")
+
+
+def config_path() -> str:
+    return os.path.join(codex_home(), "config.toml")
+
+
+def command(python: str, event: str) -> str:
+    return shlex.join([python, "-I", "-m", MARK, event])
+
+
+def _ours(handler: Any) -> bool:
+    return isinstance(handler, dict) and MARK in str(handler.get("command", "")).split()
+
+
+def our_keys(path: str, hooks: dict[str, Any]) -> list[str]:
+    """The state keys of memrepo's handlers in a hooks.json object, wherever they sit."""
+    keys = []
+    for event, groups in hooks.items():
+        for g, group in enumerate(groups if isinstance(groups, list) else []):
+            handlers = group.get("hooks", []) if isinstance(group, dict) else []
+            keys += [trust.state_key(path, event, g, h) for h, handler in enumerate(handlers) if _ours(handler)]
+    return keys
+
+
+def _table_key(line: str) -> str | None:
+    """The key of a `[hooks.state."<key>"]` header line, else None."""
+    s = line.strip()
+    if not (s.startswith("[hooks.state.") and s.endswith("]")) or s.startswith("[["):
+        return None
+    quoted = s[len("[hooks.state."):-1].strip()
+    try:
+        key = json.loads(quoted) if quoted.startswith('"') else quoted.strip("'")
+    except ValueError:
+        return None
+    return key if isinstance(key, str) else None
+
+
+def without_trust(text: str, keys: set[str]) -> str:
+    """config.toml text without memrepo's block and without any table for one of `keys`."""
+    out: list[str] = []
+    skipping = False
+    in_block = False
+    for line in text.splitlines(keepends=True):
+        s = line.strip()
+        if s == BEGIN:
+            in_block = True
+            continue
+        if in_block:
+            if s == END:
+                in_block = False
+            continue
+        if s.startswith("["):
+            skipping = _table_key(line) in keys
+        if not skipping:
+            out.append(line)
+    return "".join(out)
+
+
+def _tidy(text: str) -> str:
+    """The text ending in exactly one newline (none when empty): the blank line memrepo put
+    before its block does not pile up."""
+    return text.rstrip("\n") + "\n" if text.strip() else ""
+
+
+def _trust_block(entries: list[tuple[str, str]]) -> str:
+    lines = [BEGIN]
+    for key, digest in entries:
+        lines += [f"[hooks.state.{json.dumps(key, ensure_ascii=False)}]", f"trusted_hash = {json.dumps(digest)}"]
+    return "\n".join(lines + [END]) + "\n"
+
+
+def _check_toml(path: str, text: str) -> None:
+    """Refuse to write `text` unless it parses (Python 3.11+; 3.10 has no TOML parser, and the
+    block memrepo adds is plain TOML)."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+
+        try:
+            tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise MemrepoError(f"{path} would not be valid TOML after adding memrepo's trust entries ({exc}); "
+                               "nothing was changed",
+                               hint="fix the file by hand (or move it away), then run the command again") from None
+
+
+def _read(path: str) -> str:
+    if not os.path.exists(path):
+        return ""
+    with open(path, encoding="utf-8") as fh:
+        return fh.read()
+
+
+def _write(path: str, text: str) -> None:
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    if os.path.exists(path):
+        with open(path, "rb") as src, open(path + ".bak", "wb") as dst:
+            dst.write(src.read())
+    tmp = f"{path}.tmp-{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.replace(tmp, path)
+
+
+def _hooks_of(path: str, data: dict[str, Any]) -> dict[str, Any]:
+    hooks = data.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise MemrepoError(f"`hooks` in {path} is not an object", hint="fix the file by hand, then run the command again")
+    return hooks
+
+
+def install(python: str | None = None) -> tuple[str, bool]:
+    """Add memrepo's hooks (this interpreter) and their trust; returns (hooks.json path, changed)."""
+    path, cfg = hooks_path(), config_path()
+    data = load_json(path)
+    before = json.dumps(data, sort_keys=True)
+    hooks = _hooks_of(path, data)
+    old = set(our_keys(path, hooks))
+    strip_ours(hooks, (MARK,))
+    py = python or sys.executable
+    entries = []
+    for event, timeout in EVENTS.items():
+        handler = {"type": "command", "command": command(py, event), "timeout": timeout}
+        groups = hooks.setdefault(event, [])
+        groups.append({"hooks": [handler]})
+        entries.append((trust.state_key(path, event, len(groups) - 1), trust.trusted_hash(event, None, handler)))
+    config_before = _read(cfg)
+    kept = without_trust(config_before, old | {k for k, _ in entries})
+    config_after = (_tidy(kept) + "\n" if kept.strip() else "") + _trust_block(entries)
+    _check_toml(cfg, config_after)
+    changed = json.dumps(data, sort_keys=True) != before or config_after != config_before
+    if json.dumps(data, sort_keys=True) != before:
+        save_json(path, data)
+    if config_after != config_before:
+        _write(cfg, config_after)
+    return path, changed
+
+
+def uninstall() -> tuple[str, bool]:
+    """Remove memrepo's hooks and their trust entries, nothing else; returns (hooks.json path, changed)."""
+    path, cfg = hooks_path(), config_path()
+    data = load_json(path)
+    hooks = data.get("hooks")
+    old = set(our_keys(path, hooks)) if isinstance(hooks, dict) else set()
+    changed = False
+    if isinstance(hooks, dict) and strip_ours(hooks, (MARK,)):
+        if not hooks:
+            del data["hooks"]
+        save_json(path, data)
+        changed = True
+    config_before = _read(cfg)
+    config_after = without_trust(config_before, old)
+    if config_after != config_before:
+        config_after = _tidy(config_after)
+        _check_toml(cfg, config_after)
+        _write(cfg, config_after)
+        changed = True
+    return path, changed
+
+
+def installed() -> list[str]:
+    """The events memrepo's hooks are registered for in hooks.json (for `doctor`)."""
+    try:
+        hooks = load_json(hooks_path()).get("hooks")
+    except MemrepoError:
+        return []
+    return sorted({k.split(":")[-3] for k in our_keys(hooks_path(), hooks)}) if isinstance(hooks, dict) else []

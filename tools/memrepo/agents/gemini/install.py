@@ -1,0 +1,84 @@
+"""`memrepo install gemini` / `uninstall gemini`: memrepo's hooks in Gemini CLI's user settings.json.
+
+Gemini CLI keeps its settings in `$GEMINI_CLI_HOME/.gemini/settings.json` (default
+~/.gemini/settings.json); its `hooks` object has the shape Claude Code's has, with timeouts in
+milliseconds. Idempotent, every other hook and setting kept, the old file saved as
+settings.json.bak. User-level hooks run without a trust prompt (GEMINI-NOTES.md §2).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+from typing import Any
+
+from memrepo.claude.install import load_json, save_json, strip_ours
+from memrepo.errors import MemrepoError
+
+MARK = "memrepo.agents.gemini.entry"
+EVENTS = ("SessionStart", "BeforeAgent", "AfterAgent", "SessionEnd")
+TIMEOUT_MS = 10000
+
+
+def gemini_home() -> str:
+    """Gemini CLI's configuration directory: `$GEMINI_CLI_HOME/.gemini`, else ~/.gemini."""
+    base = os.environ.get("GEMINI_CLI_HOME") or os.path.expanduser("~")
+    return os.path.abspath(os.path.join(base, ".gemini"))
+
+
+def settings_path() -> str:
+    return os.path.join(gemini_home(), "settings.json")
+
+
+def command(python: str, event: str) -> str:
+    return shlex.join([python, "-I", "-m", MARK, event])
+
+
+def _hooks_of(path: str, data: dict[str, Any]) -> dict[str, Any]:
+    hooks = data.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise MemrepoError(f"`hooks` in {path} is not an object", hint="fix the file by hand, then run the command again")
+    return hooks
+
+
+def install(python: str | None = None) -> tuple[str, bool]:
+    """Add memrepo's hooks (exec'd with this interpreter); returns (settings path, changed)."""
+    path = settings_path()
+    data = load_json(path)
+    before = repr(data)
+    hooks = _hooks_of(path, data)
+    strip_ours(hooks, (MARK,))
+    py = python or sys.executable
+    for event in EVENTS:
+        hooks.setdefault(event, []).append(
+            {"hooks": [{"type": "command", "name": f"memrepo-{event}", "command": command(py, event), "timeout": TIMEOUT_MS}]})
+    changed = repr(data) != before
+    if changed:
+        save_json(path, data)
+    return path, changed
+
+
+def uninstall() -> tuple[str, bool]:
+    """Remove memrepo's hooks and nothing else; returns (settings path, changed)."""
+    path = settings_path()
+    data = load_json(path)
+    hooks = data.get("hooks")
+    if not isinstance(hooks, dict) or not strip_ours(hooks, (MARK,)):
+        return path, False
+    if not hooks:
+        del data["hooks"]
+    save_json(path, data)
+    return path, True
+
+
+def disabled_reason() -> str:
+    """Why Gemini CLI would not run the hooks even though they are installed, or "" (for `doctor`)."""
+    try:
+        data = load_json(settings_path())
+    except MemrepoError as exc:
+        return str(exc)
+    config = data.get("hooksConfig")
+    if isinstance(config, dict) and config.get("enabled") is False:
+        return f"hooksConfig.enabled is false in {settings_path()}: Gemini CLI runs no hook at all"
+    return ""
