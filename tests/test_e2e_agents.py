@@ -1,0 +1,275 @@
+"""End to end: the real Codex CLI and Gemini CLI (pinned in tests/e2e/agents/) with the hooks
+`memrepo install codex|gemini` wrote, against fake model APIs on 127.0.0.1 that speak each
+CLI's wire protocol (OpenAI Responses over SSE; Gemini streamGenerateContent over SSE).
+
+What the fake API received is what the model would have seen: the memory for an answerable
+prompt, no memrepo text for a conversational one. One memory captured from a Claude Code
+session (the real CLI with the plugin) is recalled in a Codex session and a Gemini session on
+the same repository, and each agent's own session end captures its transcript.
+
+The CLIs are installed once into a cache outside the repo (tests/e2e/install_cli.sh); the
+tests skip when npm or its registry is unavailable, and fail instead under MEMREPO_E2E_REQUIRE=1.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from e2e import agents  # noqa: E402
+from e2e.fake_gemini import FakeGeminiAPI, request_text  # noqa: E402
+from e2e.fake_openai import FakeOpenAIAPI, input_text  # noqa: E402
+from e2e.fakeapi import FakeMessagesAPI  # noqa: E402
+from e2e.harness import run_claude  # noqa: E402
+
+pytestmark = pytest.mark.e2e
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+CAPTURE_MODEL = REPO_ROOT / "tests" / "fake" / "capture_model.py"
+FENCE = "recalled"  # "memrepo recalled N notes …": the first line of every injected block
+
+MEMORIES = {
+    "billing-webhook-secret-rotation": """\
+        ---
+        id: billing-webhook-secret-rotation
+        class: rule
+        title: Rotate the billing webhook secret through the vault, never by hand
+        description: The Stripe webhook signing secret for billing is rotated with `vault write billing/webhook rotate=true`; editing the env file breaks signature checks.
+        topics: [billing, webhook, secret rotation]
+        entities: [billing service, Stripe]
+        tech: [vault]
+        source: user
+        created: 2026-10-04
+        updated: 2026-10-04
+        ---
+        The billing service checks Stripe signatures against the secret in vault.
+        """,
+    "lunch-rota": """\
+        ---
+        id: lunch-rota
+        class: fact
+        title: The office lunch rota is pinned in the kitchen
+        description: Who orders lunch each Thursday is on the sheet by the kitchen door.
+        topics: [lunch]
+        source: user
+        created: 2026-09-01
+        updated: 2026-09-01
+        ---
+        Thursdays only.
+        """,
+}
+ANSWERABLE = "how do I rotate the billing webhook secret for Stripe?"
+CONVERSATIONAL = "thanks, that's all for now"
+
+
+def _run(cmd: list[str], cwd: Path, env: dict[str, str]) -> None:
+    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, f"{cmd}: {proc.stdout}\n{proc.stderr}"
+
+
+@pytest.fixture
+def memory_repo(tmp_path: Path) -> Path:
+    """A repository made by `memrepo init`, holding MEMORIES, committed and indexed."""
+    env = agents.AgentHome(tmp_path / "setup").env()
+    (tmp_path / "setup" / "home").mkdir(parents=True)
+    repo = tmp_path / "store"
+    _run([sys.executable, "-m", "memrepo", "init", str(repo)], tmp_path, env)
+    for mem_id, text in MEMORIES.items():
+        (repo / "memory" / f"{mem_id}.md").write_text(textwrap.dedent(text), encoding="utf-8")
+    _run(["git", "-C", str(repo), "add", "-A"], tmp_path, env)
+    _run(["git", "-C", str(repo), "commit", "-q", "-m", "e2e: memories"], tmp_path, env)
+    _run([sys.executable, "-m", "memrepo", "--repo", str(repo), "index", "--rebuild"], tmp_path, env)
+    return repo
+
+
+def _project(tmp_path: Path, name: str) -> Path:
+    cwd = tmp_path / name
+    cwd.mkdir()
+    (cwd / "README.md").write_text("a project\n")
+    return cwd
+
+
+def _log(repo: Path) -> list[dict]:
+    path = repo / "index" / "recall-log.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def _wait_for_commit(repo: Path, grep: str, timeout: float = 120.0) -> str:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        out = subprocess.run(["git", "-C", str(repo), "log", "--format=%H %s", "--all"], capture_output=True, text=True).stdout
+        hits = [line for line in out.splitlines() if grep in line]
+        if hits:
+            return hits[0]
+        time.sleep(0.5)
+    worker = repo / "index" / "jobs" / "worker.log"
+    raise AssertionError(f"no commit matching {grep!r} in {timeout} s; worker.log:\n"
+                         f"{worker.read_text() if worker.exists() else '(none)'}")
+
+
+def _memory_files(repo: Path) -> dict[str, str]:
+    return {p.name: p.read_text() for p in (repo / "memory").glob("*.md")}
+
+
+# -- Codex CLI ----------------------------------------------------------------------------------------
+
+
+def test_codex_recalls_for_an_answerable_prompt_and_says_nothing_for_a_conversational_one(tmp_path: Path,
+                                                                                          memory_repo: Path) -> None:
+    with FakeOpenAIAPI("Use the vault command from the note.") as api:
+        home = agents.codex_home(tmp_path / "codex", api.base_url)
+        env = {"MEMREPO_DIR": str(memory_repo)}
+        agents.memrepo(agents.codex_env(home, env), "install", "codex")
+        cwd = _project(tmp_path, "webshop")
+
+        proc = agents.run_codex(home, ANSWERABLE, cwd, env_extra=env)
+        assert proc.returncode == 0, (proc.stdout, proc.stderr[-3000:])
+        asked = [r for r in api.requests if r.is_responses]
+        assert asked and all(r.route == "/v1/responses" for r in api.requests)
+        seen = "\n".join(input_text(r.body) for r in asked)
+        assert ANSWERABLE in seen
+        assert "(id: billing-webhook-secret-rotation)" in seen and FENCE in seen
+        assert "lunch-rota" not in seen
+        # As Codex shows hook context: a developer message of its own, not part of the prompt.
+        items = asked[0].body["input"]
+        fenced = [i for i in items if FENCE in json.dumps(i)]
+        assert fenced and all(i.get("role") == "developer" for i in fenced), fenced
+
+        api.clear()
+        proc = agents.run_codex(home, CONVERSATIONAL, cwd, env_extra=env)
+        assert proc.returncode == 0, (proc.stdout, proc.stderr[-3000:])
+        seen = "\n".join(input_text(r.body) for r in api.requests if r.is_responses)
+        assert CONVERSATIONAL in seen
+        assert FENCE not in seen and "billing-webhook" not in seen and "memrepo" not in seen.lower()
+
+    decisions = [e for e in _log(memory_repo) if e.get("agent") == "codex"]
+    # Not vacuous: the installed hook ran (without --dangerously-bypass-hook-trust) for both prompts.
+    assert [bool(e["injected"]) for e in decisions] == [True, False], decisions
+    assert decisions[1]["silent"] == "conversational"
+
+
+def test_codex_runs_no_memrepo_hook_without_the_trust_install_wrote(tmp_path: Path, memory_repo: Path) -> None:
+    """The trust entries are what make Codex run the hooks: without them it skips them silently."""
+    with FakeOpenAIAPI() as api:
+        home = agents.codex_home(tmp_path / "codex", api.base_url)
+        env = {"MEMREPO_DIR": str(memory_repo)}
+        agents.memrepo(agents.codex_env(home, env), "install", "codex")
+        config = home.home / ".codex" / "config.toml"
+        config.write_text(config.read_text().replace('trusted_hash = "sha256:', 'trusted_hash = "sha256:0'))
+        proc = agents.run_codex(home, ANSWERABLE, _project(tmp_path, "webshop"), env_extra=env)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        assert FENCE not in "\n".join(input_text(r.body) for r in api.requests)
+    assert not [e for e in _log(memory_repo) if e.get("agent") == "codex"]
+
+
+# -- Gemini CLI ---------------------------------------------------------------------------------------
+
+
+def test_gemini_recalls_for_an_answerable_prompt_and_says_nothing_for_a_conversational_one(tmp_path: Path,
+                                                                                           memory_repo: Path) -> None:
+    with FakeGeminiAPI("Use the vault command from the note.") as api:
+        home = agents.gemini_home(tmp_path / "gemini")
+        env = {"MEMREPO_DIR": str(memory_repo)}
+        agents.memrepo(agents.gemini_env(home, api.base_url, env), "install", "gemini")
+        cwd = _project(tmp_path, "webshop")
+
+        proc = agents.run_gemini(home, ANSWERABLE, cwd, api.base_url, env_extra=env)
+        assert proc.returncode == 0, (proc.stdout, proc.stderr[-3000:])
+        main = [r for r in api.requests if r.is_main]
+        assert main
+        seen = "\n".join(request_text(r.body) for r in main)
+        assert ANSWERABLE in seen
+        assert "(id: billing-webhook-secret-rotation)" in seen and FENCE in seen
+        assert "lunch-rota" not in seen
+        # As Gemini shows BeforeAgent context: a <hook_context> part after the prompt, same message.
+        last_user = [c for c in main[0].body["contents"] if c.get("role") == "user"][-1]
+        texts = [p.get("text", "") for p in last_user["parts"]]
+        at = next(i for i, t in enumerate(texts) if ANSWERABLE in t)
+        assert texts[-1].startswith("<hook_context>") and FENCE in texts[-1] and at < len(texts) - 1, texts
+
+        api.clear()
+        proc = agents.run_gemini(home, CONVERSATIONAL, cwd, api.base_url, env_extra=env)
+        assert proc.returncode == 0, (proc.stdout, proc.stderr[-3000:])
+        seen = "\n".join(request_text(r.body) for r in api.requests)
+        assert CONVERSATIONAL in seen
+        assert FENCE not in seen and "billing-webhook" not in seen
+        parts = [p.get("text", "") for r in api.requests for c in r.body.get("contents", []) for p in c.get("parts", [])]
+        assert not [p for p in parts if p.startswith("<hook_context>")]  # no hook added anything to a prompt
+
+    decisions = [e for e in _log(memory_repo) if e.get("agent") == "gemini"]
+    assert [bool(e["injected"]) for e in decisions] == [True, False], decisions
+
+
+# -- one memory, three agents ---------------------------------------------------------------------------
+
+
+FACT = "the payments staging database listens on port 6543, not 5432"
+QUESTION = "which port does the payments staging database listen on?"
+
+
+def test_a_memory_captured_in_claude_code_is_recalled_in_codex_and_gemini(tmp_path: Path, memory_repo: Path) -> None:
+    env = {"MEMREPO_DIR": str(memory_repo), "MEMREPO_MODEL_CMD": f"{sys.executable} {CAPTURE_MODEL}",
+           "FAKE_MODEL_LOG": str(tmp_path / "model.jsonl")}
+    with FakeMessagesAPI("Noted.") as api:
+        proc, _ = run_claude(f"Remember that {FACT}.", plugin_dir=REPO_ROOT, cwd=_project(tmp_path, "payments"),
+                             env_extra=env, fake_api=api, home=tmp_path / "claude")
+    assert proc.returncode == 0, (proc.stdout, proc.stderr[-3000:])
+    commit = _wait_for_commit(memory_repo, "capture")
+    captured = [text for text in _memory_files(memory_repo).values() if "6543" in text]
+    assert len(captured) == 1 and "source: capture" in captured[0], commit
+
+    with FakeOpenAIAPI("Port 6543.") as api:
+        home = agents.codex_home(tmp_path / "codex", api.base_url)
+        agents.memrepo(agents.codex_env(home, env), "install", "codex")
+        proc = agents.run_codex(home, QUESTION, _project(tmp_path, "payments-codex"), env_extra=env)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        codex_seen = "\n".join(input_text(r.body) for r in api.requests)
+    with FakeGeminiAPI("Port 6543.") as api:
+        home = agents.gemini_home(tmp_path / "gemini")
+        agents.memrepo(agents.gemini_env(home, api.base_url, env), "install", "gemini")
+        proc = agents.run_gemini(home, QUESTION, _project(tmp_path, "payments-gemini"), api.base_url, env_extra=env)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        gemini_seen = "\n".join(request_text(r.body) for r in api.requests)
+    for seen in (codex_seen, gemini_seen):
+        assert FENCE in seen and "6543" in seen and "port 6543, not 5432" in seen.lower()
+    assert {e.get("agent", "claude") for e in _log(memory_repo)} >= {"claude", "codex", "gemini"}
+
+
+# -- each agent's own capture ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("agent", ["codex", "gemini"])
+def test_an_agent_s_session_end_captures_its_transcript(tmp_path: Path, memory_repo: Path, agent: str) -> None:
+    fact = f"the {agent} build cache lives in /var/cache/{agent}-builds"
+    env = {"MEMREPO_DIR": str(memory_repo), "MEMREPO_MODEL_CMD": f"{sys.executable} {CAPTURE_MODEL}",
+           "FAKE_MODEL_LOG": str(tmp_path / "model.jsonl")}
+    cwd = _project(tmp_path, "builds")
+    if agent == "codex":
+        with FakeOpenAIAPI("Noted.") as api:
+            home = agents.codex_home(tmp_path / "codex", api.base_url)
+            agents.memrepo(agents.codex_env(home, env), "install", "codex")
+            proc = agents.run_codex(home, f"Remember that {fact}.", cwd, env_extra=env)
+    else:
+        with FakeGeminiAPI("Noted.") as api:
+            home = agents.gemini_home(tmp_path / "gemini")
+            agents.memrepo(agents.gemini_env(home, api.base_url, env), "install", "gemini")
+            proc = agents.run_gemini(home, f"Remember that {fact}.", cwd, api.base_url, env_extra=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    _wait_for_commit(memory_repo, "capture")
+    captured = [text for text in _memory_files(memory_repo).values() if f"/var/cache/{agent}-builds" in text]
+    assert len(captured) == 1, _memory_files(memory_repo).keys()
+    prompts = [json.loads(line)["prompt"] for line in (tmp_path / "model.jsonl").read_text().splitlines()]
+    capture_prompts = [p for p in prompts if "You write long-term memories" in p]
+    # The model saw the session's turns, not memrepo's own context or the CLI's scaffolding.
+    assert capture_prompts and f"Remember that {fact}." in capture_prompts[0]
+    assert FENCE not in capture_prompts[0] and "environment_context" not in capture_prompts[0]
+    assert "session_context" not in capture_prompts[0]
+
