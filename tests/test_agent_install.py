@@ -232,3 +232,43 @@ def test_doctor_style_check_sees_gemini_hooks_turned_off(gemini_home: Path) -> N
     data["hooksConfig"] = {"enabled": False}
     (gemini_home / "settings.json").write_text(json.dumps(data))
     assert "hooksConfig.enabled is false" in gemini.disabled_reason()
+
+
+# -- doctor -------------------------------------------------------------------------------------------
+
+
+def _doctor(repo: str, **env: str) -> list[dict]:
+    proc = cli("--repo", repo, "doctor", "--json", **env)
+    return [c for c in json.loads(proc.stdout) if c["name"] in ("codex hooks", "gemini hooks")]
+
+
+def test_doctor_says_nothing_of_agents_memrepo_is_not_installed_in(repo: str, tmp_path: Path) -> None:
+    assert _doctor(repo, CODEX_HOME=str(tmp_path / "c"), GEMINI_CLI_HOME=str(tmp_path / "g")) == []
+
+
+@pytest.mark.skipif(tomllib is None, reason="no TOML parser in this Python")
+def test_doctor_sees_codex_hooks_that_codex_would_skip(repo: str, tmp_path: Path) -> None:
+    env = {"CODEX_HOME": str(tmp_path / "c"), "GEMINI_CLI_HOME": str(tmp_path / "g")}
+    assert cli("install", "codex", **env).returncode == 0
+    [check] = _doctor(repo, **env)
+    assert check["ok"] and "5 memrepo hooks" in check["detail"] and "trusted" in check["detail"]
+    config = tmp_path / "c" / "config.toml"
+    config.write_text(config.read_text().replace('trusted_hash = "sha256:', 'trusted_hash = "sha256:0', 1))
+    [check] = _doctor(repo, **env)
+    assert not check["ok"] and "not trusted" in check["detail"] and "memrepo install codex" in check["fix"]
+    hooks = tmp_path / "c" / "hooks.json"
+    hooks.write_text(hooks.read_text().replace(sys.executable, "/gone/venv/bin/python"))
+    [check] = _doctor(repo, **env)
+    assert not check["ok"] and "/gone/venv/bin/python" in check["detail"]
+
+
+def test_doctor_sees_gemini_hooks_turned_off(repo: str, tmp_path: Path) -> None:
+    env = {"CODEX_HOME": str(tmp_path / "c"), "GEMINI_CLI_HOME": str(tmp_path / "g")}
+    assert cli("install", "gemini", **env).returncode == 0
+    [check] = _doctor(repo, **env)
+    assert check["ok"] and "4 memrepo hooks" in check["detail"]
+    settings = tmp_path / "g" / ".gemini" / "settings.json"
+    data = json.loads(settings.read_text())
+    settings.write_text(json.dumps({**data, "hooksConfig": {"enabled": False}}))
+    [check] = _doctor(repo, **env)
+    assert not check["ok"] and "hooksConfig.enabled is false" in check["detail"]

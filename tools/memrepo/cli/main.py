@@ -293,6 +293,9 @@ def doctor(ctx: click.Context, as_json: bool) -> None:
             checks.extend(model.checks(repo))
         checks.extend(jobs.checks(repo))
     checks.extend(claude_doctor.checks(os.getcwd(), repo))
+    from memrepo.agents import doctor as agents_doctor
+
+    checks.extend(agents_doctor.checks())
     if as_json:
         _json([c.as_dict() for c in checks])
     else:

@@ -1,0 +1,104 @@
+"""What `memrepo doctor` checks for Codex CLI and Gemini CLI: only where memrepo's hooks are
+installed (`memrepo install codex|gemini`), and only by reading their files, never changing them.
+
+- Codex: the interpreter each hook runs exists, and each hook has the trust entry Codex needs
+  to run it (without one, `codex exec` skips the hook silently; CODEX-NOTES.md §3).
+- Gemini: the interpreter exists, and `hooksConfig.enabled` is not false (it turns off every hook).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+from memrepo.agents.codex import install as codex, trust
+from memrepo.agents.gemini import install as gemini
+from memrepo.claude.install import load_json
+from memrepo.errors import MemrepoError
+from memrepo.store.doctor import Check
+
+
+def _interpreter(command: str) -> str:
+    return command.split(" ", 1)[0]
+
+
+def _missing(handlers: list[dict[str, Any]]) -> list[str]:
+    return sorted({_interpreter(str(h.get("command", ""))) for h in handlers
+                   if not os.access(_interpreter(str(h.get("command", ""))), os.X_OK)})
+
+
+def _handlers(hooks: Any, mark: str) -> list[tuple[str, int, int, dict[str, Any]]]:
+    out = []
+    for event, groups in hooks.items() if isinstance(hooks, dict) else []:
+        for g, group in enumerate(groups if isinstance(groups, list) else []):
+            for h, handler in enumerate(group.get("hooks", []) if isinstance(group, dict) else []):
+                if isinstance(handler, dict) and mark in str(handler.get("command", "")).split():
+                    out.append((event, g, h, handler))
+    return out
+
+
+def _trusted(config: str) -> dict[str, Any] | None:
+    """`hooks.state` of Codex's config.toml ({} when there is none), or None when it cannot be read here."""
+    if not os.path.exists(config):
+        return {}
+    if sys.version_info >= (3, 11):
+        import tomllib
+
+        try:
+            with open(config, "rb") as fh:
+                hooks = tomllib.load(fh).get("hooks")
+        except (OSError, tomllib.TOMLDecodeError):
+            return None
+        state = hooks.get("state") if isinstance(hooks, dict) else None
+        return state if isinstance(state, dict) else {}
+    return None  # Python 3.10: no TOML parser in the standard library
+
+
+def codex_checks() -> list[Check]:
+    path = codex.hooks_path()
+    try:
+        ours = _handlers(load_json(path).get("hooks"), codex.MARK)
+    except MemrepoError as exc:
+        return [Check("codex hooks", False, str(exc), "fix the file by hand, then `memrepo install codex`")]
+    if not ours:
+        return []
+    missing = _missing([h for *_, h in ours])
+    if missing:
+        return [Check("codex hooks", False, f"memrepo's hooks in {path} run {missing[0]}, which does not exist: every "
+                      "hook fails, and Codex recalls nothing", "`memrepo install codex` rewrites them with this interpreter")]
+    state = _trusted(codex.config_path())
+    if state is None:
+        return [Check("codex hooks", True, f"memrepo's hooks in {path}; their trust in {codex.config_path()} "
+                      "could not be read here", warn=True)]
+    untrusted = [event for event, g, h, handler in ours
+                 if not isinstance(state.get(trust.state_key(path, event, g, h)), dict)
+                 or state[trust.state_key(path, event, g, h)].get("trusted_hash") != trust.trusted_hash(event, None, handler)]
+    if untrusted:
+        return [Check("codex hooks", False, f"{len(untrusted)} of memrepo's {len(ours)} hooks in {path} are not trusted "
+                      f"({', '.join(untrusted)}): Codex skips an untrusted hook without a word",
+                      "`memrepo install codex` writes their trust again (or trust them in Codex's /hooks screen)")]
+    return [Check("codex hooks", True, f"{len(ours)} memrepo hooks in {path}, trusted in {codex.config_path()}")]
+
+
+def gemini_checks() -> list[Check]:
+    path = gemini.settings_path()
+    try:
+        ours = _handlers(load_json(path).get("hooks"), gemini.MARK)
+    except MemrepoError as exc:
+        return [Check("gemini hooks", False, str(exc), "fix the file by hand, then `memrepo install gemini`")]
+    if not ours:
+        return []
+    missing = _missing([h for *_, h in ours])
+    if missing:
+        return [Check("gemini hooks", False, f"memrepo's hooks in {path} run {missing[0]}, which does not exist: every "
+                      "hook fails, and Gemini CLI recalls nothing", "`memrepo install gemini` rewrites them with this interpreter")]
+    off = gemini.disabled_reason()
+    if off:
+        return [Check("gemini hooks", False, off, "remove `hooksConfig.enabled: false` from that file")]
+    return [Check("gemini hooks", True, f"{len(ours)} memrepo hooks in {path}")]
+
+
+def checks() -> list[Check]:
+    """The Codex CLI and Gemini CLI checks (none for an agent memrepo is not installed in)."""
+    return [*codex_checks(), *gemini_checks()]
