@@ -140,13 +140,24 @@ def test_codex_session_start_injects_the_profile_and_notes_the_session(store: st
     assert starts[-1]["agent"] == "codex" and starts[-1]["source"] == "startup"
 
 
-def test_gemini_session_start_adds_no_context(store: str) -> None:
-    """Gemini -p glues SessionStart context to the prompt and drops that prompt on --resume."""
+def test_gemini_session_start_adds_no_context_and_the_first_prompt_brings_the_profile(store: str) -> None:
+    """Gemini -p glues SessionStart context to the prompt and drops that prompt on --resume: the
+    profile comes with the session's first prompt instead, once."""
     _with_profile(store)
     proc = run("gemini", "SessionStart", fixture("gemini", "session_start"), store)
     assert (proc.returncode, proc.stdout) == (0, b""), proc.stderr
     starts = [json.loads(line) for line in open(os.path.join(store, "index", "session-starts.jsonl"), encoding="utf-8")]
     assert starts[-1]["agent"] == "gemini"
+    first = run("gemini", "BeforeAgent", fixture("gemini", "before_agent", prompt="ok, go ahead", transcript_path=""), store)
+    context = json.loads(first.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "British English" in context and "build-command" not in context
+    again = run("gemini", "BeforeAgent", fixture("gemini", "before_agent", prompt="how do I run the tests here?",
+                                                 transcript_path=""), store)
+    context = json.loads(again.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "British English" not in context and "(id: build-command)" in context
+    other = run("gemini", "BeforeAgent", fixture("gemini", "before_agent", session_id="another", prompt="ok, go ahead",
+                                                 transcript_path=""), store)
+    assert other.stdout == b""  # another session's first prompt: its own SessionStart left nothing
 
 
 # -- capture ----------------------------------------------------------------------------------------
@@ -241,3 +252,21 @@ def test_the_previous_turn_of_each_agent_s_transcript() -> None:
     assert gemini_tail.previous_turn(str(GEMINI_CHAT), "and the linter?") == \
         "Thanks. What did you run?\nDone: all 3 tests passed."
     assert codex_tail.previous_turn("/no/such/file", "x") == "" and gemini_tail.previous_turn(str(FIXTURES), "x") == ""
+
+
+HEAVY = ("git", "frontmatter", "yaml", "click")
+
+
+@pytest.mark.parametrize("agent, event, name, transcript", [
+    ("codex", "UserPromptSubmit", "user_prompt_submit", CODEX_ROLLOUT),
+    ("gemini", "BeforeAgent", "before_agent", GEMINI_CHAT),
+])
+def test_the_prompt_hook_loads_no_heavy_module(store: str, agent: str, event: str, name: str, transcript: Path) -> None:
+    """As installed (`python -I -m …`), a follow-up reading the agent's transcript included."""
+    stdin = fixture(agent, name, prompt="and how do I run the tests with it?", transcript_path=str(transcript))
+    proc = subprocess.run([sys.executable, "-I", "-X", "importtime", "-m", MARKS[agent], event], input=stdin,
+                          capture_output=True, env=dict(os.environ, MEMREPO_DIR=store), timeout=60)
+    assert proc.returncode == 0 and b"build-command" in proc.stdout, proc.stderr[-2000:]
+    loaded = {row.rsplit("|", 1)[-1].strip() for row in proc.stderr.decode().splitlines() if row.startswith("import time:")}
+    assert {"memrepo.recall.search", f"memrepo.agents.{agent}.tail"} <= loaded
+    assert sorted(m for m in loaded if m.split(".")[0] in HEAVY) == []

@@ -66,6 +66,7 @@ MEMORIES = {
         Thursdays only.
         """,
 }
+PROFILE_LINE = "Answers in British English, please."
 ANSWERABLE = "how do I rotate the billing webhook secret for Stripe?"
 CONVERSATIONAL = "thanks, that's all for now"
 
@@ -84,6 +85,7 @@ def memory_repo(tmp_path: Path) -> Path:
     _run([sys.executable, "-m", "memrepo", "init", str(repo)], tmp_path, env)
     for mem_id, text in MEMORIES.items():
         (repo / "memory" / f"{mem_id}.md").write_text(textwrap.dedent(text), encoding="utf-8")
+    (repo / "profile.md").write_text(f"- {PROFILE_LINE}\n", encoding="utf-8")
     _run(["git", "-C", str(repo), "add", "-A"], tmp_path, env)
     _run(["git", "-C", str(repo), "commit", "-q", "-m", "e2e: memories"], tmp_path, env)
     _run([sys.executable, "-m", "memrepo", "--repo", str(repo), "index", "--rebuild"], tmp_path, env)
@@ -138,17 +140,19 @@ def test_codex_recalls_for_an_answerable_prompt_and_says_nothing_for_a_conversat
         assert ANSWERABLE in seen
         assert "(id: billing-webhook-secret-rotation)" in seen and FENCE in seen
         assert "lunch-rota" not in seen
-        # As Codex shows hook context: a developer message of its own, not part of the prompt.
+        # As Codex shows hook context: a developer message of its own, not part of the prompt;
+        # the profile (SessionStart) before the prompt, the recalled memory after it.
         items = asked[0].body["input"]
-        fenced = [i for i in items if FENCE in json.dumps(i)]
-        assert fenced and all(i.get("role") == "developer" for i in fenced), fenced
+        at = {key: next(n for n, i in enumerate(items) if key in json.dumps(i)) for key in (FENCE, PROFILE_LINE, ANSWERABLE)}
+        assert at[PROFILE_LINE] < at[ANSWERABLE] < at[FENCE], at
+        assert items[at[FENCE]].get("role") == "developer" and items[at[PROFILE_LINE]].get("role") == "developer"
 
         api.clear()
         proc = agents.run_codex(home, CONVERSATIONAL, cwd, env_extra=env)
         assert proc.returncode == 0, (proc.stdout, proc.stderr[-3000:])
         seen = "\n".join(input_text(r.body) for r in api.requests if r.is_responses)
-        assert CONVERSATIONAL in seen
-        assert FENCE not in seen and "billing-webhook" not in seen and "memrepo" not in seen.lower()
+        assert CONVERSATIONAL in seen and PROFILE_LINE in seen  # the profile is always on; recall is not
+        assert FENCE not in seen and "billing-webhook" not in seen and "<memrepo-memories>" not in seen
 
     decisions = [e for e in _log(memory_repo) if e.get("agent") == "codex"]
     # Not vacuous: the installed hook ran (without --dangerously-bypass-hook-trust) for both prompts.
@@ -194,6 +198,9 @@ def test_gemini_recalls_for_an_answerable_prompt_and_says_nothing_for_a_conversa
         texts = [p.get("text", "") for p in last_user["parts"]]
         at = next(i for i, t in enumerate(texts) if ANSWERABLE in t)
         assert texts[-1].startswith("<hook_context>") and FENCE in texts[-1] and at < len(texts) - 1, texts
+        # The profile comes with the session's first prompt (Gemini's SessionStart context would
+        # be glued onto the prompt itself), once.
+        assert PROFILE_LINE in texts[-1] and seen.count(PROFILE_LINE) == sum(1 for r in main if PROFILE_LINE in request_text(r.body))
 
         api.clear()
         proc = agents.run_gemini(home, CONVERSATIONAL, cwd, api.base_url, env_extra=env)
@@ -202,7 +209,8 @@ def test_gemini_recalls_for_an_answerable_prompt_and_says_nothing_for_a_conversa
         assert CONVERSATIONAL in seen
         assert FENCE not in seen and "billing-webhook" not in seen
         parts = [p.get("text", "") for r in api.requests for c in r.body.get("contents", []) for p in c.get("parts", [])]
-        assert not [p for p in parts if p.startswith("<hook_context>")]  # no hook added anything to a prompt
+        hook_parts = [p for p in parts if p.startswith("<hook_context>")]
+        assert hook_parts and all(PROFILE_LINE in p and FENCE not in p for p in hook_parts)  # the profile, no recall
 
     decisions = [e for e in _log(memory_repo) if e.get("agent") == "gemini"]
     assert [bool(e["injected"]) for e in decisions] == [True, False], decisions

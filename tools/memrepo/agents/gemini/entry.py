@@ -8,7 +8,9 @@ event names (tests/e2e/GEMINI-NOTES.md):
   `<hook_context>` part after the prompt, in the same user message.
 - SessionStart: refresh the cache when it needs it, note the session. No context: in
   `gemini -p` it is glued to the front of the prompt, and on `--resume` the CLI then drops
-  that prompt from the history (§4).
+  that prompt from the history (§4). What Claude Code gets at session start (the profile) is
+  left in `index/gemini-start-<session>.txt` and comes with the session's first prompt instead,
+  where it stays in the history.
 - AfterAgent, once per prompt, with the reply in `prompt_response`: the usage verdicts, and a
   capture at most every few minutes per session.
 - SessionEnd: a capture. (PreCompress fires before every model call, compressing or not: no
@@ -41,6 +43,34 @@ def own_prompt(prompt: str) -> str:
     return text
 
 
+def _start_file(session: object) -> str:
+    """Where SessionStart leaves its text for the session's first prompt ("" without a session)."""
+    from memrepo.recall import paths
+
+    if not isinstance(session, str) or not session:
+        return ""
+    safe = "".join(c if c.isalnum() or c in "-_" else "-" for c in session[:100])
+    return paths.index_dir(paths.memory_repo()) + "/gemini-start-" + safe + ".txt"
+
+
+def _take_start_text(session: object) -> str:
+    """The session-start text left for this session, read once (a stat on every other prompt)."""
+    from memrepo.recall import _fast
+
+    path = _start_file(session)
+    if not path or not _fast.exists(path):
+        return ""
+    try:
+        import os  # loaded already: Gemini runs the hook without -S, and site imports os
+
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read(hookio.MAX_CONTEXT)
+        os.remove(path)
+    except OSError:
+        return ""
+    return text.strip()
+
+
 def on_before_agent(event: "dict[str, Any]") -> str:
     from memrepo.agents.gemini import tail
     from memrepo.claude import prompt_hook
@@ -48,13 +78,27 @@ def on_before_agent(event: "dict[str, Any]") -> str:
     prompt = event.get("prompt")
     if isinstance(prompt, str):
         event = dict(event, prompt=own_prompt(prompt))
-    return prompt_hook.on_prompt(event, AGENT, tail.previous_turn)
+    start = _take_start_text(event.get("session_id"))
+    try:
+        recalled = prompt_hook.on_prompt(event, AGENT, tail.previous_turn)
+    except Exception:
+        if start:  # the profile still comes; the recall error is reported as every hook's is
+            return start
+        raise
+    return "\n\n".join(t for t in (start, recalled) if t)
 
 
 def on_session_start(event: "dict[str, Any]") -> str:
     from memrepo.claude import session_start
 
-    session_start.on_session_start(event, AGENT)
+    text = session_start.on_session_start(event, AGENT)
+    path = _start_file(event.get("session_id"))
+    if text and path:
+        import os
+
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
     return ""
 
 
@@ -67,6 +111,7 @@ def on_after_agent(event: "dict[str, Any]") -> str:
 def on_session_end(event: "dict[str, Any]") -> str:
     from memrepo.worker import jobs
 
+    _take_start_text(event.get("session_id"))  # a session that ended with no prompt leaves no file behind
     return jobs.on_capture_event(event, "SessionEnd", AGENT, "AfterAgent")
 
 
