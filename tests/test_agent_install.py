@@ -272,3 +272,47 @@ def test_doctor_sees_gemini_hooks_turned_off(repo: str, tmp_path: Path) -> None:
     settings.write_text(json.dumps({**data, "hooksConfig": {"enabled": False}}))
     [check] = _doctor(repo, **env)
     assert not check["ok"] and "hooksConfig.enabled is false" in check["detail"]
+
+
+# -- packaging ----------------------------------------------------------------------------------------
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_the_gemini_extension_registers_what_the_settings_install_does() -> None:
+    import memrepo
+
+    manifest = json.loads((ROOT / "gemini-extension" / "gemini-extension.json").read_text())
+    assert manifest["name"] == "memrepo" and manifest["version"] == memrepo.__version__
+    hooks = json.loads((ROOT / "gemini-extension" / "hooks" / "hooks.json").read_text())["hooks"]
+    assert list(hooks) == list(gemini.EVENTS)
+    for event, groups in hooks.items():
+        [handler] = groups[0]["hooks"]
+        assert handler == {"type": "command", "name": f"memrepo-{event}", "command": f"memrepo-hook gemini {event}",
+                           "timeout": gemini.TIMEOUT_MS}
+
+
+def test_memrepo_hook_dispatches_to_the_agent_s_entry_and_fails_open(repo: str) -> None:
+    script = Path(sys.executable).parent / "memrepo-hook"
+    if not script.exists():
+        pytest.skip("memrepo-hook is not installed in this environment (pip install -e . makes it)")
+    env = dict(os.environ, MEMREPO_DIR=repo)
+    for args in (["gemini", "BeforeAgent"], ["codex", "UserPromptSubmit"], ["claude", "UserPromptSubmit"], ["nope"], []):
+        proc = subprocess.run([str(script), *args], input=b'{"prompt": "ok, go ahead", "session_id": "s"}',
+                              capture_output=True, env=env, timeout=60)
+        assert proc.returncode == 0 and proc.stdout == b"", (args, proc.stderr)
+    agents = [json.loads(line).get("agent", "claude") for line in open(os.path.join(repo, "index", "recall-log.jsonl"))]
+    assert agents == ["gemini", "codex", "claude"]
+
+
+def test_doctor_sees_gemini_wired_in_twice(repo: str, tmp_path: Path) -> None:
+    import shutil
+
+    env = {"CODEX_HOME": str(tmp_path / "c"), "GEMINI_CLI_HOME": str(tmp_path / "g")}
+    shutil.copytree(ROOT / "gemini-extension", tmp_path / "g" / ".gemini" / "extensions" / "memrepo")
+    [check] = _doctor(repo, **env)
+    assert "the memrepo extension in" in check["detail"]
+    assert cli("install", "gemini", **env).returncode == 0
+    [check] = _doctor(repo, **env)
+    assert not check["ok"] and "twice" in check["detail"] and "memrepo uninstall gemini" in check["fix"]

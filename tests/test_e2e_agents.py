@@ -281,3 +281,22 @@ def test_an_agent_s_session_end_captures_its_transcript(tmp_path: Path, memory_r
     assert FENCE not in capture_prompts[0] and "environment_context" not in capture_prompts[0]
     assert "session_context" not in capture_prompts[0]
 
+
+
+# -- the Gemini extension ------------------------------------------------------------------------------
+
+
+def test_the_gemini_extension_recalls_like_the_settings_install(tmp_path: Path, memory_repo: Path) -> None:
+    """gemini-extension/ copied into the extensions folder, as `gemini extensions install` does (the
+    command itself reaches for play.googleapis.com, GEMINI-NOTES.md §1): its hooks run `memrepo-hook`."""
+    import shutil
+
+    with FakeGeminiAPI("Use the vault command from the note.") as api:
+        home = agents.gemini_home(tmp_path / "gemini")
+        shutil.copytree(REPO_ROOT / "gemini-extension", home.home / ".gemini" / "extensions" / "memrepo")
+        env = {"MEMREPO_DIR": str(memory_repo)}
+        proc = agents.run_gemini(home, ANSWERABLE, _project(tmp_path, "webshop"), api.base_url, env_extra=env)
+        assert proc.returncode == 0, (proc.stdout, proc.stderr[-3000:])
+        seen = "\n".join(request_text(r.body) for r in api.requests if r.is_main)
+    assert "(id: billing-webhook-secret-rotation)" in seen and PROFILE_LINE in seen
+    assert [bool(e["injected"]) for e in _log(memory_repo) if e.get("agent") == "gemini"] == [True]

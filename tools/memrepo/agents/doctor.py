@@ -3,12 +3,14 @@ installed (`memrepo install codex|gemini`), and only by reading their files, nev
 
 - Codex: the interpreter each hook runs exists, and each hook has the trust entry Codex needs
   to run it (without one, `codex exec` skips the hook silently; CODEX-NOTES.md §3).
-- Gemini: the interpreter exists, and `hooksConfig.enabled` is not false (it turns off every hook).
+- Gemini: the interpreter exists, `hooksConfig.enabled` is not false (it turns off every hook),
+  and memrepo is not wired in twice (the extension and the settings hooks).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from typing import Any
 
@@ -81,12 +83,29 @@ def codex_checks() -> list[Check]:
     return [Check("codex hooks", True, f"{len(ours)} memrepo hooks in {path}, trusted in {codex.config_path()}")]
 
 
+def gemini_extension() -> str:
+    """The folder of memrepo's Gemini CLI extension when it is installed, else ""."""
+    folder = os.path.join(gemini.gemini_home(), "extensions", "memrepo")
+    return folder if os.path.isfile(os.path.join(folder, "gemini-extension.json")) else ""
+
+
 def gemini_checks() -> list[Check]:
     path = gemini.settings_path()
     try:
         ours = _handlers(load_json(path).get("hooks"), gemini.MARK)
     except MemrepoError as exc:
         return [Check("gemini hooks", False, str(exc), "fix the file by hand, then `memrepo install gemini`")]
+    extension = gemini_extension()
+    if extension and ours:
+        return [Check("gemini hooks", False, f"memrepo is wired into Gemini CLI twice: the extension in {extension} and "
+                      f"the hooks in {path}, so every recalled memory is injected twice",
+                      "keep one: `memrepo uninstall gemini` (keep the extension), or `gemini extensions uninstall memrepo`")]
+    if extension:
+        if shutil.which("memrepo-hook") is None:
+            return [Check("gemini hooks", False, f"the memrepo extension in {extension} runs `memrepo-hook`, which is not "
+                          "on PATH: every hook fails, and Gemini CLI recalls nothing",
+                          "install memrepo where PATH finds it (`pipx install memrepo`), or use `memrepo install gemini`")]
+        return [Check("gemini hooks", True, f"the memrepo extension in {extension}")]
     if not ours:
         return []
     missing = _missing([h for *_, h in ours])
