@@ -17,11 +17,15 @@ from memrepo.errors import MemrepoError
 @click.pass_context
 @_fail_friendly
 def capture(ctx: click.Context, transcript_path: str, session: str | None, as_json: bool) -> None:
-    """Capture memories from the new part of a Claude Code TRANSCRIPT (.jsonl), as the hooks do.
+    """Capture memories from the new part of a session TRANSCRIPT (.jsonl), as the hooks do.
+
+    Reads Claude Code's transcripts, Codex CLI's rollouts and Gemini CLI's session files (told
+    apart by their first line).
 
     \b
     Example:
       memrepo capture ~/.claude/projects/-home-me-app/9f9ec6e8.jsonl
+      memrepo capture ~/.codex/sessions/2026/12/02/rollout-2026-12-02T09-14-01-<id>.jsonl
     """
     from memrepo.store import memories as store
     from memrepo.worker import capture_job

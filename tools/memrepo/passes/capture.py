@@ -218,7 +218,7 @@ def capture(repo: str, path: str, session: str | None = None, cwd: str = "", run
     """Capture the new part of the transcript at `path`; call with the worker lock held."""
     store.require_repo(repo)
     if not os.path.isfile(path):
-        raise MemrepoError(f"no transcript at {path}", hint="pass the path of a Claude Code session .jsonl file")
+        raise MemrepoError(f"no transcript at {path}", hint="pass the path of a session's .jsonl file (Claude Code, Codex CLI or Gemini CLI)")
     session = session or os.path.splitext(os.path.basename(path))[0]
     report = CaptureReport(run_id or runs.fresh_run_id(repo, PASS), session, path)
     begin = start_line(repo, session, path, report.log)
