@@ -11,25 +11,19 @@ by the test, the way a user would, so the hooks under test are the installed one
 
 from __future__ import annotations
 
-import functools
 import json
 import os
-import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-import pytest
-
+from e2e import harness
 from e2e.harness import GIT_IDENTITY_ENV, _run_tree
 
 HERE = Path(__file__).resolve().parent
-INSTALL_SCRIPT = HERE / "install_cli.sh"
-INSTALL_TIMEOUT = 1200
 RUN_TIMEOUT = 240
-_EXIT_NO_NPM, _EXIT_OFFLINE = 2, 3
 _PASSTHROUGH_ENV = ("LANG", "LC_ALL", "TZ", "TMPDIR", "SYSTEMROOT")
 
 
@@ -38,35 +32,9 @@ def version(name: str) -> str:
     return json.loads((HERE / "agents" / name / "package.json").read_text())["dependencies"][pkg]
 
 
-@functools.lru_cache(maxsize=None)
-def install(name: str) -> tuple[str | None, str]:
-    """Run install_cli.sh once per process: (binary path, "") or (None, "skip: …" / "fail: …")."""
-    if shutil.which("bash") is None:
-        return None, "skip: bash not found; cannot run tests/e2e/install_cli.sh"
-    try:
-        proc = subprocess.run(["bash", str(INSTALL_SCRIPT), name], stdin=subprocess.DEVNULL, capture_output=True,
-                              text=True, timeout=INSTALL_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        return None, f"fail: install_cli.sh {name} did not finish in {INSTALL_TIMEOUT} s"
-    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
-    reason = lines[-1] if lines else f"install_cli.sh exited {proc.returncode}"
-    if proc.returncode in (_EXIT_NO_NPM, _EXIT_OFFLINE):
-        return None, f"skip: {reason}"
-    path = proc.stdout.strip().splitlines()[-1] if proc.returncode == 0 and proc.stdout.strip() else ""
-    if not path or not os.access(path, os.X_OK):
-        return None, f"fail: {reason}\n{proc.stderr[-4000:]}"
-    return path, ""
-
-
 def binary(name: str) -> str:
-    """The pinned CLI's path, or skip (no npm or registry) / fail (MEMREPO_E2E_REQUIRE=1, or broken)."""
-    path, reason = install(name)
-    if path is not None:
-        return path
-    kind, _, why = reason.partition(": ")
-    if kind == "skip" and os.environ.get("MEMREPO_E2E_REQUIRE") != "1":
-        pytest.skip(f"{name} CLI {version(name)} unavailable: {why}")
-    pytest.fail(f"{name} CLI {version(name)} could not be installed: {why}", pytrace=False)
+    """The pinned CLI's path (installed on first use), or skip / fail as `harness.binary` does."""
+    return harness.binary(name, f"{name} CLI {version(name)}")
 
 
 @dataclass

@@ -37,12 +37,12 @@ from .fakeapi import FakeMessagesAPI, RecordedRequest
 
 CLAUDE_VERSION = "2.1.332"
 E2E_DIR = Path(__file__).resolve().parent
-INSTALL_SCRIPT = E2E_DIR / "install_claude.sh"
-INSTALL_TIMEOUT = 900  # seconds; a cold install downloads ~100 MB
+INSTALL_SCRIPT = E2E_DIR / "install_cli.sh"
+INSTALL_TIMEOUT = 1200  # seconds; a cold install downloads ~100 MB per CLI
 DEFAULT_TIMEOUT = 60  # seconds for one claude -p run
 DUMMY_API_KEY = "sk-ant-test-dummy"
 
-# install_claude.sh exit codes that mean "this machine cannot get the CLI", not "broken".
+# install_cli.sh exit codes that mean "this machine cannot get the CLI", not "broken".
 _EXIT_NO_NPM = 2
 _EXIT_OFFLINE = 3
 
@@ -63,47 +63,58 @@ GIT_IDENTITY_ENV = {
 # The CLI binary
 
 
-@functools.lru_cache(maxsize=1)
-def install_claude() -> tuple[str | None, str]:
-    """Run install_claude.sh once per process: (binary path, "") or (None, reason).
+@functools.lru_cache(maxsize=None)
+def install(name: str) -> tuple[str | None, str]:
+    """Run `install_cli.sh NAME` (claude, codex or gemini) once per process: (binary path, "")
+    or (None, reason).
 
     The reason starts with "skip:" when the machine simply cannot get the CLI (no npm, no
     registry) and with "fail:" otherwise.
     """
     if shutil.which("bash") is None:
-        return None, "skip: bash not found; cannot run tests/e2e/install_claude.sh"
+        return None, "skip: bash not found; cannot run tests/e2e/install_cli.sh"
     try:
         proc = subprocess.run(
-            ["bash", str(INSTALL_SCRIPT)],
+            ["bash", str(INSTALL_SCRIPT), name],
             stdin=subprocess.DEVNULL,
             capture_output=True,
             text=True,
             timeout=INSTALL_TIMEOUT,
         )
     except subprocess.TimeoutExpired:
-        return None, f"fail: install_claude.sh did not finish in {INSTALL_TIMEOUT} s"
+        return None, f"fail: install_cli.sh {name} did not finish in {INSTALL_TIMEOUT} s"
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
-    reason = lines[-1] if lines else f"install_claude.sh exited {proc.returncode}"
+    reason = lines[-1] if lines else f"install_cli.sh {name} exited {proc.returncode}"
     if proc.returncode in (_EXIT_NO_NPM, _EXIT_OFFLINE):
         return None, f"skip: {reason}"
     if proc.returncode != 0:
         return None, f"fail: {reason}\n{proc.stderr[-4000:]}"
     path = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
     if not path or not os.access(path, os.X_OK):
-        return None, f"fail: install_claude.sh printed no usable binary path ({proc.stdout!r})"
+        return None, f"fail: install_cli.sh {name} printed no usable binary path ({proc.stdout!r})"
     return path, ""
+
+
+def install_claude() -> tuple[str | None, str]:
+    """The pinned Claude Code CLI (tests/e2e/package.json), as `install`."""
+    return install("claude")
+
+
+def binary(name: str, label: str) -> str:
+    """The pinned CLI's path, or skip (no npm or registry) / fail (MEMREPO_E2E_REQUIRE=1, or broken)."""
+    path, reason = install(name)
+    if path is not None:
+        return path
+    kind, _, why = reason.partition(": ")
+    if kind == "skip" and os.environ.get("MEMREPO_E2E_REQUIRE") != "1":
+        pytest.skip(f"{label} unavailable: {why}")
+    pytest.fail(f"{label} could not be installed: {why}", pytrace=False)
 
 
 @pytest.fixture(scope="session")
 def claude_bin() -> str:
     """Path of the pinned Claude Code binary (installed on first use)."""
-    path, reason = install_claude()
-    if path is not None:
-        return path
-    kind, _, why = reason.partition(": ")
-    if kind == "skip" and os.environ.get("MEMREPO_E2E_REQUIRE") != "1":
-        pytest.skip(f"Claude Code CLI {CLAUDE_VERSION} unavailable: {why}")
-    pytest.fail(f"Claude Code CLI {CLAUDE_VERSION} could not be installed: {why}", pytrace=False)
+    return binary("claude", f"Claude Code CLI {CLAUDE_VERSION}")
 
 
 @pytest.fixture

@@ -2,12 +2,12 @@
 # Install one pinned agent CLI used by the end-to-end tests into a cache directory outside the
 # repository, and print the path of its binary:
 #
-#   install_cli.sh codex|gemini
+#   install_cli.sh claude|codex|gemini
 #   ${MEMREPO_TEST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/memrepo-tests}/<name>-<version>/
 #
-# The pin is tests/e2e/agents/<name>/package.json (+ package-lock.json). Idempotent: when the
-# cache already holds that version installed from the same two files, it only prints the path.
-# (Claude Code has its own, older script: install_claude.sh.)
+# The pin is tests/e2e/agents/<name>/package.json (+ package-lock.json); Claude Code's is
+# tests/e2e/package.json, cached as claude-code-<version>. Idempotent: when the cache already
+# holds that version installed from the same two files, it only prints the path.
 #
 # Exit codes (stdout carries only the binary path, diagnostics go to stderr):
 #   0  installed (or already installed); the path is printed
@@ -17,17 +17,19 @@
 set -euo pipefail
 
 NAME=${1:-}
-case "$NAME" in
-    codex) PKG=@openai/codex; BIN_NAME=codex ;;
-    gemini) PKG=@google/gemini-cli; BIN_NAME=gemini ;;
-    *) echo "usage: install_cli.sh codex|gemini" >&2; exit 1 ;;
-esac
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 PIN=$HERE/agents/$NAME
+CACHE_NAME=$NAME
+case "$NAME" in
+    claude) PKG=@anthropic-ai/claude-code; BIN_NAME=claude; PIN=$HERE; CACHE_NAME=claude-code ;;
+    codex) PKG=@openai/codex; BIN_NAME=codex ;;
+    gemini) PKG=@google/gemini-cli; BIN_NAME=gemini ;;
+    *) echo "usage: install_cli.sh claude|codex|gemini" >&2; exit 1 ;;
+esac
 VERSION=$(sed -n "s|.*\"$PKG\": \"\\([^\"]*\\)\".*|\\1|p" "$PIN/package.json" | head -n 1)
 [ -n "$VERSION" ] || { echo "install_cli.sh: no $PKG version in $PIN/package.json" >&2; exit 1; }
 CACHE_ROOT=${MEMREPO_TEST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/memrepo-tests}
-DEST=$CACHE_ROOT/$NAME-$VERSION
+DEST=$CACHE_ROOT/$CACHE_NAME-$VERSION
 BIN=$DEST/node_modules/.bin/$BIN_NAME
 
 die() {
@@ -71,7 +73,7 @@ if command -v flock >/dev/null 2>&1; then
         exit 0
     fi
 fi
-STAGE=$(mktemp -d "$CACHE_ROOT/.$NAME-$VERSION.stage.XXXXXX")
+STAGE=$(mktemp -d "$CACHE_ROOT/.$CACHE_NAME-$VERSION.stage.XXXXXX")
 chmod 755 "$STAGE"
 LOG=$STAGE.npm.log
 cleanup() { rm -rf "$STAGE" "$LOG"; }

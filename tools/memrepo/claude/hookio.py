@@ -14,7 +14,7 @@ from memrepo.recall import _fast, fence
 TYPE_CHECKING = False
 
 if TYPE_CHECKING:
-    from typing import Any, Callable, NoReturn
+    from typing import Any, Callable, Mapping, NoReturn
 
 MAX_STDIN = 8 * 1024 * 1024
 # Claude Code replaces a value over 10,000 characters by a 2,000-character preview.
@@ -64,6 +64,18 @@ def run(name: str, handler: "Callable[[dict[str, Any]], str | None]") -> int:
         except BaseException:  # noqa: BLE001
             pass
     return 0
+
+
+def dispatch(argv: "list[str] | None", handlers: "Mapping[str, Callable[[dict[str, Any]], str | None]]", agent: str) -> int:
+    """Run the handler of the event named by the first argument (an agent's `entry.main`); an
+    event with no handler is one stderr line and exit 0, like every failure."""
+    args = sys.argv[1:] if argv is None else argv
+    name = args[0] if args else ""
+    handler = handlers.get(name)
+    if handler is None:
+        sys.stderr.write(f"memrepo ({agent}): unknown hook event {name!r}\n")
+        return 0
+    return run(name, handler)
 
 
 def exit_now(code: int) -> "NoReturn":

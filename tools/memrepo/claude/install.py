@@ -107,11 +107,17 @@ def install(python: str | None = None) -> tuple[str, bool]:
 def uninstall() -> tuple[str, bool]:
     """Remove memrepo's hooks and nothing else; returns (settings path, changed)."""
     path = settings_path()
+    return path, uninstall_from(path, (MARK, *OLD_MARKS))
+
+
+def uninstall_from(path: str, marks: tuple[str, ...]) -> bool:
+    """Remove the handlers naming `marks` from the `hooks` object of the JSON file at `path`
+    (an emptied `hooks` goes too) and nothing else; True when the file changed."""
     data = load_json(path)
     hooks = data.get("hooks")
-    if not isinstance(hooks, dict) or not strip_ours(hooks):
-        return path, False
+    if not isinstance(hooks, dict) or not strip_ours(hooks, marks):
+        return False
     if not hooks:
         del data["hooks"]
     save_json(path, data)
-    return path, True
+    return True

@@ -14,8 +14,6 @@ Nothing but that one JSON object is printed (Codex drops the output of a hook th
 unknown key), and the exit code is always 0: exit 2 would block the prompt.
 """
 
-import sys
-
 from memrepo.claude import hookio
 
 AGENT = "codex"
@@ -56,13 +54,7 @@ HANDLERS = {"UserPromptSubmit": on_prompt, "SessionStart": on_session_start, "St
 
 def main(argv: "list[str] | None" = None) -> int:
     """Run the handler of the event named by the first argument; fails open like every hook."""
-    args = sys.argv[1:] if argv is None else argv
-    name = args[0] if args else ""
-    handler = HANDLERS.get(name)
-    if handler is None:
-        sys.stderr.write(f"memrepo (codex): unknown hook event {name!r}\n")
-        return 0
-    return hookio.run(name, handler)
+    return hookio.dispatch(argv, HANDLERS, AGENT)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ import sys
 from typing import Any
 
 from memrepo.agents.codex import trust
-from memrepo.claude.install import load_json, save_json, strip_ours
+from memrepo.claude.install import load_json, save_json, strip_ours, uninstall_from
 from memrepo.errors import MemrepoError
 
 MARK = "memrepo.agents.codex.entry"
@@ -174,15 +174,9 @@ def install(python: str | None = None) -> tuple[str, bool]:
 def uninstall() -> tuple[str, bool]:
     """Remove memrepo's hooks and their trust entries, nothing else; returns (hooks.json path, changed)."""
     path, cfg = hooks_path(), config_path()
-    data = load_json(path)
-    hooks = data.get("hooks")
+    hooks = load_json(path).get("hooks")
     old = set(our_keys(path, hooks)) if isinstance(hooks, dict) else set()
-    changed = False
-    if isinstance(hooks, dict) and strip_ours(hooks, (MARK,)):
-        if not hooks:
-            del data["hooks"]
-        save_json(path, data)
-        changed = True
+    changed = uninstall_from(path, (MARK,))
     config_before = _read(cfg)
     config_after = without_trust(config_before, old)
     if config_after != config_before:

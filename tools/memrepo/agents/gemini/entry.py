@@ -20,8 +20,6 @@ Stdlib only at import, like every hook; any error is one stderr line and exit 0 
 warns and goes on: fail open).
 """
 
-import sys
-
 from memrepo.claude import hookio
 
 AGENT = "gemini"
@@ -121,13 +119,7 @@ HANDLERS = {"BeforeAgent": on_before_agent, "SessionStart": on_session_start, "A
 
 def main(argv: "list[str] | None" = None) -> int:
     """Run the handler of the event named by the first argument; fails open like every hook."""
-    args = sys.argv[1:] if argv is None else argv
-    name = args[0] if args else ""
-    handler = HANDLERS.get(name)
-    if handler is None:
-        sys.stderr.write(f"memrepo (gemini): unknown hook event {name!r}\n")
-        return 0
-    return hookio.run(name, handler)
+    return hookio.dispatch(argv, HANDLERS, AGENT)
 
 
 if __name__ == "__main__":

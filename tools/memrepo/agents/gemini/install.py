@@ -13,7 +13,7 @@ import shlex
 import sys
 from typing import Any
 
-from memrepo.claude.install import load_json, save_json, strip_ours
+from memrepo.claude.install import load_json, save_json, strip_ours, uninstall_from
 from memrepo.errors import MemrepoError
 
 MARK = "memrepo.agents.gemini.entry"
@@ -62,14 +62,7 @@ def install(python: str | None = None) -> tuple[str, bool]:
 def uninstall() -> tuple[str, bool]:
     """Remove memrepo's hooks and nothing else; returns (settings path, changed)."""
     path = settings_path()
-    data = load_json(path)
-    hooks = data.get("hooks")
-    if not isinstance(hooks, dict) or not strip_ours(hooks, (MARK,)):
-        return path, False
-    if not hooks:
-        del data["hooks"]
-    save_json(path, data)
-    return path, True
+    return path, uninstall_from(path, (MARK,))
 
 
 def disabled_reason() -> str:
