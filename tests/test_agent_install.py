@@ -316,3 +316,53 @@ def test_doctor_sees_gemini_wired_in_twice(repo: str, tmp_path: Path) -> None:
     assert cli("install", "gemini", **env).returncode == 0
     [check] = _doctor(repo, **env)
     assert not check["ok"] and "twice" in check["detail"] and "memrepo uninstall gemini" in check["fix"]
+
+
+# -- the Codex plugin ---------------------------------------------------------------------------------
+
+
+def test_the_codex_plugin_registers_what_the_settings_install_does() -> None:
+    import memrepo
+
+    manifest = json.loads((ROOT / ".codex-plugin" / "plugin.json").read_text())
+    assert manifest["name"] == "memrepo" and manifest["version"] == memrepo.__version__
+    assert manifest["hooks"] == "./" + codex.PLUGIN_HOOKS
+    hooks = json.loads((ROOT / codex.PLUGIN_HOOKS).read_text())["hooks"]
+    assert {e: g[0]["hooks"][0]["timeout"] for e, g in hooks.items()} == codex.EVENTS
+    for event, groups in hooks.items():
+        assert groups[0]["hooks"][0]["command"] == f'sh "${{PLUGIN_ROOT}}/hooks/run" codex {event}'
+
+
+def test_install_codex_plugin_trusts_the_plugin_s_hooks_only(codex_home: Path) -> None:
+    proc = cli("install", "codex", "--plugin", CODEX_HOME=str(codex_home))
+    assert proc.returncode == 0 and "trusted the hooks of memrepo@memrepo" in proc.stdout, proc.stderr
+    assert json.loads((codex_home / "hooks.json").read_text()) == USER_HOOKS  # no hooks added
+    config = (codex_home / "config.toml").read_text()
+    assert config.startswith(USER_CONFIG) and config.count(codex.PLUGIN_BEGIN) == 1
+    if tomllib is not None:
+        state = tomllib.loads(config)["hooks"]["state"]
+        key = "memrepo@memrepo:hooks/codex.json:user_prompt_submit:0:0"
+        handler = json.loads((ROOT / codex.PLUGIN_HOOKS).read_text())["hooks"]["UserPromptSubmit"][0]["hooks"][0]
+        assert state[key]["trusted_hash"] == trust.trusted_hash("UserPromptSubmit", None, handler)
+    again = cli("install", "codex", "--plugin", CODEX_HOME=str(codex_home))
+    assert again.stdout.startswith("already trusted") and (codex_home / "config.toml").read_text() == config
+    other = cli("install", "codex", "--plugin", "--marketplace", "team", CODEX_HOME=str(codex_home))
+    assert "memrepo@team:hooks/codex.json:stop:0:0" in (codex_home / "config.toml").read_text(), other.stderr
+    assert "memrepo@memrepo:" not in (codex_home / "config.toml").read_text()  # one plugin block, the newest
+    assert cli("uninstall", "codex", CODEX_HOME=str(codex_home)).returncode == 0
+    assert (codex_home / "config.toml").read_text().rstrip("\n") == USER_CONFIG.rstrip("\n")
+
+
+@pytest.mark.skipif(tomllib is None, reason="no TOML parser in this Python")
+def test_doctor_sees_the_codex_plugin_untrusted_or_wired_in_twice(repo: str, tmp_path: Path) -> None:
+    env = {"CODEX_HOME": str(tmp_path / "c"), "GEMINI_CLI_HOME": str(tmp_path / "g")}
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "config.toml").write_text('[plugins."memrepo@memrepo"]\nenabled = true\n')
+    [check] = _doctor(repo, **env)
+    assert not check["ok"] and "not trusted" in check["detail"] and "install codex --plugin" in check["fix"]
+    assert cli("install", "codex", "--plugin", **env).returncode == 0
+    [check] = _doctor(repo, **env)
+    assert check["ok"] and "its 5 hooks trusted" in check["detail"]
+    assert cli("install", "codex", **env).returncode == 0
+    [check] = _doctor(repo, **env)
+    assert not check["ok"] and "twice" in check["detail"]

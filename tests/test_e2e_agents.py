@@ -300,3 +300,48 @@ def test_the_gemini_extension_recalls_like_the_settings_install(tmp_path: Path, 
         seen = "\n".join(request_text(r.body) for r in api.requests if r.is_main)
     assert "(id: billing-webhook-secret-rotation)" in seen and PROFILE_LINE in seen
     assert [bool(e["injected"]) for e in _log(memory_repo) if e.get("agent") == "gemini"] == [True]
+
+
+# -- the Codex plugin ---------------------------------------------------------------------------------
+
+
+def _unshare_works() -> str:
+    """Why a network namespace cannot be made here ("" when it can)."""
+    import shutil
+
+    if not (shutil.which("unshare") and shutil.which("ip")):
+        return "unshare or ip (util-linux, iproute2) not found"
+    proc = subprocess.run(["unshare", "-n", "sh", "-c", "ip link set lo up"], capture_output=True, text=True, timeout=30)
+    return "" if proc.returncode == 0 else f"unshare -n failed: {proc.stderr.strip()[:200]}"
+
+
+def test_the_codex_plugin_recalls_once_its_hooks_are_trusted(tmp_path: Path, memory_repo: Path) -> None:
+    """The repository is also a Codex plugin (`.codex-plugin/plugin.json`, hooks in hooks/codex.json).
+    Plugins need Codex's plugins feature, which reaches for github.com at start: the run happens in
+    a network namespace with loopback only (tests/e2e/codex_plugin_netns.py)."""
+    import os
+    import shutil
+
+    why = _unshare_works()
+    if why:
+        if os.environ.get("MEMREPO_E2E_REQUIRE") == "1":
+            pytest.fail(f"cannot run the Codex plugin test offline: {why}", pytrace=False)
+        pytest.skip(why)
+    codex = agents.binary("codex")
+    src = tmp_path / "memrepo-plugin"  # what a user adds as a marketplace: the checkout, without build output
+    shutil.copytree(REPO_ROOT, src, ignore=shutil.ignore_patterns(".git", ".venv", "__pycache__", "node_modules", "*.egg-info"))
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({"codex": codex, "plugin_src": str(src), "memory_repo": str(memory_repo),
+                                "root": str(tmp_path / "codex"), "prompts": [ANSWERABLE, CONVERSATIONAL]}))
+    out = tmp_path / "out.json"
+    env = agents.AgentHome(tmp_path / "codex").env()
+    driver = REPO_ROOT / "tests" / "e2e" / "codex_plugin_netns.py"
+    proc = subprocess.run(["unshare", "-n", "sh", "-c", f'ip link set lo up && exec "{sys.executable}" "{driver}" "{spec}" "{out}"'],
+                          env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0 and out.exists(), proc.stderr[-3000:]
+    result = json.loads(out.read_text())
+    assert [s["rc"] for s in result["steps"]] == [0] * 5, result["steps"]
+    answerable, conversational = result["seen"]
+    assert "(id: billing-webhook-secret-rotation)" in answerable and PROFILE_LINE in answerable
+    assert FENCE not in conversational and PROFILE_LINE in conversational
+    assert [bool(e["injected"]) for e in _log(memory_repo) if e.get("agent") == "codex"] == [True, False]

@@ -95,10 +95,11 @@ def codex_env(home: AgentHome, extra: Mapping[str, str] | None = None) -> dict[s
 
 
 def run_codex(home: AgentHome, prompt: str, cwd: Path, *, env_extra: Mapping[str, str] | None = None,
-              resume: str | None = None, extra_args: Sequence[str] = (),
-              timeout: float = RUN_TIMEOUT) -> subprocess.CompletedProcess[str]:
-    """`codex exec --skip-git-repo-check [resume <session>] <prompt>` with stdin from /dev/null."""
-    cmd = [binary("codex"), "exec", "--skip-git-repo-check", *extra_args]
+              resume: str | None = None, extra_args: Sequence[str] = (), timeout: float = RUN_TIMEOUT,
+              codex: str | None = None) -> subprocess.CompletedProcess[str]:
+    """`codex exec --skip-git-repo-check [resume <session>] <prompt>` with stdin from /dev/null
+    (`codex`: the binary, when the caller has it already)."""
+    cmd = [codex or binary("codex"), "exec", "--skip-git-repo-check", *extra_args]
     cmd += ["resume", resume, prompt] if resume else [prompt]
     return _run_tree(cmd, cwd, codex_env(home, env_extra), timeout)
 

@@ -1,8 +1,9 @@
 """What `memrepo doctor` checks for Codex CLI and Gemini CLI: only where memrepo's hooks are
 installed (`memrepo install codex|gemini`), and only by reading their files, never changing them.
 
-- Codex: the interpreter each hook runs exists, and each hook has the trust entry Codex needs
-  to run it (without one, `codex exec` skips the hook silently; CODEX-NOTES.md §3).
+- Codex: the interpreter each hook runs exists, each hook (the plugin's too) has the trust
+  entry Codex needs to run it (without one, `codex exec` skips the hook silently;
+  CODEX-NOTES.md §3), and memrepo is not wired in twice (the plugin and hooks.json).
 - Gemini: the interpreter exists, `hooksConfig.enabled` is not false (it turns off every hook),
   and memrepo is not wired in twice (the extension and the settings hooks).
 """
@@ -42,6 +43,16 @@ def _handlers(hooks: Any, mark: str) -> list[tuple[str, int, int, dict[str, Any]
 
 def _trusted(config: str) -> dict[str, Any] | None:
     """`hooks.state` of Codex's config.toml ({} when there is none), or None when it cannot be read here."""
+    data = _config(config)
+    if data is None:
+        return None
+    hooks = data.get("hooks")
+    state = hooks.get("state") if isinstance(hooks, dict) else None
+    return state if isinstance(state, dict) else {}
+
+
+def _config(config: str) -> dict[str, Any] | None:
+    """Codex's config.toml as a table ({} when there is none), or None when it cannot be read here."""
     if not os.path.exists(config):
         return {}
     if sys.version_info >= (3, 11):
@@ -49,12 +60,42 @@ def _trusted(config: str) -> dict[str, Any] | None:
 
         try:
             with open(config, "rb") as fh:
-                hooks = tomllib.load(fh).get("hooks")
+                return tomllib.load(fh)
         except (OSError, tomllib.TOMLDecodeError):
             return None
-        state = hooks.get("state") if isinstance(hooks, dict) else None
-        return state if isinstance(state, dict) else {}
     return None  # Python 3.10: no TOML parser in the standard library
+
+
+def codex_plugin() -> str:
+    """The marketplace of the memrepo Codex plugin when config.toml enables it, else ""."""
+    plugins = (_config(codex.config_path()) or {}).get("plugins")
+    for key, entry in plugins.items() if isinstance(plugins, dict) else []:
+        if key.split("@", 1)[0] == "memrepo" and "@" in key and isinstance(entry, dict) and entry.get("enabled") is True:
+            return key.split("@", 1)[1]
+    return ""
+
+
+def codex_plugin_checks(marketplace: str, hooked: bool) -> list[Check]:
+    if hooked:
+        return [Check("codex hooks", False, f"memrepo is wired into Codex twice: the plugin memrepo@{marketplace} and the "
+                      f"hooks in {codex.hooks_path()}, so every recalled memory is injected twice",
+                      "keep one: `memrepo uninstall codex` (then `memrepo install codex --plugin`), or "
+                      f"`codex plugin remove memrepo@{marketplace}`")]
+    state = _trusted(codex.config_path())
+    try:
+        entries = codex.plugin_entries(marketplace)
+    except MemrepoError:
+        entries = []
+    if state is None or not entries:
+        return [Check("codex hooks", True, f"the plugin memrepo@{marketplace}; whether Codex trusts its hooks cannot be "
+                      "read here", warn=True)]
+    untrusted = [key for key, digest in entries
+                 if not isinstance(state.get(key), dict) or state[key].get("trusted_hash") != digest]
+    if untrusted:
+        return [Check("codex hooks", False, f"{len(untrusted)} of the {len(entries)} hooks of the plugin memrepo@{marketplace} "
+                      "are not trusted: Codex skips an untrusted hook without a word",
+                      f"`memrepo install codex --plugin --marketplace {marketplace}` (or trust them in Codex's /hooks screen)")]
+    return [Check("codex hooks", True, f"the plugin memrepo@{marketplace}, its {len(entries)} hooks trusted")]
 
 
 def codex_checks() -> list[Check]:
@@ -63,6 +104,9 @@ def codex_checks() -> list[Check]:
         ours = _handlers(load_json(path).get("hooks"), codex.MARK)
     except MemrepoError as exc:
         return [Check("codex hooks", False, str(exc), "fix the file by hand, then `memrepo install codex`")]
+    marketplace = codex_plugin()
+    if marketplace:
+        return codex_plugin_checks(marketplace, bool(ours))
     if not ours:
         return []
     missing = _missing([h for *_, h in ours])

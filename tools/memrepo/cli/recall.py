@@ -232,16 +232,32 @@ def install_claude() -> None:
 
 
 @install.command("codex")
+@click.option("--plugin", is_flag=True,
+              help="Do not add hooks: trust the hooks of the memrepo Codex plugin (codex plugin add memrepo@MARKETPLACE) instead.")
+@click.option("--marketplace", default="memrepo", show_default=True, metavar="NAME",
+              help="With --plugin: the marketplace the plugin was added from.")
 @_fail_friendly
-def install_codex() -> None:
+def install_codex(plugin: bool, marketplace: str) -> None:
     """Add the recall and session hooks to Codex CLI's $CODEX_HOME/hooks.json (default ~/.codex).
 
     Codex runs a user hook only once it is trusted, so memrepo also writes the trust entries of
     its own hooks to $CODEX_HOME/config.toml, in one marked block. Idempotent; other hooks and
     settings are kept; the old files are saved as .bak.
+
+    \b
+    With the plugin instead (from a memrepo checkout):
+      codex plugin marketplace add /path/to/memrepo && codex plugin add memrepo@memrepo
+      memrepo install codex --plugin
     """
     from memrepo.agents.codex import install as codexinstall
 
+    if plugin:
+        cfg, changed = codexinstall.trust_plugin(marketplace)
+        click.echo(f"{'trusted' if changed else 'already trusted:'} the hooks of memrepo@{marketplace} in {cfg}")
+        if codexinstall.installed():
+            click.echo(f"memrepo's hooks are also in {codexinstall.hooks_path()}: every memory would be injected "
+                       "twice; `memrepo uninstall codex` removes those (then run this again)", err=True)
+        return
     path, changed = codexinstall.install()
     click.echo(f"{'installed memrepo hooks in' if changed else 'already installed in'} {path}")
     click.echo(f"trusted in {codexinstall.config_path()}; hooks run {sys.executable} -I -m {codexinstall.MARK}. "
@@ -280,7 +296,7 @@ def uninstall_claude() -> None:
 @uninstall.command("codex")
 @_fail_friendly
 def uninstall_codex() -> None:
-    """Remove memrepo's hooks from Codex CLI's hooks.json and their trust from config.toml, leaving everything else."""
+    """Remove memrepo's hooks from Codex CLI's hooks.json and their trust (and the plugin's) from config.toml, leaving everything else."""
     from memrepo.agents.codex import install as codexinstall
 
     path, changed = codexinstall.uninstall()

@@ -25,6 +25,8 @@ MARK = "memrepo.agents.codex.entry"
 EVENTS = {"SessionStart": 10, "UserPromptSubmit": 10, "Stop": 10, "PreCompact": 10, "SessionEnd": 3}
 BEGIN = "# >>> memrepo: trust for memrepo's hooks in hooks.json (memrepo install codex; uninstall removes it)"
 END = "# <<< memrepo"
+PLUGIN_BEGIN = "# >>> memrepo: trust for the memrepo plugin's hooks (memrepo install codex --plugin; uninstall removes it)"
+PLUGIN_HOOKS = "hooks/codex.json"  # relative to the plugin root, as `.codex-plugin/plugin.json` names it
 
 
 def codex_home() -> str:
@@ -71,14 +73,15 @@ def _table_key(line: str) -> str | None:
     return key if isinstance(key, str) else None
 
 
-def without_trust(text: str, keys: set[str]) -> str:
-    """config.toml text without memrepo's block and without any table for one of `keys`."""
+def without_trust(text: str, keys: set[str], begin: str = BEGIN) -> str:
+    """config.toml text without memrepo's block (the one `begin` opens) and without any table
+    for one of `keys`."""
     out: list[str] = []
     skipping = False
     in_block = False
     for line in text.splitlines(keepends=True):
         s = line.strip()
-        if s == BEGIN:
+        if s == begin:
             in_block = True
             continue
         if in_block:
@@ -98,8 +101,8 @@ def _tidy(text: str) -> str:
     return text.rstrip("\n") + "\n" if text.strip() else ""
 
 
-def _trust_block(entries: list[tuple[str, str]]) -> str:
-    lines = [BEGIN]
+def _trust_block(entries: list[tuple[str, str]], begin: str = BEGIN) -> str:
+    lines = [begin]
     for key, digest in entries:
         lines += [f"[hooks.state.{json.dumps(key, ensure_ascii=False)}]", f"trusted_hash = {json.dumps(digest)}"]
     return "\n".join(lines + [END]) + "\n"
@@ -171,6 +174,40 @@ def install(python: str | None = None) -> tuple[str, bool]:
     return path, changed
 
 
+def plugin_root() -> str:
+    """The memrepo plugin's root next to this package (a checkout: `tools/memrepo` two levels
+    down), or "" when this memrepo was installed without the plugin's files."""
+    root = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
+    return root if os.path.isfile(os.path.join(root, ".codex-plugin", "plugin.json")) else ""
+
+
+def plugin_entries(marketplace: str, root: str | None = None) -> list[tuple[str, str]]:
+    """(state key, trusted hash) of each hook of the memrepo plugin installed from `marketplace`."""
+    root = plugin_root() if root is None else root
+    if not root:
+        raise MemrepoError("the memrepo Codex plugin's files are not next to this memrepo (it was installed without them)",
+                           hint="trust the plugin's hooks in Codex's /hooks screen, or run this from a memrepo checkout")
+    hooks = _hooks_of(PLUGIN_HOOKS, load_json(os.path.join(root, PLUGIN_HOOKS)))
+    source = f"memrepo@{marketplace}:{PLUGIN_HOOKS}"
+    return [(trust.state_key(source, event, g, h), trust.trusted_hash(event, group.get("matcher"), handler))
+            for event, groups in hooks.items() for g, group in enumerate(groups)
+            for h, handler in enumerate(group.get("hooks", []))]
+
+
+def trust_plugin(marketplace: str = "memrepo") -> tuple[str, bool]:
+    """Trust the hooks of the memrepo plugin (`codex plugin add memrepo@<marketplace>`): Codex
+    runs a plugin's hooks only once they are trusted, like a user's. Returns (config path, changed)."""
+    cfg = config_path()
+    entries = plugin_entries(marketplace)
+    before = _read(cfg)
+    kept = without_trust(before, {k for k, _ in entries}, PLUGIN_BEGIN)
+    after = (_tidy(kept) + "\n" if kept.strip() else "") + _trust_block(entries, PLUGIN_BEGIN)
+    _check_toml(cfg, after)
+    if after != before:
+        _write(cfg, after)
+    return cfg, after != before
+
+
 def uninstall() -> tuple[str, bool]:
     """Remove memrepo's hooks and their trust entries, nothing else; returns (hooks.json path, changed)."""
     path, cfg = hooks_path(), config_path()
@@ -178,7 +215,7 @@ def uninstall() -> tuple[str, bool]:
     old = set(our_keys(path, hooks)) if isinstance(hooks, dict) else set()
     changed = uninstall_from(path, (MARK,))
     config_before = _read(cfg)
-    config_after = without_trust(config_before, old)
+    config_after = without_trust(without_trust(config_before, old), set(), PLUGIN_BEGIN)
     if config_after != config_before:
         config_after = _tidy(config_after)
         _check_toml(cfg, config_after)
