@@ -270,3 +270,15 @@ def test_the_prompt_hook_loads_no_heavy_module(store: str, agent: str, event: st
     loaded = {row.rsplit("|", 1)[-1].strip() for row in proc.stderr.decode().splitlines() if row.startswith("import time:")}
     assert {"memrepo.recall.search", f"memrepo.agents.{agent}.tail"} <= loaded
     assert sorted(m for m in loaded if m.split(".")[0] in HEAVY) == []
+
+
+def test_the_codex_plugin_hook_runs_through_hooks_run(store: str) -> None:
+    """The Codex plugin's command (hooks/codex.json): `sh hooks/run codex EVENT`, python -I -S, tools/ on the path."""
+    run_sh = Path(__file__).resolve().parent.parent / "hooks" / "run"
+    stdin = fixture("codex", "user_prompt_submit", prompt="how do I run the tests here?", transcript_path=str(CODEX_ROLLOUT))
+    proc = subprocess.run(["sh", str(run_sh), "codex", "UserPromptSubmit"], input=stdin,
+                          capture_output=True, env=dict(os.environ, MEMREPO_DIR=store, MEMREPO_PYTHON=sys.executable),
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "(id: build-command)" in json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert log_lines(store)[-1]["agent"] == "codex"
