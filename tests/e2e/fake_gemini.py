@@ -27,6 +27,8 @@ Answers (``<v>`` is any API version; the CLI uses ``v1beta``):
 * anything else: 404 with a Google-shaped ``NOT_FOUND`` error, so a probe the CLI makes fails
   quickly and visibly in ``requests`` instead of hanging.
 
+The HTTP plumbing shared with the other fakes (recording, body reading, the server thread, the
+context manager) is in ``fakeserver.py``.
 Only the standard library is used; the server binds to 127.0.0.1 only.
 """
 
@@ -34,18 +36,16 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 import time
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import dataclass
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote
+
+from . import fakeserver
+from .fakeserver import estimate_tokens
 
 DEFAULT_REPLY = "Fake Gemini reply: acknowledged."
 SHELL_TOOL = "run_shell_command"  # the shell tool's declared name in Gemini CLI 0.61.0
-
-# Header names never recorded (lower case): the API key and anything else that authenticates.
-_SECRET_HEADERS = frozenset({"x-goog-api-key", "authorization", "proxy-authorization", "cookie"})
 
 # /v1beta/models/gemini-2.5-flash:streamGenerateContent -> ("gemini-2.5-flash", "streamGenerateContent")
 _MODEL_CALL = re.compile(r"^/v[^/]*/models/([^/:]+):([A-Za-z]+)$")
@@ -54,22 +54,8 @@ _MODELS = ("gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash-lite")
 _VECTOR = [0.1, 0.2, 0.3]
 
 
-@dataclass
-class RecordedRequest:
+class RecordedRequest(fakeserver.RecordedRequest):
     """One request the fake received, and the status it answered with."""
-
-    method: str
-    path: str  # as sent, including any query string
-    headers: dict[str, str]  # lower-cased names, credentials removed
-    body: Any  # parsed JSON, or None
-    raw_body: str = ""
-    status: int = 0  # status code the fake answered with
-    time: float = field(default_factory=time.time)
-
-    @property
-    def route(self) -> str:
-        """The path without its query string."""
-        return urlsplit(self.path).path
 
     @property
     def model_method(self) -> tuple[str, str] | None:
@@ -124,14 +110,6 @@ def _newest_user(body: dict[str, Any]) -> tuple[str, bool]:
     return text, any("functionResponse" in p for p in parts)
 
 
-def _estimate_tokens(body: Any) -> int:
-    """A rough, deterministic token estimate (4 characters a token) for usage numbers."""
-    try:
-        return max(1, len(json.dumps(body)) // 4)
-    except (TypeError, ValueError):
-        return 1
-
-
 def _schema_example(schema: Any, name: str = "") -> Any:
     """A small value valid for a JSON schema (or a Gemini ``Schema`` with upper-case types)."""
     if not isinstance(schema, dict):
@@ -161,7 +139,7 @@ def _schema_example(schema: Any, name: str = "") -> Any:
 
 def _response(parts: list[dict[str, Any]], body: Any) -> dict[str, Any]:
     """One GenerateContentResponse with a single candidate made of `parts`."""
-    prompt, out = _estimate_tokens(body), _estimate_tokens(parts)
+    prompt, out = estimate_tokens(body), estimate_tokens(parts)
     usage = {"promptTokenCount": prompt, "candidatesTokenCount": out, "totalTokenCount": prompt + out}
     candidate = {"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}
     return {
@@ -183,56 +161,12 @@ class ToolCall:
     used: bool = False
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server: "_Server"
+class _Handler(fakeserver.FakeHandler[RecordedRequest]):
+    server: fakeserver.FakeServer[RecordedRequest, ToolCall]
 
-    # -- plumbing -------------------------------------------------------------------------
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
-        pass  # keep pytest output clean; everything is in api.requests
-
-    def _read_body(self) -> bytes:
-        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
-            chunks = []
-            while True:
-                size = int(self.rfile.readline().strip().split(b";")[0] or b"0", 16)
-                if size == 0:
-                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
-                        pass  # trailers until the blank line
-                    break
-                chunks.append(self.rfile.read(size))
-                self.rfile.readline()
-            return b"".join(chunks)
-        length = int(self.headers.get("Content-Length") or 0)
-        return self.rfile.read(length) if length > 0 else b""
-
-    def _record(self) -> RecordedRequest:
-        text = self._read_body().decode("utf-8", errors="replace")
-        try:
-            body = json.loads(text) if text.strip() else None
-        except ValueError:
-            body = None
-        headers = {k.lower(): v for k, v in self.headers.items() if k.lower() not in _SECRET_HEADERS}
-        rec = RecordedRequest(self.command, self.path, headers, body, text)
-        with self.server.lock:
-            self.server.requests.append(rec)
-        return rec
-
-    def _send(self, rec: RecordedRequest, status: int, payload: bytes, content_type: str) -> None:
-        rec.status = status
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(payload)))
-        if content_type.startswith("text/event-stream"):
-            self.send_header("Cache-Control", "no-cache")
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(payload)
-            self.wfile.flush()
-
-    def _send_json(self, rec: RecordedRequest, status: int, obj: Any) -> None:
-        self._send(rec, status, json.dumps(obj).encode(), "application/json; charset=utf-8")
+    record_class = RecordedRequest
+    secret_headers = frozenset({"x-goog-api-key", "authorization", "proxy-authorization", "cookie"})
+    json_type = "application/json; charset=utf-8"
 
     def _error(self, rec: RecordedRequest, code: int, status: str, message: str) -> None:
         self._send_json(rec, code, {"error": {"code": code, "message": message, "status": status}})
@@ -242,8 +176,15 @@ class _Handler(BaseHTTPRequestHandler):
 
     # -- routes -----------------------------------------------------------------------------
 
-    def do_POST(self) -> None:
-        rec = self._record()
+    def answer(self, rec: RecordedRequest) -> None:
+        if rec.method == "POST":
+            self._post(rec)
+        elif rec.method == "GET":
+            self._get(rec)
+        else:
+            self._not_found(rec)
+
+    def _post(self, rec: RecordedRequest) -> None:
         mm = rec.model_method
         if mm is None:
             self._not_found(rec)
@@ -261,7 +202,7 @@ class _Handler(BaseHTTPRequestHandler):
                 event = f"data: {json.dumps(reply, separators=(',', ':'))}\r\n\r\n".encode()
                 self._send(rec, 200, event, "text/event-stream")
         elif method == "countTokens":
-            self._send_json(rec, 200, {"totalTokens": _estimate_tokens(body)})
+            self._send_json(rec, 200, {"totalTokens": estimate_tokens(body)})
         elif method == "embedContent":
             self._send_json(rec, 200, {"embedding": {"values": _VECTOR}})
         elif method == "batchEmbedContents":
@@ -270,8 +211,7 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._error(rec, 404, "NOT_FOUND", f"fake Gemini API: no method {method}")
 
-    def do_GET(self) -> None:
-        rec = self._record()
+    def _get(self, rec: RecordedRequest) -> None:
         m = _MODEL_GET.match(unquote(rec.route))
         if m is None:
             self._not_found(rec)
@@ -280,14 +220,15 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._send_json(rec, 200, {"models": [_model_info(n) for n in _MODELS]})
 
-    def _other(self) -> None:
-        self._not_found(self._record())
+    def declares_tools(self, body: dict[str, Any]) -> bool:
+        return _has_tools(body)
 
-    do_PUT = do_PATCH = do_DELETE = do_HEAD = _other  # noqa: N815
+    def newest_user_input(self, body: dict[str, Any]) -> tuple[str, bool]:
+        return _newest_user(body)
 
     def _answer_parts(self, body: dict[str, Any]) -> list[dict[str, Any]]:
         """The parts of the model's answer to one generate request."""
-        call = self.server.next_tool_call(body)
+        call = self.scripted_call(body)
         if call is not None:
             return [{"functionCall": {"name": call.name, "args": call.args}}]
         config = body.get("generationConfig") or {}
@@ -304,108 +245,16 @@ def _model_info(name: str) -> dict[str, Any]:
             "outputTokenLimit": 65536, "supportedGenerationMethods": methods}
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-
-    def __init__(self, reply_text: str) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.lock = threading.Lock()
-        self.requests: list[RecordedRequest] = []
-        self.reply_text = reply_text
-        self.tool_calls: list[ToolCall] = []
-
-    def next_tool_call(self, body: dict[str, Any]) -> ToolCall | None:
-        """The scripted call this request answers with, if any (main requests only)."""
-        if not _has_tools(body):
-            return None
-        text, has_result = _newest_user(body)
-        if has_result:
-            return None
-        with self.lock:
-            for call in self.tool_calls:
-                if not call.used and call.trigger in text:
-                    call.used = True
-                    return call
-        return None
-
-
-class FakeGeminiAPI:
+class FakeGeminiAPI(fakeserver.FakeAPI[RecordedRequest]):
     """Context manager: a fake Gemini API serving on 127.0.0.1:<free port> in a thread."""
 
-    def __init__(self, reply_text: str = DEFAULT_REPLY) -> None:
-        self._reply_text = reply_text
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
-
-    # lifecycle
-    def start(self) -> "FakeGeminiAPI":
-        if self._server is not None:
-            return self
-        self._server = _Server(self._reply_text)
-        self._thread = threading.Thread(
-            target=self._server.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            name="fake-gemini-api",
-            daemon=True,
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is None:
-            return
-        self._server.shutdown()
-        self._server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-        self._server = None
-        self._thread = None
-
-    def __enter__(self) -> "FakeGeminiAPI":
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    # access
-    @property
-    def port(self) -> int:
-        assert self._server is not None, "fake API not started"
-        return int(self._server.server_address[1])
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def reply_text(self) -> str:
-        return self._reply_text
-
-    @reply_text.setter
-    def reply_text(self, value: str) -> None:
-        self._reply_text = value
-        if self._server is not None:
-            self._server.reply_text = value
+    handler = _Handler
+    thread_name = "fake-gemini-api"
+    default_reply = DEFAULT_REPLY
 
     def script_shell(self, trigger: str, command: str, description: str = "Run memrepo") -> None:
         """Answer the first main request whose newest user content holds `trigger` with a
         ``run_shell_command`` call running `command`; the request that brings its
         functionResponse back gets `reply_text`. In ``gemini -p`` the CLI only declares (and
         runs) its shell tool with ``--yolo``/``--approval-mode=yolo`` or ``--allowed-tools``."""
-        assert self._server is not None, "fake API not started"
-        args = {"command": command, "description": description}
-        with self._server.lock:
-            self._server.tool_calls.append(ToolCall(trigger, SHELL_TOOL, args))
-
-    @property
-    def requests(self) -> list[RecordedRequest]:
-        """A snapshot of every request received so far, oldest first."""
-        assert self._server is not None, "fake API not started"
-        with self._server.lock:
-            return list(self._server.requests)
-
-    def clear(self) -> None:
-        assert self._server is not None, "fake API not started"
-        with self._server.lock:
-            self._server.requests.clear()
+        self._script(ToolCall(trigger, SHELL_TOOL, {"command": command, "description": description}))

@@ -24,50 +24,28 @@ Answers:
   quickly and visibly in ``requests`` instead of hanging.
 
 :func:`input_text` joins every text the model would see in a request body, for assertions.
+Every answer carries an ``x-request-id`` header. The HTTP plumbing shared with the other fakes
+(recording, body reading, the server thread, the context manager) is in ``fakeserver.py``.
 Only the standard library is used; the server binds to 127.0.0.1 only.
 """
 
 from __future__ import annotations
 
 import gzip
-import itertools
 import json
-import threading
 import time
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
+
+from . import fakeserver
+from .fakeserver import new_id
 
 DEFAULT_REPLY = "Fake API reply: acknowledged."
 DEFAULT_MODEL = "gpt-fake"
 
-# Header names never recorded (lower case): the API key and anything else that authenticates.
-_SECRET_HEADERS = frozenset(
-    {"authorization", "proxy-authorization", "cookie", "x-api-key", "openai-api-key"}
-)
 
-_ids = itertools.count(1)
-
-
-def _new_id(prefix: str) -> str:
-    return f"{prefix}_fake_{next(_ids):06d}"
-
-
-@dataclass
-class RecordedRequest:
-    method: str
-    path: str  # as sent, including any query string
-    headers: dict[str, str]  # lower-cased names, credentials removed
-    body: Any  # parsed JSON, or None
-    raw_body: str = ""
-    status: int = 0  # status code the fake answered with
-    time: float = field(default_factory=time.time)
-
-    @property
-    def route(self) -> str:
-        """The path without its query string."""
-        return urlsplit(self.path).path
+class RecordedRequest(fakeserver.RecordedRequest):
+    """One request the fake received, and the status it answered with."""
 
     @property
     def is_responses(self) -> bool:
@@ -138,7 +116,8 @@ def _usage(body: Any, output_tokens: int) -> dict[str, Any]:
 
 
 def _sse(data: dict[str, Any]) -> bytes:
-    return f"event: {data['type']}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
+    """One server-sent event named after the data's ``type``."""
+    return fakeserver.sse(data["type"], data)
 
 
 # -- scripted tool calls --------------------------------------------------------------------
@@ -166,8 +145,8 @@ def _shell_call_item(body: dict[str, Any], command: str) -> dict[str, Any]:
         name, args = "shell", {"command": ["bash", "-lc", command]}
     return {
         "type": "function_call",
-        "id": _new_id("fc"),
-        "call_id": _new_id("call"),
+        "id": new_id("fc"),
+        "call_id": new_id("call"),
         "name": name,
         "arguments": json.dumps(args),
         "status": "completed",
@@ -177,61 +156,20 @@ def _shell_call_item(body: dict[str, Any], command: str) -> dict[str, Any]:
 # -- the HTTP server --------------------------------------------------------------------------
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server: "_Server"
+class _Handler(fakeserver.FakeHandler[RecordedRequest]):
+    server: fakeserver.FakeServer[RecordedRequest, ShellCall]
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
-        pass  # keep pytest output clean; everything is in api.requests
+    record_class = RecordedRequest
+    secret_headers = frozenset(
+        {"authorization", "proxy-authorization", "cookie", "x-api-key", "openai-api-key"}
+    )
+    request_id_header = "x-request-id"
 
     def _read_body(self) -> bytes:
-        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
-            chunks = []
-            while True:
-                size = int(self.rfile.readline().strip().split(b";")[0] or b"0", 16)
-                if size == 0:
-                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
-                        pass  # trailers until the blank line
-                    break
-                chunks.append(self.rfile.read(size))
-                self.rfile.readline()
-            raw = b"".join(chunks)
-        else:
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(length) if length > 0 else b""
+        raw = super()._read_body()
         if self.headers.get("Content-Encoding", "").lower() == "gzip":
             raw = gzip.decompress(raw)
         return raw
-
-    def _record(self) -> RecordedRequest:
-        text = self._read_body().decode("utf-8", errors="replace")
-        try:
-            body = json.loads(text) if text.strip() else None
-        except ValueError:
-            body = None
-        headers = {
-            k.lower(): v for k, v in self.headers.items() if k.lower() not in _SECRET_HEADERS
-        }
-        rec = RecordedRequest(self.command, self.path, headers, body, text)
-        with self.server.lock:
-            self.server.requests.append(rec)
-        return rec
-
-    def _send(self, rec: RecordedRequest, status: int, payload: bytes, content_type: str) -> None:
-        rec.status = status
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(payload)))
-        self.send_header("x-request-id", _new_id("req"))
-        if content_type.startswith("text/event-stream"):
-            self.send_header("Cache-Control", "no-cache")
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(payload)
-            self.wfile.flush()
-
-    def _send_json(self, rec: RecordedRequest, status: int, obj: Any) -> None:
-        self._send(rec, status, json.dumps(obj).encode(), "application/json")
 
     def _error(self, rec: RecordedRequest, status: int, kind: str, message: str) -> None:
         self._send_json(
@@ -240,8 +178,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     # routes
 
-    def _dispatch(self) -> None:
-        rec = self._record()
+    def answer(self, rec: RecordedRequest) -> None:
         route = (rec.method, rec.route.rstrip("/"))
         if route == ("POST", "/v1/responses"):
             self._responses(rec)
@@ -251,25 +188,26 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._error(rec, 404, "not_found", f"fake API: no route {rec.method} {rec.path}")
 
-    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = _dispatch  # noqa: N815
+    def newest_user_input(self, body: dict[str, Any]) -> tuple[str, bool]:
+        return _newest_user_input(body)
 
     def _responses(self, rec: RecordedRequest) -> None:
         body = rec.body if isinstance(rec.body, dict) else {}
         if "input" not in body:
             self._error(rec, 400, "invalid_request_error", "input: required")
             return
-        call = self.server.next_shell_call(body)
+        call = self.scripted_call(body)
         if call is not None:
             item = _shell_call_item(body, call.command)
             out_tokens = 20
         else:
             text = self.server.reply_text
             content = [{"type": "output_text", "text": text, "annotations": []}]
-            item = {"type": "message", "id": _new_id("msg"), "role": "assistant",
+            item = {"type": "message", "id": new_id("msg"), "role": "assistant",
                     "status": "completed", "content": content}
             out_tokens = max(1, len(text) // 4)
         response = {
-            "id": _new_id("resp"),
+            "id": new_id("resp"),
             "object": "response",
             "created_at": int(time.time()),
             "model": body.get("model") or DEFAULT_MODEL,
@@ -298,107 +236,16 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(rec, 200, payload, "text/event-stream; charset=utf-8")
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
+class FakeOpenAIAPI(fakeserver.FakeAPI[RecordedRequest]):
+    """Context manager: a fake OpenAI Responses API serving on 127.0.0.1:<free port>. Codex's
+    provider ``base_url`` is its ``base_url`` plus ``/v1``."""
 
-    def __init__(self, reply_text: str) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.lock = threading.Lock()
-        self.requests: list[RecordedRequest] = []
-        self.reply_text = reply_text
-        self.shell_calls: list[ShellCall] = []
-
-    def next_shell_call(self, body: dict[str, Any]) -> ShellCall | None:
-        """The scripted shell call this request answers with, if any (requests with tools)."""
-        if not body.get("tools"):
-            return None
-        text, has_output = _newest_user_input(body)
-        if has_output:
-            return None
-        with self.lock:
-            for call in self.shell_calls:
-                if not call.used and call.trigger in text:
-                    call.used = True
-                    return call
-        return None
-
-
-class FakeOpenAIAPI:
-    """Context manager: a fake OpenAI Responses API serving on 127.0.0.1:<free port>."""
-
-    def __init__(self, reply_text: str = DEFAULT_REPLY) -> None:
-        self._reply_text = reply_text
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
-
-    # lifecycle
-    def start(self) -> "FakeOpenAIAPI":
-        if self._server is not None:
-            return self
-        self._server = _Server(self._reply_text)
-        self._thread = threading.Thread(
-            target=self._server.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            name="fake-openai-api",
-            daemon=True,
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is None:
-            return
-        self._server.shutdown()
-        self._server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-        self._server = None
-        self._thread = None
-
-    def __enter__(self) -> "FakeOpenAIAPI":
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    # access
-    @property
-    def port(self) -> int:
-        assert self._server is not None, "fake API not started"
-        return int(self._server.server_address[1])
-
-    @property
-    def base_url(self) -> str:
-        """``http://127.0.0.1:<port>``; Codex's provider ``base_url`` is this plus ``/v1``."""
-        return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def reply_text(self) -> str:
-        return self._reply_text
-
-    @reply_text.setter
-    def reply_text(self, value: str) -> None:
-        self._reply_text = value
-        if self._server is not None:
-            self._server.reply_text = value
+    handler = _Handler
+    thread_name = "fake-openai-api"
+    default_reply = DEFAULT_REPLY
 
     def script_shell(self, trigger: str, command: str) -> None:
         """Answer the first request whose newest user input holds `trigger` with a call of
         Codex's shell tool running `command`; the request bringing its output back gets
         `reply_text`."""
-        assert self._server is not None, "fake API not started"
-        with self._server.lock:
-            self._server.shell_calls.append(ShellCall(trigger, command))
-
-    @property
-    def requests(self) -> list[RecordedRequest]:
-        """A snapshot of every request received so far, oldest first."""
-        assert self._server is not None, "fake API not started"
-        with self._server.lock:
-            return list(self._server.requests)
-
-    def clear(self) -> None:
-        assert self._server is not None, "fake API not started"
-        with self._server.lock:
-            self._server.requests.clear()
+        self._script(ShellCall(trigger, command))
