@@ -44,15 +44,27 @@ def load_json(path: str) -> dict[str, Any]:
 
 def save_json(path: str, data: dict[str, Any]) -> None:
     """Write `data` atomically, keeping the previous file as <path>.bak."""
+    save_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
+def save_text(path: str, text: str) -> None:
+    """Write a client's settings file atomically, keeping the previous one as <path>.bak."""
     os.makedirs(os.path.dirname(path), exist_ok=True)
     if os.path.exists(path):
         with open(path, "rb") as src, open(path + ".bak", "wb") as dst:
             dst.write(src.read())
     tmp = f"{path}.tmp-{os.getpid()}"
     with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, indent=2, ensure_ascii=False)
-        fh.write("\n")
+        fh.write(text)
     os.replace(tmp, path)
+
+
+def hooks_object(path: str, data: dict[str, Any]) -> dict[str, Any]:
+    """The `hooks` object of a settings file's `data` (made when missing); refuses any other type."""
+    hooks = data.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise MemrepoError(f"`hooks` in {path} is not an object", hint="fix the file by hand, then run the command again")
+    return hooks
 
 
 def _is_ours(handler: Any, marks: tuple[str, ...] = (MARK, *OLD_MARKS)) -> bool:
@@ -88,9 +100,7 @@ def install(python: str | None = None) -> tuple[str, bool]:
     path = settings_path()
     data = load_json(path)
     before = json.dumps(data, sort_keys=True)
-    hooks = data.setdefault("hooks", {})
-    if not isinstance(hooks, dict):
-        raise MemrepoError(f"`hooks` in {path} is not an object", hint="fix the file by hand, then run the command again")
+    hooks = hooks_object(path, data)
     strip_ours(hooks)
     py = python or sys.executable
     for event, matcher in EVENTS.items():

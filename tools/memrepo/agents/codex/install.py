@@ -17,7 +17,7 @@ import sys
 from typing import Any
 
 from memrepo.agents.codex import trust
-from memrepo.claude.install import load_json, save_json, strip_ours, uninstall_from
+from memrepo.claude.install import hooks_object, load_json, save_json, save_text, strip_ours, uninstall_from
 from memrepo.errors import MemrepoError
 
 MARK = "memrepo.agents.codex.entry"
@@ -129,30 +129,12 @@ def _read(path: str) -> str:
         return fh.read()
 
 
-def _write(path: str, text: str) -> None:
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    if os.path.exists(path):
-        with open(path, "rb") as src, open(path + ".bak", "wb") as dst:
-            dst.write(src.read())
-    tmp = f"{path}.tmp-{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
-
-
-def _hooks_of(path: str, data: dict[str, Any]) -> dict[str, Any]:
-    hooks = data.setdefault("hooks", {})
-    if not isinstance(hooks, dict):
-        raise MemrepoError(f"`hooks` in {path} is not an object", hint="fix the file by hand, then run the command again")
-    return hooks
-
-
 def install(python: str | None = None) -> tuple[str, bool]:
     """Add memrepo's hooks (this interpreter) and their trust; returns (hooks.json path, changed)."""
     path, cfg = hooks_path(), config_path()
     data = load_json(path)
     before = json.dumps(data, sort_keys=True)
-    hooks = _hooks_of(path, data)
+    hooks = hooks_object(path, data)
     old = set(our_keys(path, hooks))
     strip_ours(hooks, (MARK,))
     py = python or sys.executable
@@ -170,7 +152,7 @@ def install(python: str | None = None) -> tuple[str, bool]:
     if json.dumps(data, sort_keys=True) != before:
         save_json(path, data)
     if config_after != config_before:
-        _write(cfg, config_after)
+        save_text(cfg, config_after)
     return path, changed
 
 
@@ -187,7 +169,7 @@ def plugin_entries(marketplace: str, root: str | None = None) -> list[tuple[str,
     if not root:
         raise MemrepoError("the memrepo Codex plugin's files are not next to this memrepo (it was installed without them)",
                            hint="trust the plugin's hooks in Codex's /hooks screen, or run this from a memrepo checkout")
-    hooks = _hooks_of(PLUGIN_HOOKS, load_json(os.path.join(root, PLUGIN_HOOKS)))
+    hooks = hooks_object(PLUGIN_HOOKS, load_json(os.path.join(root, PLUGIN_HOOKS)))
     source = f"memrepo@{marketplace}:{PLUGIN_HOOKS}"
     return [(trust.state_key(source, event, g, h), trust.trusted_hash(event, group.get("matcher"), handler))
             for event, groups in hooks.items() for g, group in enumerate(groups)
@@ -204,7 +186,7 @@ def trust_plugin(marketplace: str = "memrepo") -> tuple[str, bool]:
     after = (_tidy(kept) + "\n" if kept.strip() else "") + _trust_block(entries, PLUGIN_BEGIN)
     _check_toml(cfg, after)
     if after != before:
-        _write(cfg, after)
+        save_text(cfg, after)
     return cfg, after != before
 
 
@@ -219,7 +201,7 @@ def uninstall() -> tuple[str, bool]:
     if config_after != config_before:
         config_after = _tidy(config_after)
         _check_toml(cfg, config_after)
-        _write(cfg, config_after)
+        save_text(cfg, config_after)
         changed = True
     return path, changed
 

@@ -11,9 +11,8 @@ from __future__ import annotations
 import os
 import shlex
 import sys
-from typing import Any
 
-from memrepo.claude.install import load_json, save_json, strip_ours, uninstall_from
+from memrepo.claude.install import hooks_object, load_json, save_json, strip_ours, uninstall_from
 from memrepo.errors import MemrepoError
 
 MARK = "memrepo.agents.gemini.entry"
@@ -35,19 +34,12 @@ def command(python: str, event: str) -> str:
     return shlex.join([python, "-I", "-m", MARK, event])
 
 
-def _hooks_of(path: str, data: dict[str, Any]) -> dict[str, Any]:
-    hooks = data.setdefault("hooks", {})
-    if not isinstance(hooks, dict):
-        raise MemrepoError(f"`hooks` in {path} is not an object", hint="fix the file by hand, then run the command again")
-    return hooks
-
-
 def install(python: str | None = None) -> tuple[str, bool]:
     """Add memrepo's hooks (exec'd with this interpreter); returns (settings path, changed)."""
     path = settings_path()
     data = load_json(path)
     before = repr(data)
-    hooks = _hooks_of(path, data)
+    hooks = hooks_object(path, data)
     strip_ours(hooks, (MARK,))
     py = python or sys.executable
     for event in EVENTS:
