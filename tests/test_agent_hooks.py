@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -17,15 +18,15 @@ from pathlib import Path
 import pytest
 
 from helpers import commit_all, write_memory
-from memrepo.agents.codex import tail as codex_tail
-from memrepo.agents.gemini import entry as gemini_entry, tail as gemini_tail
+from memrepo.agents.codex import install as codex_install, tail as codex_tail
+from memrepo.agents.gemini import entry as gemini_entry, install as gemini_install, tail as gemini_tail
 from memrepo.format import transcript
 from memrepo.worker import jobs
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 CODEX_ROLLOUT = FIXTURES / "codex" / "rollout-sample.jsonl"
 GEMINI_CHAT = FIXTURES / "gemini" / "session-2026-12-02T02-27-cd51b046.jsonl"
-MARKS = {"codex": "memrepo.agents.codex.entry", "gemini": "memrepo.agents.gemini.entry"}
+INSTALLS = {"codex": codex_install, "gemini": gemini_install}
 
 
 def fixture(agent: str, name: str, **fields: object) -> bytes:
@@ -34,11 +35,14 @@ def fixture(agent: str, name: str, **fields: object) -> bytes:
     return json.dumps(data).encode()
 
 
+def command(agent: str, event: str) -> list[str]:
+    """What `memrepo install codex|gemini` registers: this interpreter, -I -S, the entry script."""
+    return shlex.split(INSTALLS[agent].command(sys.executable, event))
+
+
 def run(agent: str, event: str, stdin: bytes, repo: str, **env: str) -> subprocess.CompletedProcess[bytes]:
     environ = dict(os.environ, MEMREPO_DIR=repo, **env)
-    # What `memrepo install codex|gemini` registers: this interpreter, -I, the agent's entry module.
-    return subprocess.run([sys.executable, "-I", "-m", MARKS[agent], event], input=stdin, capture_output=True,
-                          env=environ, timeout=60)
+    return subprocess.run(command(agent, event), input=stdin, capture_output=True, env=environ, timeout=60)
 
 
 @pytest.fixture
@@ -105,7 +109,7 @@ def test_no_index_fails_open(repo: str, agent: str, event: str, name: str) -> No
 
 
 def test_an_unknown_event_is_ignored(store: str) -> None:
-    for agent in MARKS:
+    for agent in INSTALLS:
         proc = run(agent, "PermissionRequest", b"{}", store)
         assert proc.returncode == 0 and proc.stdout == b"" and b"unknown hook event" in proc.stderr
 
@@ -262,9 +266,10 @@ HEAVY = ("git", "frontmatter", "yaml", "click")
     ("gemini", "BeforeAgent", "before_agent", GEMINI_CHAT),
 ])
 def test_the_prompt_hook_loads_no_heavy_module(store: str, agent: str, event: str, name: str, transcript: Path) -> None:
-    """As installed (`python -I -m …`), a follow-up reading the agent's transcript included."""
+    """As installed (`python -I -S …/entry.py`), a follow-up reading the agent's transcript included."""
     stdin = fixture(agent, name, prompt="and how do I run the tests with it?", transcript_path=str(transcript))
-    proc = subprocess.run([sys.executable, "-I", "-X", "importtime", "-m", MARKS[agent], event], input=stdin,
+    cmd = command(agent, event)
+    proc = subprocess.run([cmd[0], "-X", "importtime", *cmd[1:]], input=stdin,
                           capture_output=True, env=dict(os.environ, MEMREPO_DIR=store), timeout=60)
     assert proc.returncode == 0 and b"build-command" in proc.stdout, proc.stderr[-2000:]
     loaded = {row.rsplit("|", 1)[-1].strip() for row in proc.stderr.decode().splitlines() if row.startswith("import time:")}

@@ -24,6 +24,9 @@ except ImportError:  # Python 3.10
     tomllib = None  # type: ignore[assignment]
 
 
+ENTRY = {agent: str(Path(mod.__file__).resolve().parent / "entry.py") for agent, mod in (("codex", codex), ("gemini", gemini))}
+
+
 def cli(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "memrepo", *args], capture_output=True, text=True,
                           env=dict(os.environ, **env), timeout=60)
@@ -94,7 +97,7 @@ def test_install_codex_adds_its_hooks_and_their_trust_and_keeps_the_rest(codex_h
     assert data["other"] == 1 and data["hooks"]["PreToolUse"] == USER_HOOKS["hooks"]["PreToolUse"]
     ups = data["hooks"]["UserPromptSubmit"]
     assert ups[0] == USER_HOOKS["hooks"]["UserPromptSubmit"][0]  # the user's hook keeps its place (and its trust key)
-    assert ups[1]["hooks"][0]["command"] == "/opt/py/bin/python3 -I -m memrepo.agents.codex.entry UserPromptSubmit"
+    assert ups[1]["hooks"][0]["command"] == f"/opt/py/bin/python3 -I -S {ENTRY['codex']} UserPromptSubmit"
     assert sorted(codex.EVENTS) == sorted(e for e in data["hooks"] if e != "PreToolUse")
     config = (codex_home / "config.toml").read_text()
     assert config.startswith(USER_CONFIG)  # the user's file is not rewritten, only appended to
@@ -116,7 +119,7 @@ def test_install_codex_twice_changes_nothing_and_a_new_interpreter_replaces_the_
     assert ((codex_home / "hooks.json").read_text(), (codex_home / "config.toml").read_text()) == first
     codex.install("/opt/b/python3")
     text = (codex_home / "hooks.json").read_text()
-    assert "/opt/a/python3" not in text and text.count("memrepo.agents.codex.entry") == len(codex.EVENTS)
+    assert "/opt/a/python3" not in text and text.count(codex.SCRIPT_MARK) == len(codex.EVENTS)
     config = (codex_home / "config.toml").read_text()
     assert config.count(codex.BEGIN) == 1 and config.count("trusted_hash") == 1 + len(codex.EVENTS)
 
@@ -200,7 +203,7 @@ def test_install_gemini_adds_its_hooks_and_keeps_the_rest(gemini_home: Path) -> 
     assert before_agent[0] == GEMINI_SETTINGS["hooks"]["BeforeAgent"][0]
     ours = before_agent[1]["hooks"][0]
     assert ours == {"type": "command", "name": "memrepo-BeforeAgent", "timeout": 10000,
-                    "command": "/opt/py/bin/python3 -I -m memrepo.agents.gemini.entry BeforeAgent"}
+                    "command": f"/opt/py/bin/python3 -I -S {ENTRY['gemini']} BeforeAgent"}
     assert sorted(data["hooks"]) == sorted(gemini.EVENTS)
     assert gemini.install("/opt/py/bin/python3")[1] is False
     assert gemini.uninstall()[1] is True
@@ -213,7 +216,7 @@ def test_install_gemini_honours_gemini_cli_home_from_the_cli(tmp_path: Path) -> 
     proc = cli("install", "gemini", GEMINI_CLI_HOME=str(base))
     assert proc.returncode == 0, proc.stderr
     assert f"installed memrepo hooks in {base / '.gemini' / 'settings.json'}" in proc.stdout
-    assert "memrepo.agents.gemini.entry" in (base / ".gemini" / "settings.json").read_text()
+    assert gemini.SCRIPT_MARK in (base / ".gemini" / "settings.json").read_text()
 
 
 def test_a_gemini_settings_file_with_comments_is_refused_untouched(gemini_home: Path) -> None:
@@ -366,3 +369,18 @@ def test_doctor_sees_the_codex_plugin_untrusted_or_wired_in_twice(repo: str, tmp
     assert cli("install", "codex", **env).returncode == 0
     [check] = _doctor(repo, **env)
     assert not check["ok"] and "twice" in check["detail"]
+
+
+def test_an_install_of_the_earlier_m_form_is_replaced(codex_home: Path, gemini_home: Path) -> None:
+    """Hooks written as `python -I -m memrepo.agents.<agent>.entry EVENT` are still memrepo's."""
+    old = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "/old/python -I -m memrepo.agents.codex.entry Stop"}]}]}}
+    (codex_home / "hooks.json").write_text(json.dumps(old))
+    codex.install("/new/python")
+    text = (codex_home / "hooks.json").read_text()
+    assert "/old/python" not in text and text.count(codex.SCRIPT_MARK) == len(codex.EVENTS)
+    old = {"hooks": {"AfterAgent": [{"hooks": [{"type": "command", "command": "/old/python -I -m memrepo.agents.gemini.entry AfterAgent"}]}]}}
+    (gemini_home / "settings.json").write_text(json.dumps(old))
+    gemini.install("/new/python")
+    text = (gemini_home / "settings.json").read_text()
+    assert "/old/python" not in text and text.count(gemini.SCRIPT_MARK) == len(gemini.EVENTS)
+    assert gemini.uninstall()[1] and json.loads((gemini_home / "settings.json").read_text()) == {}

@@ -6,8 +6,9 @@ interleaved round by round (so a change of load hits all alike):
 - baseline: `python -I -S -c pass` (the interpreter as hooks/run starts a hook);
 - claude plugin: `sh hooks/run user_prompt_submit` (Claude Code's plugin hook);
 - codex plugin: `sh hooks/run codex UserPromptSubmit` (the Codex plugin's hook, also -I -S);
-- codex / gemini settings: `python -I -m memrepo.agents.<agent>.entry <event>` (what
-  `memrepo install codex|gemini` registers: no -S, so `site` and its .pth files load);
+- codex / gemini settings: what `memrepo install codex|gemini` registers, `python -I -S
+  …/memrepo/agents/<agent>/entry.py <event>`; and, for comparison, the `-I -m` form the first
+  installs wrote (no -S: `site` and its .pth files load);
 - gemini extension: `memrepo-hook gemini BeforeAgent` (the console script).
 
 Prints, per command, the median time and the median of the per-round ratios to the baseline.
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import shutil
 import statistics
 import sys
@@ -29,6 +31,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_hook as bh  # noqa: E402
 import benchlib as bl  # noqa: E402
 
+from memrepo.agents.codex import install as codex_install  # noqa: E402
+from memrepo.agents.gemini import install as gemini_install  # noqa: E402
+
 
 def commands(python: str) -> dict[str, list[str]]:
     run = os.path.join(bl.ROOT, "hooks", "run")
@@ -36,8 +41,9 @@ def commands(python: str) -> dict[str, list[str]]:
     cmds = {"baseline": [python, "-I", "-S", "-c", "pass"],
             "claude plugin": ["sh", run, "user_prompt_submit"],
             "codex plugin": ["sh", run, "codex", "UserPromptSubmit"],
-            "codex settings": [python, "-I", "-m", "memrepo.agents.codex.entry", "UserPromptSubmit"],
-            "gemini settings": [python, "-I", "-m", "memrepo.agents.gemini.entry", "BeforeAgent"]}
+            "codex settings": shlex.split(codex_install.command(python, "UserPromptSubmit")),
+            "gemini settings": shlex.split(gemini_install.command(python, "BeforeAgent")),
+            "codex settings -m": [python, "-I", "-m", "memrepo.agents.codex.entry", "UserPromptSubmit"]}
     if os.path.exists(hook_script):
         cmds["gemini extension"] = [hook_script, "gemini", "BeforeAgent"]
     return cmds

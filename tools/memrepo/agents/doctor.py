@@ -17,7 +17,7 @@ from typing import Any
 
 from memrepo.agents.codex import install as codex, trust
 from memrepo.agents.gemini import install as gemini
-from memrepo.claude.install import load_json
+from memrepo.claude.install import _is_ours, load_json
 from memrepo.errors import MemrepoError
 from memrepo.store.doctor import Check
 
@@ -31,12 +31,12 @@ def _missing(handlers: list[dict[str, Any]]) -> list[str]:
                    if not os.access(_interpreter(str(h.get("command", ""))), os.X_OK)})
 
 
-def _handlers(hooks: Any, mark: str) -> list[tuple[str, int, int, dict[str, Any]]]:
+def _handlers(hooks: Any, marks: tuple[str, ...]) -> list[tuple[str, int, int, dict[str, Any]]]:
     out = []
     for event, groups in hooks.items() if isinstance(hooks, dict) else []:
         for g, group in enumerate(groups if isinstance(groups, list) else []):
             for h, handler in enumerate(group.get("hooks", []) if isinstance(group, dict) else []):
-                if isinstance(handler, dict) and mark in str(handler.get("command", "")).split():
+                if isinstance(handler, dict) and _is_ours(handler, marks):
                     out.append((event, g, h, handler))
     return out
 
@@ -101,7 +101,7 @@ def codex_plugin_checks(marketplace: str, hooked: bool) -> list[Check]:
 def codex_checks() -> list[Check]:
     path = codex.hooks_path()
     try:
-        ours = _handlers(load_json(path).get("hooks"), codex.MARK)
+        ours = _handlers(load_json(path).get("hooks"), codex.MARKS)
     except MemrepoError as exc:
         return [Check("codex hooks", False, str(exc), "fix the file by hand, then `memrepo install codex`")]
     marketplace = codex_plugin()
@@ -136,7 +136,7 @@ def gemini_extension() -> str:
 def gemini_checks() -> list[Check]:
     path = gemini.settings_path()
     try:
-        ours = _handlers(load_json(path).get("hooks"), gemini.MARK)
+        ours = _handlers(load_json(path).get("hooks"), gemini.MARKS)
     except MemrepoError as exc:
         return [Check("gemini hooks", False, str(exc), "fix the file by hand, then `memrepo install gemini`")]
     extension = gemini_extension()

@@ -68,8 +68,10 @@ def hooks_object(path: str, data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _is_ours(handler: Any, marks: tuple[str, ...] = (MARK, *OLD_MARKS)) -> bool:
+    """Whether a handler's command names one of `marks`: a word equal to it, or, for a mark that
+    starts with "/", a path ending with it (a script path, wherever memrepo is installed)."""
     words = " ".join([str(handler.get("command", ""))] + [str(a) for a in handler.get("args", [])]) if isinstance(handler, dict) else ""
-    return any(mark in words.split() for mark in marks)
+    return any(w == m or (m.startswith("/") and w.endswith(m)) for w in words.split() for m in marks)
 
 
 def strip_ours(hooks: dict[str, Any], marks: tuple[str, ...] = (MARK, *OLD_MARKS)) -> bool:

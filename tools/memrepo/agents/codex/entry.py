@@ -14,7 +14,12 @@ Nothing but that one JSON object is printed (Codex drops the output of a hook th
 unknown key), and the exit code is always 0: exit 2 would block the prompt.
 """
 
-from memrepo.claude import hookio
+import sys
+
+if __name__ == "__main__" and not __package__:  # run by path, `python -I -S …/entry.py` (the installed hooks)
+    sys.path.insert(0, __file__.rsplit("/", 4)[0])  # the folder holding the memrepo package
+
+from memrepo.claude import hookio  # noqa: E402
 
 AGENT = "codex"
 

@@ -20,7 +20,12 @@ Stdlib only at import, like every hook; any error is one stderr line and exit 0 
 warns and goes on: fail open).
 """
 
-from memrepo.claude import hookio
+import sys
+
+if __name__ == "__main__" and not __package__:  # run by path, `python -I -S …/entry.py` (the installed hooks)
+    sys.path.insert(0, __file__.rsplit("/", 4)[0])  # the folder holding the memrepo package
+
+from memrepo.claude import hookio  # noqa: E402
 
 AGENT = "gemini"
 HOOK_TAG_OPEN, HOOK_TAG_CLOSE = "<hook_context>", "</hook_context>"

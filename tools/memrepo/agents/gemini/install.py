@@ -15,7 +15,9 @@ import sys
 from memrepo.claude.install import hooks_object, load_json, save_json, strip_ours, uninstall_from
 from memrepo.errors import MemrepoError
 
-MARK = "memrepo.agents.gemini.entry"
+MARK = "memrepo.agents.gemini.entry"  # the `-m` form earlier installs wrote; still recognized
+SCRIPT_MARK = "/memrepo/agents/gemini/entry.py"  # the script the hooks run, by path
+MARKS = (SCRIPT_MARK, MARK)
 EVENTS = ("SessionStart", "BeforeAgent", "AfterAgent", "SessionEnd")
 TIMEOUT_MS = 10000
 
@@ -31,7 +33,9 @@ def settings_path() -> str:
 
 
 def command(python: str, event: str) -> str:
-    return shlex.join([python, "-I", "-m", MARK, event])
+    """The hook command: the entry script by path under `-I -S` (no `site`, ~10 ms less per prompt
+    than `-m`, which needs site-packages on the path; the script puts its own package there)."""
+    return shlex.join([python, "-I", "-S", os.path.join(os.path.dirname(os.path.abspath(__file__)), "entry.py"), event])
 
 
 def install(python: str | None = None) -> tuple[str, bool]:
@@ -40,7 +44,7 @@ def install(python: str | None = None) -> tuple[str, bool]:
     data = load_json(path)
     before = repr(data)
     hooks = hooks_object(path, data)
-    strip_ours(hooks, (MARK,))
+    strip_ours(hooks, MARKS)
     py = python or sys.executable
     for event in EVENTS:
         hooks.setdefault(event, []).append(
@@ -54,7 +58,7 @@ def install(python: str | None = None) -> tuple[str, bool]:
 def uninstall() -> tuple[str, bool]:
     """Remove memrepo's hooks and nothing else; returns (settings path, changed)."""
     path = settings_path()
-    return path, uninstall_from(path, (MARK,))
+    return path, uninstall_from(path, MARKS)
 
 
 def disabled_reason() -> str:
