@@ -16,7 +16,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PKG = os.path.join(ROOT, "tools", "memrepo")
 
 # Bottom to top: a layer may import itself and the layers before it.
-ORDER = ("recall", "format", "vcs", "store", "passes", "importers", "worker", "claude", "agents", "evaluation", "cli")
+ORDER = ("recall", "format", "vcs", "store", "passes", "importers", "worker", "claude", "agents", "evaluation", "web", "cli")
 # Root modules every layer but recall may import (recall: not even memrepo.errors).
 SHARED = ("errors", "proc")
 # The other root modules, and the layer each belongs to: compat entry points forward upward.

@@ -7,6 +7,7 @@ Commits are `vcs.commit`'s; trailers are `vcs.trailers`'.
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from memrepo.errors import GitError, RepoNotFound
 from memrepo.vcs import gitcmd
@@ -47,4 +48,26 @@ def history(path: str, rel: str, limit: int = 20) -> list[dict[str, str]]:
         if record.strip():
             sha, date, author, subject = record.strip("\n").split("\x1f", 3)
             rows.append({"commit": sha, "date": date, "author": author, "subject": subject})
+    return rows
+
+
+MAX_DIFF_CHARS = 20000
+
+
+def changes(path: str, rel: str, limit: int = 30) -> list[dict[str, Any]]:
+    """Each commit that touched one file, newest first, with its `Memrepo-*` trailers and the
+    file's diff in that commit (cut at MAX_DIFF_CHARS): what `memrepo serve` shows as a memory's history."""
+    from memrepo.vcs import trailers
+
+    rows: list[dict[str, Any]] = []
+    for entry in history(path, rel, limit):
+        sha = entry["commit"]
+        found = trailers.read(path, rev=sha, limit=1)
+        rc, out, _ = gitcmd.run_git("show", "--format=", "--patch", "--no-color", "--no-ext-diff", sha, "--", rel,
+                                    cwd=open_repo(path))
+        diff = out.decode("utf-8", "replace") if rc == 0 else ""
+        if len(diff) > MAX_DIFF_CHARS:
+            diff = diff[:MAX_DIFF_CHARS] + "\n[… diff cut]"
+        rows.append({**entry, "trailers": found[0]["trailers"] if found and found[0]["commit"] == sha else {},
+                     "diff": diff})
     return rows

@@ -1,0 +1,191 @@
+"""`memrepo serve` over HTTP: a real server on 127.0.0.1 over a real repository, driven with urllib.
+
+What a browser would do, request by request: search, a memory's history with the supersession
+commit's diff, a review proposal accepted by its button's POST, a run undone byte for byte,
+`<script>` in a memory shown as text, a POST without the token refused, a foreign Host refused.
+"""
+
+from __future__ import annotations
+
+import http.client
+import os
+import re
+import threading
+import urllib.parse
+from typing import Iterator
+
+import pytest
+
+from helpers import commit_all, git, write_memory
+from memrepo.web import server
+from test_curate import fake, ids  # noqa: F401  (fixture)
+from test_review import tensions
+
+
+class Client:
+    def __init__(self, app: server.App) -> None:
+        self.app = app
+
+    def request(self, method: str, path: str, form: dict[str, str] | None = None,
+                host: str | None = None) -> tuple[int, dict[str, str], str]:
+        conn = http.client.HTTPConnection("127.0.0.1", self.app.port, timeout=60)
+        body = urllib.parse.urlencode(form) if form is not None else None
+        headers = {"Host": host or f"127.0.0.1:{self.app.port}"}
+        if body is not None:
+            headers["Content-Type"] = "application/x-www-form-urlencoded"
+        conn.request(method, path, body=body, headers=headers)
+        resp = conn.getresponse()
+        text = resp.read().decode("utf-8")
+        conn.close()
+        return resp.status, {k.lower(): v for k, v in resp.getheaders()}, text
+
+    def get(self, path: str, **kw: str) -> str:
+        status, _, text = self.request("GET", path, **kw)
+        assert status == 200, (path, status, text[:500])
+        return text
+
+    def token(self, page: str) -> str:
+        found = re.search(r'name="token" value="([^"]+)"', self.get(page))
+        assert found, f"no form with a token on {page}"
+        return found.group(1)
+
+
+def _serve(repo: str, read_only: bool = False) -> Iterator[Client]:
+    srv = server.Server(server.App(repo, read_only), 0)
+    thread = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield Client(srv.app)
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
+@pytest.fixture
+def store(repo: str) -> str:
+    write_memory(repo, "friday-freeze", class_="rule", title="No production deploys on Friday afternoon",
+                 description="After 16:00 on Fridays nothing ships to production without an explicit OK.",
+                 topics=["deploy"])
+    write_memory(repo, "coffee-order", title="The team orders coffee from the corner roaster",
+                 description="Beans come from the corner roaster every Monday.", topics=["coffee"])
+    assert commit_all(repo, "memories").returncode == 0
+    return repo
+
+
+@pytest.fixture
+def client(store: str) -> Iterator[Client]:
+    yield from _serve(store)
+
+
+def test_search_finds_a_memory_and_filters_narrow_the_list(client: Client) -> None:
+    page = client.get("/?q=" + urllib.parse.quote("can I deploy to production on friday?"))
+    assert 'href="/m/friday-freeze"' in page and "coffee-order" not in page
+    every = client.get("/")
+    assert 'href="/m/friday-freeze"' in every and 'href="/m/coffee-order"' in every and "2 of 2 memories" in every
+    rules = client.get("/?class=rule")
+    assert 'href="/m/friday-freeze"' in rules and 'href="/m/coffee-order"' not in rules
+
+
+def test_a_memory_page_shows_its_fields_text_and_history(client: Client, store: str) -> None:
+    page = client.get("/m/friday-freeze")
+    assert "No production deploys on Friday afternoon" in page and "After 16:00 on Fridays" in page
+    assert '<span class="label">deploy</span>' in page and "<h2>History</h2>" in page and "memories" in page
+    status, _, text = client.request("GET", "/m/no-such-memory")
+    assert status == 404 and "no memory with id" in text
+
+
+def test_the_history_shows_the_supersession_commit_s_diff_and_trailers(repo: str, fake) -> None:  # noqa: F811
+    tensions(repo, fake, "p13")
+    loser, winner = ids("p13")
+    for client in _serve(repo):
+        token = client.token("/review")
+        pid = re.search(r'name="id" value="([0-9a-f]+)"', client.get("/review")).group(1)
+        status, headers, _ = client.request("POST", "/review/accept", {"id": pid, "token": token})
+        assert status == 303 and headers["location"].startswith("/review?done=")
+        assert "accepted" in client.get(headers["location"])
+        # the click did what `memrepo review accept` does: a commit with its trailers
+        trailers = git(repo, "log", "-1", "--format=%(trailers:unfold,only)").stdout
+        assert "Memrepo-Action: supersede\n" in trailers and f"Memrepo-Proposal: " in trailers
+        page = client.get(f"/m/{loser}")
+        assert f"curator: supersede {loser} by {winner}" in page
+        assert '<span class="add">+superseded_by: ' in page and "Memrepo-" not in page.split("<h2>History</h2>")[0]
+        assert "<td>Action</td><td>supersede</td>" in page
+        assert f'href="/m/{winner}"' in page.split("<h2>Chain</h2>")[1]
+
+
+def test_undo_by_its_button_restores_the_files_byte_for_byte(client: Client, store: str) -> None:
+    path = os.path.join(store, "memory", "friday-freeze.md")
+    before = open(path, "rb").read()
+    from memrepo.store import lifecycle
+
+    run = lifecycle.retire(store, "friday-freeze", "the freeze ended")[1]
+    assert open(path, "rb").read() != before
+    page = client.get("/runs")
+    assert run in page
+    status, headers, _ = client.request("POST", "/runs/undo", {"run": run, "token": client.token("/runs")})
+    assert status == 303, headers
+    assert open(path, "rb").read() == before
+    assert git(store, "status", "--porcelain").stdout == ""
+    assert "undone by" in client.get("/runs")
+
+
+def test_memory_text_is_shown_as_text_never_run(repo: str) -> None:
+    write_memory(repo, "xss-probe", title="Probe <script>alert(1)</script>",
+                 description='A "quoted" <img src=x onerror=alert(2)> description', topics=["probe"],
+                 body="<script>document.title='owned'</script>\n")
+    assert commit_all(repo, "probe").returncode == 0
+    for client in _serve(repo):
+        for page in (client.get("/"), client.get("/m/xss-probe"), client.get("/?q=probe")):
+            assert "<script>" not in page and "<img" not in page and "&lt;script&gt;" in page
+        _, headers, _ = client.request("GET", "/m/xss-probe")
+        assert "default-src 'none'" in headers["content-security-policy"]
+
+
+def test_a_post_without_the_right_token_is_refused(client: Client, store: str) -> None:
+    from memrepo.store import lifecycle
+
+    run = lifecycle.retire(store, "friday-freeze", "the freeze ended")[1]
+    head = git(store, "rev-parse", "HEAD").stdout
+    for form in ({"run": run}, {"run": run, "token": "guessed"}):
+        status, _, text = client.request("POST", "/runs/undo", form)
+        assert status == 403 and "token" in text
+    assert git(store, "rev-parse", "HEAD").stdout == head
+
+
+@pytest.mark.parametrize("method", ["GET", "POST"])
+def test_a_request_with_a_foreign_host_is_refused(client: Client, method: str) -> None:
+    """DNS rebinding: a page on evil.example whose name now points at 127.0.0.1."""
+    for host in (f"evil.example:{client.app.port}", "127.0.0.1", f"127.0.0.1:{client.app.port + 1}"):
+        status, _, text = client.request(method, "/", {} if method == "POST" else None, host=host)
+        assert status == 421 and "answers only to" in text
+
+
+def test_read_only_shows_no_button_and_refuses_every_post(store: str) -> None:
+    from memrepo.store import lifecycle
+
+    run = lifecycle.retire(store, "friday-freeze", "the freeze ended")[1]
+    for client in _serve(store, read_only=True):
+        page = client.get("/runs")
+        assert run in page and "<form" not in page and "read-only" in page
+        status, _, _ = client.request("POST", "/runs/undo", {"run": run, "token": client.app.token})
+        assert status == 403
+
+
+def test_the_server_listens_on_loopback_only(store: str) -> None:
+    srv = server.Server(server.App(store), 0)
+    try:
+        assert srv.server_address[0] == "127.0.0.1"
+    finally:
+        srv.server_close()
+
+
+def test_the_recall_page_shows_decisions_without_prompts(store: str) -> None:
+    from memrepo.recall import decide, log
+
+    prompt = "it's friday 17:00, can I still ship this hotfix to production?"
+    log.log_decision(store, prompt, decide.decide(store, prompt), "s-1")
+    log.log_decision(store, "ok, go ahead", decide.decide(store, "ok, go ahead"), "s-1", "codex")
+    for client in _serve(store):
+        page = client.get("/recall")
+        assert 'href="/m/friday-freeze"' in page and "silent: conversational" in page and "<svg" in page
+        assert prompt not in page and "codex" in page

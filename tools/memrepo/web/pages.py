@@ -1,0 +1,199 @@
+"""The pages of `memrepo serve`, each from the library calls the CLI makes: (title, body HTML).
+
+Memories (`memrepo list` / `memrepo search`), one memory (`memrepo show` and its history with
+diffs and trailers), Recall (`memrepo recall-log` as a timeline), Review (`memrepo review`) and
+Runs (`memrepo log --runs`). Every value goes through `html.h`.
+"""
+
+from __future__ import annotations
+
+import collections
+from typing import Any
+
+from memrepo.format import notes
+from memrepo.recall import paths
+from memrepo.web.html import action, diff, h, labels, link, table
+
+MAX_LIST = 500  # rows on the memories page; a search shows its best 50
+RECALL_ROWS = 100
+
+
+def _select(name: str, values: list[str], chosen: str) -> str:
+    options = [f'<option value=""{"" if chosen else " selected"}>any {h(name)}</option>']
+    options += [f'<option value="{h(v)}"{" selected" if v == chosen else ""}>{h(v)}</option>' for v in values]
+    return f'<select name="{h(name)}">{"".join(options)}</select>'
+
+
+def memories(repo: str, params: dict[str, str]) -> tuple[str, str]:
+    from memrepo.store import finder, memories as store
+
+    every = store.list_memories(repo)
+    chosen = {k: params.get(k, "") for k in ("class", "project", "status", "verification")}
+    q = params.get("q", "").strip()
+    if q:
+        hits = {hit.id: hit.score for hit in finder.search_memories(repo, q, limit=50)}
+        rows = sorted((m for m in every if m["id"] in hits), key=lambda m: -hits[m["id"]])
+    else:
+        hits, rows = {}, every
+    rows = [m for m in rows if all(not v or str(m.get(k) or "") == v for k, v in chosen.items())]
+    form = (f'<form method="get" action="/"><input type="search" name="q" value="{h(q)}" placeholder="search" size="40" '
+            f'autofocus> ' + " ".join(_select(k, sorted({str(m.get(k)) for m in every if m.get(k)}), chosen[k])
+                                       for k in chosen) + ' <button type="submit">Search</button></form>')
+    head = ["memory", "class", "status", "project", "updated"] + (["score"] if q else [])
+    cells = [[link(f"/m/{m['id']}", m["title"] or m["id"]) + f'<br><span class="muted">{h(m["id"])}</span>',
+              h(m["class"]), h(m["status"]) + (f' → {link("/m/" + m["superseded_by"], m["superseded_by"])}'
+                                                  if m.get("superseded_by") else ""),
+              h(m["project"] or ""), h(m["updated"])] + ([h(f"{hits[m['id']]:.2f}")] if q else [])
+             for m in rows[:MAX_LIST]]
+    shown = f"{len(rows)} of {len(every)} memories" + (f" (the first {MAX_LIST} shown)" if len(rows) > MAX_LIST else "")
+    return "Memories", f"{form}<p class=muted>{h(shown)}</p>" + table(head, cells)
+
+
+def memory(repo: str, note_id: str) -> tuple[str, str]:
+    from memrepo.store import memories as store
+    from memrepo.vcs import gitops
+
+    text = store.read_text(repo, note_id)
+    note = notes.parse(text, f"memory/{note_id}.md")
+    meta = note.meta
+    listed = ("topics", "entities", "tech", "aliases")
+    fields = [[h(k), labels(v) if k in listed and isinstance(v, list) else
+               (link(f"/m/{v}", v) if k in ("supersedes", "superseded_by") and v else h(v))]
+              for k, v in meta.items() if k not in ("title", "body")]
+    chain = _chain(repo, note_id, meta)
+    changes = gitops.changes(repo, f"{paths.MEMORY_DIR}/{note_id}.md")
+    history = "".join(
+        f'<section><h3>{h(c["date"])} · {h(c["subject"])}</h3>'
+        f'<p class="muted">{h(str(c["commit"])[:12])} by {h(c["author"])}</p>'
+        + (table(["trailer", "value"], [[h(k), h(v)] for k, v in c["trailers"].items()]) if c["trailers"] else "")
+        + diff(str(c["diff"])) + "</section>" for c in changes)
+    body = (f'<p class="muted">{h(note_id)}</p>' + table(["field", "value"], fields)
+            + f"<h2>Text</h2><pre>{h(note.body)}</pre>" + (f"<h2>Chain</h2>{chain}" if chain else "")
+            + f"<h2>History</h2>{history or '<p class=muted>no commit touched this file</p>'}")
+    return str(meta.get("title") or note_id), body
+
+
+def _chain(repo: str, note_id: str, meta: dict[str, Any]) -> str:
+    """Predecessors and successors through `supersedes` / `superseded_by`, oldest first."""
+    from memrepo.store import memories as store
+
+    def meta_of(mid: str) -> dict[str, Any]:
+        try:
+            return notes.parse(store.read_text(repo, mid)).meta
+        except Exception:  # noqa: BLE001 — a broken link shows as an id without a title
+            return {}
+
+    before: list[str] = []
+    after: list[str] = []
+    seen = {note_id}
+    prev = meta.get("supersedes")
+    while isinstance(prev, str) and prev and prev not in seen and len(seen) < 50:
+        seen.add(prev)
+        before.insert(0, prev)
+        prev = meta_of(prev).get("supersedes")
+    nxt = meta.get("superseded_by")
+    while isinstance(nxt, str) and nxt and nxt not in seen and len(seen) < 50:
+        seen.add(nxt)
+        after.append(nxt)
+        nxt = meta_of(nxt).get("superseded_by")
+    if not before and not after:
+        return ""
+    items = [link(f"/m/{m}", m) for m in before] + [f"<strong>{h(note_id)}</strong>"] + [link(f"/m/{m}", m) for m in after]
+    return "<p>" + " → ".join(items) + "</p>"
+
+
+def recall(repo: str) -> tuple[str, str]:
+    from memrepo.recall import log, usage
+
+    entries = log.read_all(repo)
+    verdicts = usage.read_all(repo)
+    judged = {str(v.get("key")) for v in verdicts}
+    used = usage.used_by_key(verdicts)
+    per_day: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
+    injected, used_count = collections.Counter[str](), collections.Counter[str]()
+    for e in entries:
+        day = str(e.get("t", "?"))[:10]
+        ids = [str(i.get("id")) for i in e.get("injected", []) if isinstance(i, dict)]
+        per_day[day]["injected" if ids else "silent"] += 1
+        k = usage.key(e)
+        for mid in ids:
+            injected[mid] += 1
+            if mid in used.get(k, ()):
+                used_count[mid] += 1
+                per_day[day]["used"] += 1
+    rows = []
+    for e in reversed(entries[-RECALL_ROWS:]):
+        k = usage.key(e)
+        marks = [f'{link("/m/" + str(i.get("id")), i.get("id"))} {h(i.get("score"))}'
+                 + ("" if k not in judged else (' <span class="ok">used</span>' if i.get("id") in used.get(k, ())
+                                                 else ' <span class="warn">unused</span>'))
+                 for i in e.get("injected", []) if isinstance(i, dict)]
+        why = h(e.get("silent") or e.get("why") or "")
+        rows.append([h(e.get("t")), h(e.get("agent") or "claude"), h(e.get("project") or ""),
+                     f'<span class="muted">{h(e.get("prompt_sha"))}</span>', "<br>".join(marks) or f'<span class="muted">silent: {why}</span>'])
+    noisy = sorted(injected, key=lambda m: (used_count[m] / injected[m], -injected[m]))[:10]
+    body = (f"<p class=muted>{len(entries)} decisions on this machine; prompts are kept as hashes only</p>"
+            + _chart(per_day)
+            + "<h2>Injected most, used least</h2>"
+            + table(["memory", "injected", "used"], [[link(f"/m/{m}", m), h(injected[m]), h(used_count[m])] for m in noisy])
+            + f"<h2>The last {min(RECALL_ROWS, len(entries))} decisions</h2>"
+            + table(["time", "agent", "project", "prompt", "injected (score) or why silent"], rows))
+    return "Recall", body
+
+
+def _chart(per_day: dict[str, collections.Counter[str]], days: int = 30) -> str:
+    """Injected, silent and used per day as inline SVG bars (no script, nothing fetched)."""
+    keys = sorted(per_day)[-days:]
+    if not keys:
+        return "<p class=muted>no recall decisions logged yet</p>"
+    top = max(max(per_day[d]["injected"], per_day[d]["silent"], per_day[d]["used"]) for d in keys) or 1
+    width, bar = 24 * len(keys) + 40, 6
+    parts = []
+    for n, day in enumerate(keys):
+        x = 30 + n * 24
+        for k, (kind, color) in enumerate((("injected", "#3b7dd8"), ("silent", "#b8c2cc"), ("used", "#2f9e44"))):
+            height = 100 * per_day[day][kind] / top
+            parts.append(f'<rect x="{x + k * bar}" y="{110 - height:.1f}" width="{bar - 1}" height="{height:.1f}" '
+                         f'fill="{color}"><title>{h(day)} {kind}: {per_day[day][kind]}</title></rect>')
+        parts.append(f'<text x="{x}" y="124">{h(day[5:])}</text>')
+    legend = '<text x="30" y="10">■ injected (blue) ■ silent (grey) ■ used (green), per day</text>'
+    return f'<svg role="img" width="{width}" height="130" viewBox="0 0 {width} 130">{legend}{"".join(parts)}</svg>'
+
+
+def review(repo: str, token: str, read_only: bool) -> tuple[str, str]:
+    from memrepo.passes.curate import review as rev
+
+    found = rev.proposals(repo)
+    if not found:
+        return "Review", "<p class=muted>no open proposals: the curator was sure of everything it did</p>"
+    sections = []
+    for p in found:
+        shown = rev.show(repo, p["id"])
+        t = shown["trailers"]
+        buttons = (action("/review/accept", token, {"id": p["id"]}, "Accept", read_only) + " "
+                   + action("/review/reject", token, {"id": p["id"]}, "Reject", read_only))
+        sections.append(
+            f'<section id="p-{h(p["id"])}"><h2>{h(p["id"])} · {h(shown["subject"])}</h2>'
+            f'<p>verdict: {h(t.get("Relation", "?"))}; {h(t.get("Action", "?"))} {h(t.get("Id", "?"))} by '
+            f'{h(t.get("Winner", "?"))}, confidence {h(t.get("Confidence", "?"))}<br>reason: {h(t.get("Reason", ""))}'
+            f'<br>held back by: {h(t.get("Review", "?"))}</p>'
+            f'<div class="pair"><div><h3>{h(shown["loser"]["id"])} (would be superseded)</h3><pre>{h(shown["loser"]["text"])}</pre></div>'
+            f'<div><h3>{h(shown["winner"]["id"])} (would win)</h3><pre>{h(shown["winner"]["text"])}</pre></div></div>'
+            f"<p>{buttons}</p></section>")
+    return "Review", "".join(sections)
+
+
+def runs(repo: str, token: str, read_only: bool) -> tuple[str, str]:
+    from memrepo.vcs import runs as runlog
+
+    found = runlog.list_runs(repo, limit=100)
+    if not found:
+        return "Runs", "<p class=muted>no runs yet: capture, curate, enrich, verify, import, sweep, add and edit each make one</p>"
+    rows = []
+    for r in found:
+        decisions = "<br>".join(f'{h(d["action"])}: {h(d["subject"])}' for d in r["decisions"][:20])
+        more = len(r["decisions"]) - 20
+        state = (f'<span class="muted">undone by {h(r["undone_by"])}</span>' if r["undone_by"]
+                 else action("/runs/undo", token, {"run": r["run"]}, "Undo", read_only))
+        rows.append([h(r["run"]), h(r["date"]), decisions + (f"<br>… {more} more" if more > 0 else ""), state])
+    return "Runs", table(["run", "date", "decisions", ""], rows)
