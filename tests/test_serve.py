@@ -189,3 +189,22 @@ def test_the_recall_page_shows_decisions_without_prompts(store: str) -> None:
         page = client.get("/recall")
         assert 'href="/m/friday-freeze"' in page and "silent: conversational" in page and "<svg" in page
         assert prompt not in page and "codex" in page
+
+
+def test_a_commit_made_elsewhere_shows_on_the_next_page(client: Client, store: str) -> None:
+    """Another terminal's commit (the repository's hooks index it; the server also refreshes when HEAD moves)."""
+    assert "brand-new-note" not in client.get("/")
+    write_memory(store, "brand-new-note", title="A note written in another terminal", description="Made while serving.",
+                 topics=["terminal"])
+    assert commit_all(store, "another terminal").returncode == 0
+    assert 'href="/m/brand-new-note"' in client.get("/")
+    assert 'href="/m/brand-new-note"' in client.get("/?q=" + urllib.parse.quote("note written in another terminal"))
+
+
+def test_a_file_edited_by_hand_shows_once_the_refresh_interval_passed(client: Client, store: str,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    client.get("/")
+    write_memory(store, "hand-written", title="Written by hand, not committed yet", description="Still in the working tree.",
+                 topics=["draft"])
+    monkeypatch.setattr(server, "REFRESH_EVERY", 0.0)
+    assert 'href="/m/hand-written"' in client.get("/")

@@ -14,12 +14,12 @@ def search_terms(text: str) -> list[str]:
     return list(q.terms) or list(dict.fromkeys(query.tokenize(text)))
 
 
-def search_memories(repo: str, text: str, limit: int = 10, project: str | None = None) -> list[rank.Hit]:
-    """The best `limit` memories for `text`, best first."""
+def search_memories(repo: str, text: str, limit: int = 10, project: str | None = None, fresh: bool = True) -> list[rank.Hit]:
+    """The best `limit` memories for `text`, best first (`fresh`: as `memories.fresh_db`)."""
     terms = search_terms(text)
     if not terms:
         return []
-    with contextlib.closing(store.fresh_db(repo)) as db:
+    with contextlib.closing(store.fresh_db(repo, fresh)) as db:
         return rank.rank(db, [(t, 1.0) for t in terms], project=project, limit=limit, floors=False)
 
 

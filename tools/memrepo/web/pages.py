@@ -27,11 +27,11 @@ def _select(name: str, values: list[str], chosen: str) -> str:
 def memories(repo: str, params: dict[str, str]) -> tuple[str, str]:
     from memrepo.store import finder, memories as store
 
-    every = store.list_memories(repo)
+    every = store.list_memories(repo, fresh=False)  # the server keeps the cache fresh (`server.App.refresh`)
     chosen = {k: params.get(k, "") for k in ("class", "project", "status", "verification")}
     q = params.get("q", "").strip()
     if q:
-        hits = {hit.id: hit.score for hit in finder.search_memories(repo, q, limit=50)}
+        hits = {hit.id: hit.score for hit in finder.search_memories(repo, q, limit=50, fresh=False)}
         rows = sorted((m for m in every if m["id"] in hits), key=lambda m: -hits[m["id"]])
     else:
         hits, rows = {}, every
