@@ -147,7 +147,7 @@ def _chart(per_day: dict[str, collections.Counter[str]], days: int = 30) -> str:
     if not keys:
         return "<p class=muted>no recall decisions logged yet</p>"
     top = max(max(per_day[d]["injected"], per_day[d]["silent"], per_day[d]["used"]) for d in keys) or 1
-    width, bar = 24 * len(keys) + 40, 6
+    width, bar = max(360, 24 * len(keys) + 40), 6
     parts = []
     for n, day in enumerate(keys):
         x = 30 + n * 24
@@ -156,7 +156,8 @@ def _chart(per_day: dict[str, collections.Counter[str]], days: int = 30) -> str:
             parts.append(f'<rect x="{x + k * bar}" y="{110 - height:.1f}" width="{bar - 1}" height="{height:.1f}" '
                          f'fill="{color}"><title>{h(day)} {kind}: {per_day[day][kind]}</title></rect>')
         parts.append(f'<text x="{x}" y="124">{h(day[5:])}</text>')
-    legend = '<text x="30" y="10">■ injected (blue) ■ silent (grey) ■ used (green), per day</text>'
+    legend = ('<text x="30" y="10"><tspan fill="#3b7dd8">■ injected</tspan>  <tspan fill="#8a96a0">■ silent</tspan>  '
+              '<tspan fill="#2f9e44">■ used</tspan>  per day</text>')
     return f'<svg role="img" width="{width}" height="130" viewBox="0 0 {width} 130">{legend}{"".join(parts)}</svg>'
 
 

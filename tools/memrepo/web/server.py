@@ -17,6 +17,7 @@ commit through the repository's hooks, under its lock.
 from __future__ import annotations
 
 import hmac
+import os
 import secrets
 import sys
 import threading
@@ -35,8 +36,10 @@ REFRESH_EVERY = 10.0  # seconds
 class App:
     """What the handler needs: the repository, the token, read-only or not, and the port (for Host checks)."""
 
-    def __init__(self, repo: str, read_only: bool = False, token: str | None = None) -> None:
+    def __init__(self, repo: str, read_only: bool = False, token: str | None = None, label: str | None = None) -> None:
         self.repo = repo
+        home = os.path.expanduser("~")
+        self.label = label or ("~" + repo[len(home):] if home != "/" and repo.startswith(home + os.sep) else repo)
         self.read_only = read_only
         self.token = token or secrets.token_urlsafe(24)
         self.port = 0
@@ -92,7 +95,7 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(data)
 
     def _page(self, title: str, body: str, active: str, status: int = 200, notice: str = "") -> None:
-        self._send(status, html.page(title, body, active, self.app.repo, self.app.read_only, notice))
+        self._send(status, html.page(title, body, active, self.app.label, self.app.read_only, notice))
 
     def _error(self, status: int, message: str, hint: str = "") -> None:
         text = f'<div class="error">{html.h(message)}</div>' + (f"<p>{html.h(hint)}</p>" if hint else "")
