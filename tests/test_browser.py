@@ -5,7 +5,7 @@ Clicks, not requests: search finds a memory; a review proposal accepted by its b
 commit with its trailers, and the loser's history then shows that commit's diff; undo by its
 button restores the files byte for byte; `<script>` in a memory shows as text and never runs; a
 form on another page posting without the token is refused; a foreign Host is refused. The run
-also writes the README's screenshots (docs/screenshots/*.png).
+also takes the README's screenshots (docs/screenshots/*.png, rewritten with MEMREPO_SCREENSHOTS=1).
 
 Chromium runs with the flags that keep it off the network (no background networking, no
 component updates, no sync), and reaches only 127.0.0.1.
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 import threading
 from pathlib import Path
 from typing import Iterator
@@ -29,7 +30,10 @@ from test_review import tensions
 pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parent.parent
-SHOTS = ROOT / "docs" / "screenshots"
+# The README's pictures: rewritten with MEMREPO_SCREENSHOTS=1 (each run's differ in their times, and
+# a test run should not change the checkout); otherwise taken into a temporary folder and checked.
+SHOTS = ROOT / "docs" / "screenshots" if os.environ.get("MEMREPO_SCREENSHOTS") == "1" else \
+    Path(tempfile.mkdtemp(prefix="memrepo-screenshots-"))
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
 FLAGS = ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
