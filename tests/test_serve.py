@@ -208,3 +208,15 @@ def test_a_file_edited_by_hand_shows_once_the_refresh_interval_passed(client: Cl
                  topics=["draft"])
     monkeypatch.setattr(server, "REFRESH_EVERY", 0.0)
     assert 'href="/m/hand-written"' in client.get("/")
+
+
+def test_a_memory_page_shows_its_claims_and_their_last_check(repo: str) -> None:
+    write_memory(repo, "runbook", title="The runbook lives in docs/runbook.md", description="Ops steps are in docs/runbook.md.",
+                 topics=["ops"], verification={"status": "unverified", "checked": "2026-11-29", "reason": "path gone"},
+                 claims=[{"probe": "path_exists", "args": {"path": "docs/runbook.md"}, "by": "text"}])
+    assert commit_all(repo, "runbook").returncode == 0
+    for client in _serve(repo):
+        page = client.get("/m/runbook")
+        claims = page.split("<h2>Claims</h2>")[1]
+        assert "path_exists" in claims and "path=docs/runbook.md" in claims and "by: text" in claims
+        assert '<span class="warn">unverified</span>, checked 2026-11-29, reason path gone' in claims

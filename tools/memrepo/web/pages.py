@@ -59,7 +59,7 @@ def memory(repo: str, note_id: str) -> tuple[str, str]:
     listed = ("topics", "entities", "tech", "aliases")
     fields = [[h(k), labels(v) if k in listed and isinstance(v, list) else
                (link(f"/m/{v}", v) if k in ("supersedes", "superseded_by") and v else h(v))]
-              for k, v in meta.items() if k not in ("title", "body")]
+              for k, v in meta.items() if k not in ("title", "body", "claims", "verification")]
     chain = _chain(repo, note_id, meta)
     changes = gitops.changes(repo, f"{paths.MEMORY_DIR}/{note_id}.md")
     history = "".join(
@@ -68,9 +68,26 @@ def memory(repo: str, note_id: str) -> tuple[str, str]:
         + (table(["trailer", "value"], [[h(k), h(v)] for k, v in c["trailers"].items()]) if c["trailers"] else "")
         + diff(str(c["diff"])) + "</section>" for c in changes)
     body = (f'<p class="muted">{h(note_id)}</p>' + table(["field", "value"], fields)
-            + f"<h2>Text</h2><pre>{h(note.body)}</pre>" + (f"<h2>Chain</h2>{chain}" if chain else "")
+            + f"<h2>Text</h2><pre>{h(note.body)}</pre>" + _claims(meta) + (f"<h2>Chain</h2>{chain}" if chain else "")
             + f"<h2>History</h2>{history or '<p class=muted>no commit touched this file</p>'}")
     return str(meta.get("title") or note_id), body
+
+
+def _claims(meta: dict[str, Any]) -> str:
+    """The typed claims `memrepo verify` checks, and the last check (`verification`)."""
+    raw_claims, raw_check = meta.get("claims"), meta.get("verification")
+    claims: list[Any] = raw_claims if isinstance(raw_claims, list) else []
+    check: dict[str, Any] = raw_check if isinstance(raw_check, dict) else {}
+    if not claims and not check:
+        return ""
+    status = str(check.get("status", "not checked yet"))
+    last = (f'<p>last check: <span class="{"ok" if status == "verified" else "warn"}">{h(status)}</span>'
+            + "".join(f", {h(k)} {h(v)}" for k, v in check.items() if k != "status") + "</p>")
+    rows = [[h(c.get("probe", "?")), h(", ".join(f"{k}={v}" for k, v in (c.get("args") or {}).items())
+                                       if isinstance(c.get("args"), dict) else c.get("args")),
+             h(", ".join(f"{k}: {v}" for k, v in c.items() if k not in ("probe", "args")))]
+            for c in claims if isinstance(c, dict)]
+    return "<h2>Claims</h2>" + last + (table(["probe", "arguments", "from"], rows) if rows else "")
 
 
 def _chain(repo: str, note_id: str, meta: dict[str, Any]) -> str:
