@@ -220,3 +220,24 @@ def test_a_memory_page_shows_its_claims_and_their_last_check(repo: str) -> None:
         claims = page.split("<h2>Claims</h2>")[1]
         assert "path_exists" in claims and "path=docs/runbook.md" in claims and "by: text" in claims
         assert '<span class="warn">unverified</span>, checked 2026-11-29, reason path gone' in claims
+
+
+def test_memrepo_serve_from_the_command_line(store: str) -> None:
+    """`memrepo serve --port 0 --read-only`: prints its URL, serves, stops on Ctrl-C (SIGINT)."""
+    import signal
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-m", "memrepo", "--repo", store, "serve", "--port", "0", "--read-only"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()  # type: ignore[union-attr]
+        url = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+        assert url, line + proc.stderr.read()  # type: ignore[union-attr]
+        conn = http.client.HTTPConnection("127.0.0.1", int(url.group(1)), timeout=60)
+        conn.request("GET", "/", headers={"Host": f"127.0.0.1:{url.group(1)}"})
+        page = conn.getresponse().read().decode()
+        assert 'href="/m/friday-freeze"' in page and "read-only" in page
+    finally:
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) == 0
