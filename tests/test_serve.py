@@ -241,3 +241,35 @@ def test_memrepo_serve_from_the_command_line(store: str) -> None:
     finally:
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=30) == 0
+
+
+def test_the_list_pages_through_every_memory_keeping_the_filters(store: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memrepo.web import pages
+
+    for n in range(3):
+        write_memory(store, f"extra-rule-{n}", class_="rule", title=f"Extra rule number {n}", description="One more rule.",
+                     topics=["extra"])
+    assert commit_all(store, "extras").returncode == 0
+    monkeypatch.setattr(pages, "MAX_LIST", 2)
+    for client in _serve(store):
+        first = client.get("/?class=rule")
+        seen = set(re.findall(r'href="/m/([a-z0-9-]+)"', first))
+        assert len(seen) == 2 and "4 of 5 memories (1–2 shown)" in first
+        nxt = re.search(r'href="(/\?[^"]*start=2[^"]*)">next', first).group(1).replace("&amp;", "&")
+        assert "class=rule" in nxt
+        second = client.get(nxt)
+        seen |= set(re.findall(r'href="/m/([a-z0-9-]+)"', second))
+        assert seen == {"friday-freeze", "extra-rule-0", "extra-rule-1", "extra-rule-2"} and "previous" in second
+
+
+def test_reject_records_the_reason_typed_on_the_page(repo: str, fake) -> None:  # noqa: F811
+    tensions(repo, fake, "p13")
+    for client in _serve(repo):
+        page = client.get("/review")
+        assert 'name="reason"' in page
+        pid = re.search(r'name="id" value="([0-9a-f]+)"', page).group(1)
+        status, _, _ = client.request("POST", "/review/reject", {"id": pid, "token": client.token("/review"),
+                                                                 "reason": "the rule still holds in cloud sessions"})
+        assert status == 303
+    message = git(repo, "log", "-1", "--format=%B").stdout
+    assert "Memrepo-Action: reject" in message and "the rule still holds in cloud sessions" in message

@@ -61,12 +61,15 @@ def diff(text: str) -> str:
     return '<pre class="diff">' + "\n".join(out) + "</pre>"
 
 
-def action(path: str, token: str, fields: dict[str, str], label: str, read_only: bool) -> str:
-    """A POST form with the server's token: a button that changes the repository (none when read-only)."""
+def action(path: str, token: str, fields: dict[str, str], label: str, read_only: bool,
+           text: tuple[str, str] | None = None) -> str:
+    """A POST form with the server's token: a button that changes the repository (none when
+    read-only), with one text box (`text`: its name and placeholder) when the action takes words."""
     if read_only:
         return ""
     hidden = "".join(f'<input type="hidden" name="{h(k)}" value="{h(v)}">' for k, v in {**fields, "token": token}.items())
-    return f'<form class="inline" method="post" action="{h(path)}">{hidden}<button type="submit">{h(label)}</button></form>'
+    box = f'<input type="text" name="{h(text[0])}" placeholder="{h(text[1])}" size="32"> ' if text else ""
+    return f'<form class="inline" method="post" action="{h(path)}">{hidden}{box}<button type="submit">{h(label)}</button></form>'
 
 
 def page(title: str, body: str, active: str, repo: str, read_only: bool, notice: str = "") -> str:

@@ -36,6 +36,8 @@ def memories(repo: str, params: dict[str, str]) -> tuple[str, str]:
     else:
         hits, rows = {}, every
     rows = [m for m in rows if all(not v or str(m.get(k) or "") == v for k, v in chosen.items())]
+    start = int(params.get("start", "0")) if params.get("start", "0").isdigit() else 0
+    start = min(start, max(0, len(rows) - 1))
     form = (f'<form method="get" action="/"><input type="search" name="q" value="{h(q)}" placeholder="search" size="40" '
             f'autofocus> ' + " ".join(_select(k, sorted({str(m.get(k)) for m in every if m.get(k)}), chosen[k])
                                        for k in chosen) + ' <button type="submit">Search</button></form>')
@@ -44,9 +46,23 @@ def memories(repo: str, params: dict[str, str]) -> tuple[str, str]:
               h(m["class"]), h(m["status"]) + (f' → {link("/m/" + m["superseded_by"], m["superseded_by"])}'
                                                   if m.get("superseded_by") else ""),
               h(m["project"] or ""), h(m["updated"])] + ([h(f"{hits[m['id']]:.2f}")] if q else [])
-             for m in rows[:MAX_LIST]]
-    shown = f"{len(rows)} of {len(every)} memories" + (f" (the first {MAX_LIST} shown)" if len(rows) > MAX_LIST else "")
-    return "Memories", f"{form}<p class=muted>{h(shown)}</p>" + table(head, cells)
+             for m in rows[start:start + MAX_LIST]]
+    shown = f"{len(rows)} of {len(every)} memories"
+    if len(rows) > MAX_LIST:
+        shown += f" ({start + 1}–{min(start + MAX_LIST, len(rows))} shown)"
+    return "Memories", f"{form}<p class=muted>{h(shown)}</p>" + table(head, cells) + _pager(params, start, len(rows))
+
+
+def _pager(params: dict[str, str], start: int, total: int) -> str:
+    """Links to the previous and next MAX_LIST rows, keeping the search and the filters."""
+    from urllib.parse import urlencode
+
+    def at(n: int, text: str) -> str:
+        return link("/?" + urlencode({**{k: v for k, v in params.items() if v and k != "start"}, "start": n}), text)
+
+    parts = ([at(max(0, start - MAX_LIST), "← previous")] if start > 0 else []) + \
+            ([at(start + MAX_LIST, "next →")] if start + MAX_LIST < total else [])
+    return f"<p>{' · '.join(parts)}</p>" if parts else ""
 
 
 def memory(repo: str, note_id: str) -> tuple[str, str]:
@@ -189,7 +205,8 @@ def review(repo: str, token: str, read_only: bool) -> tuple[str, str]:
         shown = rev.show(repo, p["id"])
         t = shown["trailers"]
         buttons = (action("/review/accept", token, {"id": p["id"]}, "Accept", read_only) + " "
-                   + action("/review/reject", token, {"id": p["id"]}, "Reject", read_only))
+                   + action("/review/reject", token, {"id": p["id"]}, "Reject", read_only,
+                            text=("reason", "why (recorded in the commit)")))
         sections.append(
             f'<section id="p-{h(p["id"])}"><h2>{h(p["id"])} · {h(shown["subject"])}</h2>'
             f'<p>verdict: {h(t.get("Relation", "?"))}; {h(t.get("Action", "?"))} {h(t.get("Id", "?"))} by '

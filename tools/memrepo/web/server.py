@@ -177,7 +177,8 @@ class Handler(BaseHTTPRequestHandler):
     def _reject(self, form: dict[str, str]) -> str:
         from memrepo.passes.curate import review
 
-        sha = review.reject(self.app.repo, form.get("id", ""), form.get("reason", "rejected in memrepo serve"))
+        reason = " ".join(form.get("reason", "").split())[:300] or "rejected in memrepo serve"
+        sha = review.reject(self.app.repo, form.get("id", ""), reason)
         return f"rejected {form.get('id', '')} ({sha[:12]})"
 
     def _undo(self, form: dict[str, str]) -> str:
