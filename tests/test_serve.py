@@ -273,3 +273,14 @@ def test_reject_records_the_reason_typed_on_the_page(repo: str, fake) -> None:  
         assert status == 303
     message = git(repo, "log", "-1", "--format=%B").stdout
     assert "Memrepo-Action: reject" in message and "the rule still holds in cloud sessions" in message
+
+
+def test_a_page_that_fails_says_why(client: Client, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memrepo.web import pages
+
+    def broken(repo: str) -> tuple[str, str]:
+        raise OSError("disk on fire")
+
+    monkeypatch.setattr(pages, "recall", broken)
+    status, _, text = client.request("GET", "/recall")
+    assert status == 500 and "OSError: disk on fire" in text

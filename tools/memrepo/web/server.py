@@ -135,6 +135,8 @@ class Handler(BaseHTTPRequestHandler):
                 self._error(404, f"no page {route}")
         except MemrepoError as exc:
             self._error(404 if "no memory" in str(exc) else 500, str(exc), exc.hint or "")
+        except Exception as exc:  # noqa: BLE001 — a page that fails says why instead of dropping the connection
+            self._error(500, f"{type(exc).__name__}: {exc}", "`memrepo doctor` names most problems and their fix")
 
     def _form(self) -> dict[str, str] | None:
         length = int(self.headers.get("Content-Length") or 0)
