@@ -146,7 +146,11 @@ def test_push_to_a_remote(repo: str, fake, tmp_path) -> None:  # noqa: F811
     git(repo, "remote", "add", "origin", bare)
     code, out = run_cli(repo, "review", "push")
     branch = review.branch_name(report.run_id)
-    assert (code, out) == (0, f"pushed {branch} to origin (1 open)\n")
+    (p,) = review.proposals(repo)
+    assert code == 0
+    assert out.splitlines()[:2] == [f"pushed {branch} to origin (1 open)",
+                                    f"proposal {p['id']}: no pull request: origin has no branch main yet: "
+                                    "run `memrepo sync` first, then push again"]
     assert git(bare, "rev-parse", branch).stdout == git(repo, "rev-parse", branch).stdout
 
 

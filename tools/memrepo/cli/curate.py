@@ -72,38 +72,45 @@ def side_by_side(left: tuple[str, str], right: tuple[str, str], width: int) -> s
 
 
 @click.group(invoke_without_command=True)
+@click.option("--all", "every", is_flag=True, help="List decided proposals too, each with its state (accepted, reject, undone, merged).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
 @_fail_friendly
-def review(ctx: click.Context, as_json: bool) -> None:
+def review(ctx: click.Context, every: bool, as_json: bool) -> None:
     """List open proposals on memrepo/review/* branches (what the curator was not sure of).
+
+    Branches `memrepo sync` fetched from the remote (origin/memrepo/review/*) count too,
+    so every machine of a team sees the same proposals.
 
     \b
     Example:
       memrepo review
       memrepo review show 3f2a1c9
       memrepo review accept 3f2a1c9
+      memrepo review push
     """
     if ctx.invoked_subcommand:
         return
     from memrepo.passes.curate import review as rev
     from memrepo.store import memories as store
 
-    found = rev.proposals(store.require_repo(_repo(ctx)))
+    found = rev.proposals(store.require_repo(_repo(ctx)), include_closed=every)
     if as_json:
         return _json(found)
     for p in found:
-        click.echo(_proposal_line(p))
-    click.echo(f"{len(found)} open proposal{'s' * (len(found) != 1)}", err=True)
+        click.echo(_proposal_line(p) if not every else f"{p['state']:<10} {_proposal_line(p)}")
+    shown = sum(p["state"] == "open" for p in found)
+    click.echo(f"{shown} open proposal{'s' * (shown != 1)}" + (f", {len(found) - shown} decided" if every else ""), err=True)
 
 
 @review.command("show")
 @click.argument("proposal", metavar="ID")
 @click.option("--diff", "as_diff", is_flag=True, help="Print the proposal's commit message and diff instead.")
+@click.option("--markdown", "as_markdown", is_flag=True, help="Print the body of its pull request (what `review push` sends).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
 @_fail_friendly
-def review_show(ctx: click.Context, proposal: str, as_diff: bool, as_json: bool) -> None:
+def review_show(ctx: click.Context, proposal: str, as_diff: bool, as_markdown: bool, as_json: bool) -> None:
     """Show open proposal ID: the two memories side by side, the model's verdict and the guard that held it.
 
     \b
@@ -115,9 +122,14 @@ def review_show(ctx: click.Context, proposal: str, as_diff: bool, as_json: bool)
     from memrepo.passes.curate import review as rev
     from memrepo.store import memories as store
 
-    p = rev.show(store.require_repo(_repo(ctx)), proposal)
+    repo = store.require_repo(_repo(ctx))
+    p = rev.show(repo, proposal)
     if as_json:
         return _json(p)
+    if as_markdown:
+        from memrepo.passes.curate import prbody
+
+        return click.echo(prbody.render({**p, "files": rev.files_of(repo, p["commit"])}), nl=False)
     if as_diff:
         return click.echo(p["patch"], nl=False)
     t = p["trailers"]
@@ -183,23 +195,48 @@ def review_reject(ctx: click.Context, proposal: str | None, reason: str, every: 
 
 
 @review.command("push")
-@click.option("--remote", help="Remote to push to (default: \"remote\" in memrepo.json, else origin).")
+@click.option("--remote", help="Remote to push to (default: \"remote\" in index/local.json, else origin).")
+@click.option("--forge", "forge_name", metavar="HOST/OWNER/REPO",
+              help="Where the pull requests go, when the remote's URL does not say (default: \"forge\" in index/local.json).")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.pass_context
 @_fail_friendly
-def review_push(ctx: click.Context, remote: str | None) -> None:
-    """Push review branches with open proposals; open a pull request where `gh` is logged in.
+def review_push(ctx: click.Context, remote: str | None, forge_name: str | None, as_json: bool) -> None:
+    """Push review branches, and keep one pull request per open proposal on the forge.
+
+    Uses the GitHub CLI (`gh api`, GitHub or GitHub Enterprise) when it is installed and
+    logged in: opens a pull request per new proposal (both memories side by side, the
+    verdict, the guard that held it back), updates the ones already open, closes those
+    decided here, and records a reject for each one closed unmerged on the forge. A pull
+    request merged on the forge arrives with `memrepo sync`. Without `gh`, logged out or
+    offline, the branches are still pushed and each pull request's address is printed.
 
     \b
     Example:
-      memrepo review push --remote origin
+      memrepo review push
+      memrepo review push --remote origin --forge github.example.com/platform/memory
     """
-    from memrepo.passes.curate import review as rev
+    from memrepo.passes.curate import publish
     from memrepo.store import memories as store
 
-    results = rev.push(store.require_repo(_repo(ctx)), remote)
-    for r in results:
-        click.echo(f"pushed {r['branch']} to {r['remote']} ({r['proposals']} open)" + (f": {r['pr']}" if r["pr"] else ""))
-    if not results:
+    report = publish.push(store.require_repo(_repo(ctx)), remote, forge_name)
+    if as_json:
+        return _json(report.as_dict())
+    for branch, n in report.branches:
+        click.echo(f"pushed {branch} to {report.remote} ({n} open)")
+    for e in report.events:
+        where = f" #{e['number']}" + (f" {e['url']}" if e.get("url") else "")
+        detail = f": {e['detail']}" if e.get("detail") else ""
+        click.echo(f"proposal {e['id']}: pull request{where} {e['action']}{detail}")
+    for pid, why in report.unpushed:
+        click.echo(f"proposal {pid}: no pull request: {why}")
+    if report.offline and (report.manual or report.branches):
+        click.echo(f"no pull requests opened: {report.offline}", err=True)
+        if report.manual:
+            click.echo("open them by hand:")
+            for line in report.manual:
+                click.echo(f"  {line}")
+    if not (report.branches or report.events or report.unpushed):
         click.echo("no open proposals to push", err=True)
 
 

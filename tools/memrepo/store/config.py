@@ -26,7 +26,7 @@ MAX_BYTES = 256 * 1024  # settings are a few lines; a bigger file arrived by pul
 # templates) or widens what a probe may reach (the internal hosts `url_alive` may fetch).
 # `remote` names where review branches are pushed: a pushed setting must not pick it either.
 ENV_RECALL_ONLY = paths.ENV_RECALL_ONLY
-LOCAL_ONLY = frozenset({"model_cmd", "providers", "url_allow_hosts", "remote"})
+LOCAL_ONLY = frozenset({"model_cmd", "providers", "url_allow_hosts", "remote", "forge"})
 
 
 def _read(path: str) -> dict[str, Any]:

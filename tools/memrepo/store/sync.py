@@ -90,8 +90,10 @@ def sync(repo: str, remote: str | None = None, push: bool = True, wait: float = 
                               hint=f"commit them (`git -C {repo} commit -- {paths.MEMORY_DIR}`) or put them back, then sync")
         t = rem.target(repo, remote)
         report = SyncReport(remote=t.label)
-        for _ in range(ROUNDS):
+        for n in range(ROUNDS):
             theirs = rem.fetch(repo, t)
+            if n == 0:
+                rem.fetch_review(repo, t)
             if theirs is not None:
                 _pull(repo, t, theirs, report)
             ours = gitcmd.head(repo)

@@ -92,6 +92,18 @@ def fetch(repo: str, t: Target) -> str | None:
     return git_ok(repo, "rev-parse", "--verify", t.tracking, what="reading the fetched branch", hint="run `memrepo sync` again")
 
 
+REVIEW_PREFIX = "memrepo/review/"
+
+
+def fetch_review(repo: str, t: Target) -> bool:
+    """Fetch the remote's review branches into `refs/remotes/<remote>/memrepo/review/*`, so
+    `memrepo review` lists the proposals a teammate pushed; False when that failed (sync goes on:
+    a proposal list is not worth stopping a sync for)."""
+    spec = f"+refs/heads/{REVIEW_PREFIX}*:refs/remotes/{t.remote}/{REVIEW_PREFIX}*"
+    rc, _, _ = gitcmd.run_git("fetch", "--no-progress", "--no-tags", "--no-write-fetch-head", "--prune", t.remote, spec, cwd=repo)
+    return rc == 0
+
+
 def is_ancestor(repo: str, older: str, newer: str) -> bool:
     rc, _, _ = gitcmd.run_git("merge-base", "--is-ancestor", older, newer, cwd=repo)
     return rc == 0

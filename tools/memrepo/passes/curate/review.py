@@ -12,12 +12,10 @@ back so it never proposes the same pair again).
 from __future__ import annotations
 
 import os
-import shutil
 import tempfile
 from typing import Any
 
-from memrepo import proc
-from memrepo.store import config, index
+from memrepo.store import index
 from memrepo.vcs import commit, gitcmd, lock, runs, status, trailers as trailer_text
 from memrepo.format import validate
 from memrepo.errors import GitError, MemrepoError
@@ -87,8 +85,44 @@ def _decided(repo: str) -> dict[str, dict[str, Any]]:
 
 
 def branches(repo: str) -> list[str]:
-    out = _git(repo, "for-each-ref", "--format=%(refname:short)", "--sort=refname", "refs/heads/" + PREFIX)
-    return [b for b in out.splitlines() if b]
+    """Review branches: this clone's, then those `memrepo sync` fetched from a remote
+    (`origin/memrepo/review/<run>`) for runs this clone has no branch of."""
+    out = _git(repo, "for-each-ref", "--format=%(refname:short)", "--sort=refname", "refs/heads/" + PREFIX,
+               f"refs/remotes/*/{PREFIX}*")
+    found, runs_seen = [], set()
+    for b in sorted((b for b in out.splitlines() if b), key=is_remote_branch):
+        run = run_of(b)
+        if run and run not in runs_seen:
+            runs_seen.add(run)
+            found.append(b)
+    return found
+
+
+def is_remote_branch(branch: str) -> bool:
+    """True for a remote-tracking review branch (`origin/memrepo/review/<run>`)."""
+    return not branch.startswith(PREFIX)
+
+
+def run_of(branch: str) -> str:
+    return branch.split(PREFIX, 1)[1] if PREFIX in branch else ""
+
+
+def files_of(repo: str, sha: str) -> list[tuple[str, str]]:
+    """The memories commit `sha` adds or changes: [(id, text at `sha`)]."""
+    out = gitcmd.run_git("diff-tree", "--no-commit-id", "-r", "--name-only", "-z", "--diff-filter=AM", sha, cwd=repo)[1]
+    rels = [r for r in gitcmd.split_z(out) if r.startswith("memory/") and r.endswith(".md")]
+    return [(r[len("memory/"):-3], _memory_at(repo, sha, r[len("memory/"):-3])) for r in rels]
+
+
+def _applied(repo: str, sha: str) -> bool:
+    """True when HEAD already holds every file proposal `sha` changes exactly as it changes it:
+    its pull request was squashed or rebased onto the branch (new commits, the same change)."""
+    rels = gitcmd.split_z(gitcmd.run_git("diff-tree", "--no-commit-id", "-r", "--name-only", "-z", sha, cwd=repo)[1])
+    if not rels:
+        return False
+    rc, out, _ = gitcmd.run_git("rev-parse", *(f"{rev}:{rel}" for rel in rels for rev in (sha, "HEAD")), cwd=repo)
+    blobs = out.decode().split()
+    return rc == 0 and len(blobs) == 2 * len(rels) and all(blobs[i] == blobs[i + 1] for i in range(0, len(blobs), 2))
 
 
 ID_LEN = 7  # a proposal's id: the start of its commit's sha, the same on every machine and after every decision
@@ -102,13 +136,16 @@ def proposals(repo: str, include_closed: bool = False) -> list[dict[str, Any]]:
     undone = runs.undone_runs(repo)  # `memrepo undo <run>` closes that run's proposals
     found = []
     for branch in branches(repo):
-        run = branch[len(PREFIX):]
+        run = run_of(branch)
         for e in reversed(runs.log(repo, rev=f"HEAD..{branch}")):
             state = decided.get(e["commit"])
             closed = state["trailers"].get("Action", "?") if state else ("undone" if run in undone else "")
+            if not closed and _applied(repo, e["commit"]):
+                closed = "merged"  # squashed or rebased in: nothing left to decide
             if closed and not include_closed:
                 continue
-            e.update(id=e["commit"][:ID_LEN], branch=branch, run=run, state=closed or "open")
+            e.update(id=e["commit"][:ID_LEN], branch=branch, run=run, state=closed or "open",
+                     decided_by=state["commit"] if state else "")
             found.append(e)
     return found
 
@@ -228,38 +265,3 @@ def _reject(repo: str, p: dict[str, Any], reason: str, decision: str = "") -> st
         _git(repo, "update-ref", "-m", "memrepo review reject", "HEAD", sha, head)
     index.update(repo)  # no post-commit hook ran: record the new HEAD, or the cache looks stale
     return sha
-
-
-def push(repo: str, remote: str | None = None) -> list[dict[str, Any]]:
-    """Push every review branch with open proposals to the remote; open a pull request when `gh` can."""
-    remote = remote or config.local_only(repo, "remote") or "origin"
-    if gitcmd.run_git("remote", "get-url", remote, cwd=repo)[0] != 0:
-        raise ReviewError(f"no git remote named {remote!r}", hint=f"add one with `git remote add {remote} URL`, or set \"remote\" in memrepo.json")
-    open_by_branch: dict[str, list[dict[str, Any]]] = {}
-    for p in proposals(repo):
-        open_by_branch.setdefault(p["branch"], []).append(p)
-    if not open_by_branch:
-        return []
-    base = _git(repo, "rev-parse", "--abbrev-ref", "HEAD")
-    results = []
-    for branch, items in open_by_branch.items():
-        _git(repo, "push", "-q", remote, f"refs/heads/{branch}:refs/heads/{branch}")
-        results.append({"branch": branch, "remote": remote, "proposals": len(items), "pr": _open_pr(repo, branch, base, items)})
-    return results
-
-
-def _open_pr(repo: str, branch: str, base: str, items: list[dict[str, Any]]) -> str | None:
-    """The pull request's address when the `gh` CLI is installed and logged in, else None."""
-    if not shutil.which("gh"):
-        return None
-    try:
-        if not proc.run(["gh", "auth", "status"], cwd=repo, timeout=30).ok:
-            return None
-        body = "Proposals the memrepo curator was not sure of; merge what holds.\n\n" + "\n".join(
-            f"- {p['subject']} — {p['trailers'].get('Review', '')}" for p in items)
-        res = proc.run(["gh", "pr", "create", "--head", branch, "--base", base,
-                        "--title", f"memrepo review: {branch[len(PREFIX):]}", "--body", body], cwd=repo, timeout=60)
-    except OSError:
-        return None
-    out = res.text().strip()
-    return out.splitlines()[-1] if res.ok and out else None

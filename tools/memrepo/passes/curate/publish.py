@@ -1,0 +1,236 @@
+"""`memrepo review push`: review branches to the remote, one pull request per proposal on the forge.
+
+**One pull request per proposal**, not per run: a merge or a close on the forge is one
+decision, and so is a proposal. A pull request holding a whole run could only accept or
+reject all of it, and a reviewer who agrees with one supersession and not the other would
+have to leave the forge to say so. Each proposal's pull request has its own branch,
+`memrepo/proposal/<id>`, holding one commit: the proposal's change applied to the remote's
+base branch, with the message `memrepo review accept` would write (a `Memrepo-Run` of its own,
+`Memrepo-Proposal: <sha>`, `Memrepo-Proposed-In: <run>`). So:
+
+- **Merged on the forge** (a merge, a rebase or a squash): the commit arrives with the next
+  `memrepo sync` on every machine, the proposal reads as accepted there (its trailer, or its
+  change already in HEAD), recall labels the superseded memory, and `memrepo undo RUN` still
+  reverts that one decision.
+- **Closed unmerged**: the next push records a reject (`Memrepo-Action: reject`, the pull
+  request's address as the reason), which `memrepo sync` shares, so the curator never proposes
+  the pair again.
+- **Decided locally**: the next push comments on the open pull request and closes it.
+- **Pushed again**: the open pull request's title and body are brought up to date (the
+  memories as they stand now); a second one is never opened.
+
+Without `gh`, logged out or offline, the branches are still pushed and the report says how to
+open each pull request by hand; nothing fails.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass, field
+from typing import Any
+
+from memrepo.errors import GitError
+from memrepo.passes.curate import forge as forges, prbody, review
+from memrepo.store import config
+from memrepo.vcs import gitcmd, runs, trailers as trailer_text
+
+PR_PREFIX = "memrepo/proposal/"
+BASE_REF = "refs/memrepo/forge-base"
+
+
+@dataclass
+class PushReport:
+    remote: str
+    base: str
+    branches: list[tuple[str, int]] = field(default_factory=list)  # (review branch pushed, open proposals on it)
+    events: list[dict[str, Any]] = field(default_factory=list)  # one per proposal the forge step touched
+    manual: list[str] = field(default_factory=list)  # how to open pull requests by hand
+    forge: str = ""  # HOST/OWNER/REPO when known
+    offline: str = ""  # why the forge was not used, with the fix
+    unpushed: list[tuple[str, str]] = field(default_factory=list)  # (proposal id, why its branch was not pushed)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"remote": self.remote, "base": self.base, "branches": [list(b) for b in self.branches],
+                "events": self.events, "manual": self.manual, "forge": self.forge, "offline": self.offline,
+                "unpushed": [list(u) for u in self.unpushed]}
+
+
+def pr_branch(proposal_id: str) -> str:
+    return PR_PREFIX + proposal_id
+
+
+def _git(repo: str, *args: str, input: bytes | None = None, env: dict[str, str] | None = None) -> str:
+    rc, out, err = gitcmd.run_git(*args, cwd=repo, input=input, env=env)
+    if rc != 0:
+        raise GitError(f"git {args[0]} failed: {err.decode('utf-8', 'replace').strip()}",
+                       hint="check the remote with `git remote -v` and the repository with `memrepo doctor`")
+    return out.decode("utf-8", "replace").strip()
+
+
+class _Remote:
+    """What the push needs to know of the remote, asked once each."""
+
+    def __init__(self, repo: str, name: str, base: str) -> None:
+        self.repo, self.name, self.base = repo, name, base
+        self._heads: set[str] | None = None
+        self._base_sha: str | None = None
+        self._base_asked = False
+
+    def heads(self) -> set[str]:
+        if self._heads is None:
+            out = _git(self.repo, "ls-remote", "--heads", self.name, PR_PREFIX + "*", f"refs/heads/{self.base}")
+            self._heads = {line.split("\t", 1)[1][len("refs/heads/"):] for line in out.splitlines() if "\t" in line}
+        return self._heads
+
+    def base_sha(self) -> str | None:
+        """The remote's base branch, fetched into BASE_REF (a ref nothing else reads), or None."""
+        if not self._base_asked:
+            self._base_asked = True
+            if self.base in self.heads():
+                _git(self.repo, "fetch", "-q", "--no-tags", "--no-write-fetch-head", self.name, f"+refs/heads/{self.base}:{BASE_REF}")
+                self._base_sha = _git(self.repo, "rev-parse", "--verify", BASE_REF)
+        return self._base_sha
+
+
+def _pr_commit(repo: str, p: dict[str, Any], base_sha: str) -> str | None:
+    """The proposal's change applied to `base_sha`, as the commit `review accept` would make; None
+    when it no longer applies there."""
+    patch = gitcmd.run_git("diff-tree", "-p", "--binary", "--no-color", "--full-index", f"{p['commit']}^", p["commit"], cwd=repo)[1]
+    with tempfile.TemporaryDirectory(prefix="memrepo-pr-") as tmp:
+        env = {**os.environ, "GIT_INDEX_FILE": os.path.join(tmp, "index")}
+        _git(repo, "read-tree", base_sha, env=env)
+        rc, _, _ = gitcmd.run_git("apply", "--cached", "-", cwd=repo, input=patch, env=env)
+        if rc != 0:
+            return None
+        tree = _git(repo, "write-tree", env=env)
+    if tree == _git(repo, "rev-parse", f"{base_sha}^{{tree}}"):
+        return None  # the base holds the change already
+    keep = {k: v for k, v in p["trailers"].items() if k not in ("Run", "Review")}
+    keep.update({"Run": runs.new_run_id(f"forge-{p['id']}"), "Proposal": p["commit"], "Proposed-In": p["run"]})
+    message = trailer_text.message(p["subject"].replace(" (proposed)", "", 1), keep,
+                                   f"Accepted by merging the pull request of proposal {p['id']} ({p['branch']}).")
+    return _git(repo, "commit-tree", tree, "-p", base_sha, "-F", "-", input=message.encode("utf-8"))
+
+
+def _ensure_branch(report: PushReport, remote: _Remote, p: dict[str, Any]) -> bool:
+    """Push the proposal's pull request branch unless the remote has it; False (and why) when it can't."""
+    head = pr_branch(p["id"])
+    if head in remote.heads():
+        return True
+    base_sha = remote.base_sha()
+    if base_sha is None:
+        report.unpushed.append((p["id"], f"{remote.name} has no branch {remote.base} yet: run `memrepo sync` first, then push again"))
+        return False
+    sha = _pr_commit(remote.repo, p, base_sha)
+    if sha is None:
+        report.unpushed.append((p["id"], f"it no longer applies to {remote.name}/{remote.base}: reject it with "
+                                         f"`memrepo review reject {p['id']}` and run `memrepo curate` again"))
+        return False
+    _git(remote.repo, "push", "-q", remote.name, f"{sha}:refs/heads/{head}")
+    remote.heads().add(head)
+    return True
+
+
+def _body(repo: str, p: dict[str, Any]) -> str:
+    shown = review.show(repo, p["id"])
+    shown["files"] = review.files_of(repo, p["commit"])
+    return prbody.render(shown)
+
+
+def _closing_comment(p: dict[str, Any]) -> str:
+    by = (p.get("decided_by") or "")[:12]
+    if p["state"] == "reject":
+        return f"Rejected in memrepo (commit {by}), so this pull request is closed unmerged."
+    if p["state"] == "undone":
+        return "The memrepo run that proposed this was undone, so this pull request is closed."
+    return f"Accepted in memrepo (commit {by}, `memrepo review accept`), so this pull request is no longer needed."
+
+
+def _with_forge(report: PushReport, gh: forges.Gh, remote: _Remote, every: list[dict[str, Any]]) -> None:
+    repo = remote.repo
+    open_pulls = {forges.head_ref(pr): pr for pr in gh.open_pulls() if forges.head_ref(pr).startswith(PR_PREFIX)}
+    for p in every:
+        head = pr_branch(p["id"])
+        pr = open_pulls.get(head)
+        if p["state"] != "open":
+            if pr is not None:
+                gh.comment(pr["number"], _closing_comment(p))
+                gh.update(pr["number"], state="closed")
+                report.events.append({"id": p["id"], "action": "closed", "number": pr["number"], "url": pr.get("html_url", ""),
+                                      "detail": f"decided here ({p['state']})"})
+            continue
+        title, body = prbody.title(p), _body(repo, p)
+        if pr is not None:
+            changed = (pr.get("title"), pr.get("body")) != (title, body)
+            if changed:
+                pr = gh.update(pr["number"], title=title, body=body)
+            report.events.append({"id": p["id"], "action": "updated" if changed else "unchanged", "number": pr["number"],
+                                  "url": pr.get("html_url", "")})
+            continue
+        past = gh.pulls_of(head)
+        done = next((x for x in past if forges.merged(x)), None) or next((x for x in past if x.get("state") == "closed"), None)
+        if done is not None and forges.merged(done):
+            report.events.append({"id": p["id"], "action": "merged", "number": done["number"], "url": done.get("html_url", ""),
+                                  "detail": "`memrepo sync` brings the change here"})
+            continue
+        if done is not None:
+            url = done.get("html_url") or f"#{done['number']}"
+            sha = review.reject(repo, p["id"], f"pull request {url} was closed unmerged")
+            report.events.append({"id": p["id"], "action": "rejected", "number": done["number"], "url": done.get("html_url", ""),
+                                  "detail": f"recorded as {sha[:12]}; `memrepo sync` shares it"})
+            continue
+        if not _ensure_branch(report, remote, p):
+            continue
+        pr = gh.create(head, remote.base, title, body)
+        report.events.append({"id": p["id"], "action": "opened", "number": pr["number"], "url": pr.get("html_url", "")})
+
+
+def _by_hand(report: PushReport, remote: _Remote, forge: forges.Forge | None, opened: list[dict[str, Any]]) -> None:
+    for p in opened:
+        if not _ensure_branch(report, remote, p):
+            continue
+        head = pr_branch(p["id"])
+        if forge is not None:
+            report.manual.append(f"{p['id']}: {forge.compare_url(remote.base, head)}")
+        else:
+            report.manual.append(f"{p['id']}: memrepo review show {p['id']} --markdown | gh pr create --repo HOST/OWNER/REPO "
+                                 f"--head {head} --base {remote.base} --title \"{prbody.title(p)}\" --body-file -")
+
+
+def push(repo: str, remote: str | None = None, forge_name: str | None = None, gh_path: str | None = None) -> PushReport:
+    """Push review branches with open proposals, then bring each proposal's pull request in step."""
+    remote = remote or config.local_only(repo, "remote") or "origin"
+    rc, url, _ = gitcmd.run_git("remote", "get-url", remote, cwd=repo)
+    if rc != 0:
+        raise review.ReviewError(f"no git remote named {remote!r}",
+                                 hint=f"add one with `git remote add {remote} URL`, or set \"remote\" in index/local.json")
+    rc, out, _ = gitcmd.run_git("symbolic-ref", "--quiet", "--short", "HEAD", cwd=repo)
+    base = out.decode().strip()
+    if rc != 0 or not base:
+        raise review.ReviewError("HEAD is detached, so there is no branch for pull requests to merge into",
+                                 hint=f"check out the memory branch (`git -C {repo} checkout main`), then push again")
+    report = PushReport(remote=remote, base=base)
+    every = review.proposals(repo, include_closed=True)
+    opened = [p for p in every if p["state"] == "open"]
+    counts: dict[str, int] = {}
+    for p in opened:
+        counts[p["branch"]] = counts.get(p["branch"], 0) + 1
+    for branch, n in counts.items():
+        if not review.is_remote_branch(branch):
+            _git(repo, "push", "-q", remote, f"refs/heads/{branch}:refs/heads/{branch}")
+            report.branches.append((branch, n))
+    found, why = forges.resolve(url.decode("utf-8", "replace").strip(), config.local_only(repo, "forge"), forge_name)
+    report.forge = found.slug if found else ""
+    side = _Remote(repo, remote, base)
+    if found is None:
+        report.offline = why
+    else:
+        try:
+            _with_forge(report, forges.Gh(found, repo, gh_path), side, every)
+            return report
+        except forges.ForgeUnavailable as exc:
+            report.offline = f"{exc}: {exc.hint}" if exc.hint else str(exc)
+    handled = {e["id"] for e in report.events}
+    _by_hand(report, side, found, [p for p in review.proposals(repo) if p["id"] not in handled])
+    return report
