@@ -15,6 +15,7 @@ from memrepo.passes.curate import curator as curate, guards, review, tidy
 from memrepo.passes import model
 from memrepo.format import notes
 from memrepo.recall import decide as recall
+from memrepo.vcs import runs
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench"))
 import report_curate  # noqa: E402
@@ -263,7 +264,9 @@ def test_missing_paths_are_stamped_unverified(repo: str, tmp_path, fake) -> None
     note = notes.read(os.path.join(repo, "memory", "shop-entry.md"))
     assert note.get("verification") == {"status": "unverified", "checked": time.strftime("%Y-%m-%d"),
                                         "failed": ["path_exists: src/jobs/nightly.py"]}
-    assert trailers(repo)["Memrepo-Action"] == "stamp"
+    assert (trailers(repo)["Memrepo-Action"], trailers(repo)["Memrepo-Decisions"]) == ("tidy", "1")
+    assert runs.decisions(repo)[head(repo)] == [{"action": "stamp", "id": "shop-entry", "winner": "",
+                                                 "reason": f"cites src/jobs/nightly.py, missing under {root}"}]
     assert curate.run(repo, use_model=False).applied == []  # stamped once, not again
 
 

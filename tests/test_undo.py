@@ -53,8 +53,10 @@ def test_undo_restores_every_file_byte_for_byte_and_recall_sees_it(repo: str, fa
     assert git(repo, "status", "--porcelain").stdout == ""
     assert [(h.id, h.labels()) for h in recall.decide(repo, QUERY, today=TODAY).hits] == hits
     message = git(repo, "log", "-1", "--format=%B").stdout
-    assert message.startswith(f"undo: run {report.run_id} (4 commits)\n\nReverts, newest first:\n")
-    assert [line.strip() for line in message.splitlines() if re.fullmatch(r"\s+[0-9a-f]{40}", line)] == [d["commit"] for d in reversed(report.applied)]
+    # the deterministic decisions are one commit, the model's supersession its own (issue 22)
+    assert message.startswith(f"undo: run {report.run_id} (2 commits)\n\nReverts, newest first:\n")
+    shas = list(dict.fromkeys(d["commit"] for d in reversed(report.applied)))
+    assert [line.strip() for line in message.splitlines() if re.fullmatch(r"\s+[0-9a-f]{40}", line)] == shas
     assert "Memrepo-Action: undo\nMemrepo-Run: " in message and message.rstrip("\n").endswith(f"Memrepo-Undoes: {report.run_id}")
     assert git(repo, "log", "--diff-filter=D", "--name-only", "--format=", "--", "memory/").stdout.strip() == ""
 
@@ -104,9 +106,15 @@ def test_log_runs(repo: str, fake, tmp_path) -> None:  # noqa: F811
     lines = out.splitlines()
     undo_run = runs.list_runs(repo)[0]["run"]
     assert lines[0] == f"{undo_run}  1 decision"
-    assert lines[1].endswith(f"undo       undo: run {report.run_id} (4 commits)")
+    assert lines[1].endswith(f"undo       undo: run {report.run_id} (2 commits)")
     assert lines[2] == f"{report.run_id}  4 decisions  (undone by {undo_run})"
     assert lines[3].endswith("supersede  curator: supersede deploy-heroku by deploy-fly [0.90] — Heroku is gone")
+    batch = report.applied[0]["commit"]
+    assert [line[2:] for line in lines[4:7]] == [
+        f"{batch[:12]}  repair     repair old by new [1.00] — mid is itself superseded; new is the live end of the chain",
+        f"{batch[:12]}  supersede  supersede reset-b by reset-a [1.00] — same body as reset-a (whitespace aside); the older copy stays",
+        f"{batch[:12]}  stamp      stamp shop-entry [1.00] — cites src/app.py, missing under {tmp_path / 'shop'}",
+    ]
     data = json.loads(CliRunner().invoke(cli, ["--repo", repo, "log", "--runs", "--json"], catch_exceptions=False).output)
     assert [r["run"] for r in data] == [undo_run, report.run_id]
 

@@ -1,8 +1,11 @@
 """The one way memrepo commits: write files, stage exactly them, commit them; or change nothing.
 
 `commit_files` holds the repository lock (`vcs.lock`), writes every file atomically, stages
-exactly those paths and commits them with `git commit -F - -- <paths>`: the message goes on
-stdin (any length), and whatever else the user has staged stays staged and out of the commit.
+exactly those paths and commits them with `git commit -F - --pathspec-from-file=<file>`: the
+message goes on stdin and the paths in a NUL-separated file (any length, any number: a bulk pass
+commits thousands of paths, more than one command line holds), and whatever else the user has
+staged stays staged and out of the commit. A trailer whose value is a list is repeated, one
+line per item (a bulk pass records one `Memrepo-Decision` per memory).
 The repository's own hooks run on that commit: pre-commit validates what memrepo wrote like
 anything else, post-commit indexes it, exactly once. On any failure (a pre-commit rejection,
 an exception, ^C) every path is put back byte for byte and nothing stays staged for it; a
@@ -100,10 +103,37 @@ def restore(repo: str, before: Snapshot, head: str | None) -> None:
         else:
             _write(os.path.join(repo, rel), old[0], old[1])
     rels = sorted(before)
+    if not rels:
+        return  # an empty pathspec is the whole index, and the user's staged changes are not ours
     if head:
-        gitcmd.run_git("reset", "-q", "--", *rels, cwd=repo)
+        gitcmd.run_git("reset", "-q", *_FROM_STDIN, cwd=repo, input=_nul(rels))
     else:
-        gitcmd.run_git("rm", "--cached", "-q", "--ignore-unmatch", "--", *rels, cwd=repo)
+        gitcmd.run_git("rm", "--cached", "-q", "--ignore-unmatch", *_FROM_STDIN, cwd=repo, input=_nul(rels))
+
+
+# Paths go to git on stdin or in a file, never on the command line: 2,500 dead-path stamps once
+# hit the argument-length limit (issue 22).
+_FROM_STDIN = ("--pathspec-from-file=-", "--pathspec-file-nul")
+
+
+def _nul(rels: list[str]) -> bytes:
+    return b"".join(r.encode("utf-8", "surrogateescape") + b"\0" for r in rels)
+
+
+@contextlib.contextmanager
+def _pathspec_file(repo: str, rels: list[str]) -> Iterator[str]:
+    """A NUL-separated file of `rels` in the git dir, for a git command whose stdin is taken."""
+    rc, out, err = gitcmd.run_git("rev-parse", "--git-path", f"memrepo-pathspec-{os.getpid()}", cwd=repo)
+    if rc != 0:
+        raise GitError(f"{repo} is not a git repository: {err.decode('utf-8', 'replace').strip()}",
+                       hint=f"run `memrepo init {repo}`")
+    where = os.path.join(repo, out.decode("utf-8", "surrogateescape").strip())
+    _write(where, _nul(rels))
+    try:
+        yield where
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(where)
 
 
 @contextlib.contextmanager
@@ -134,9 +164,9 @@ def transaction(repo: str, rels: list[str], wait: float = lock.WAIT,
 def _stage(repo: str, rels: list[str]) -> None:
     present = [r for r in rels if os.path.lexists(os.path.join(repo, r))]
     gone = [r for r in rels if r not in present]
-    for args in (["add", "--", *present] if present else None, ["rm", "--cached", "-q", "--ignore-unmatch", "--", *gone] if gone else None):
-        if args:
-            rc, out, err = gitcmd.run_git(*args, cwd=repo)
+    for args, paths in ((["add"], present), (["rm", "--cached", "-q", "--ignore-unmatch"], gone)):
+        if paths:
+            rc, out, err = gitcmd.run_git(*args, *_FROM_STDIN, cwd=repo, input=_nul(paths))
             if rc != 0:
                 raise GitError(f"git {args[0]} failed: {(err or out).decode('utf-8', 'replace').strip()}",
                                hint="check the repository with `git status` and `memrepo doctor`")
@@ -147,12 +177,25 @@ def commit_staged(repo: str, rels: list[str], subject: str, trailers: dict[str, 
 
     Raises GitError with git's and the hooks' output when the commit is refused.
     """
-    msg = trailer_text.message(subject, trailers, body).encode("utf-8")
-    rc, out, err = gitcmd.run_git("commit", "-q", "-F", "-", "--", *rels, cwd=repo, input=msg)
+    msg = message(subject, trailers, body).encode("utf-8")
+    with _pathspec_file(repo, rels) as listed:
+        rc, out, err = gitcmd.run_git("commit", "-q", "-F", "-", f"--pathspec-from-file={listed}", "--pathspec-file-nul",
+                                      cwd=repo, input=msg)
     if rc != 0:
         detail = "\n".join(s for s in (err.decode("utf-8", "replace").strip(), out.decode("utf-8", "replace").strip()) if s)
         raise GitError(f"git commit failed:\n{detail}", hint="fix the problems above, then run the command again")
     return gitcmd.head(repo) or ""
+
+
+def message(subject: str, trailers: dict[str, Any], body: str = "") -> str:
+    """`trailers.message`, with a list value as one trailer line per item (after the others)."""
+    single = {k: v for k, v in trailers.items() if not isinstance(v, (list, tuple))}
+    text = trailer_text.message(subject, single, body)
+    repeated = [f"{trailer_text.PREFIX}{k}: {(str(v).splitlines() or [''])[0]}"
+                for k, values in trailers.items() if isinstance(values, (list, tuple)) for v in values]
+    if not repeated:
+        return text
+    return text + ("" if single else "\n") + "\n".join(repeated) + "\n"
 
 
 def commit_files(repo: str, files: Mapping[str, str | bytes | None], subject: str, trailers: dict[str, Any],
@@ -193,7 +236,8 @@ def _as_bytes(data: str | bytes) -> bytes:
 
 
 def commit_if_unchanged(repo: str, files: Mapping[str, str | bytes | None], expect: Mapping[str, str | bytes | None],
-                        subject: str | Callable[[list[str]], str], trailers: dict[str, Any],
+                        subject: str | Callable[[list[str]], str],
+                        trailers: dict[str, Any] | Callable[[list[str]], dict[str, Any]],
                         body: str | Callable[[], str] = "",
                         *, wait: float = lock.WAIT) -> tuple[str, list[str]]:
     """Commit the files that still hold what the writer read; leave the others alone.
@@ -201,8 +245,9 @@ def commit_if_unchanged(repo: str, files: Mapping[str, str | bytes | None], expe
     A pass reads a memory, waits on a model or a probe, then writes: a person's commit in between
     must not be reverted by the pass's stale copy. Under the lock, each path's bytes are compared
     with `expect` (what was read; None: it did not exist). Returns (sha, or "" when nothing was
-    left to commit; the paths skipped because they changed). `subject` may be a function of the
-    paths about to be committed, and `body` a function called after it, for messages that count.
+    left to commit; the paths skipped because they changed). `subject` and `trailers` may be
+    functions of the paths about to be committed, and `body` a function called after them, for
+    messages that count or list what was kept.
     """
     with lock.held(repo, wait):
         stale = sorted(rel for rel in files if _changed_since(repo, rel, expect.get(rel)))
@@ -210,7 +255,8 @@ def commit_if_unchanged(repo: str, files: Mapping[str, str | bytes | None], expe
         if not keep:
             return "", stale
         text = subject(sorted(keep)) if callable(subject) else subject
-        return commit_files(repo, keep, text, trailers, body() if callable(body) else body, wait=wait), stale
+        found = trailers(sorted(keep)) if callable(trailers) else trailers
+        return commit_files(repo, keep, text, found, body() if callable(body) else body, wait=wait), stale
 
 
 def _changed_since(repo: str, rel: str, seen: str | bytes | None) -> bool:

@@ -6,6 +6,11 @@ HEAD, newest first, in ONE commit (`Memrepo-Action: undo`, `Memrepo-Undoes: <run
 through `git commit`, so the pre-commit hook validates the restored files and post-commit
 reindexes them once. The undo commit belongs to its own run (`...-undo`), so undoing an undo
 is possible and `undo --last` skips runs that are undos or already undone.
+
+A commit records its decision in `Memrepo-Action`/`-Id`/`-Winner` trailers, or, when one commit
+carries many (the curator's deterministic pass commits once per run: issue 22), in one
+`Memrepo-Decision: <action> <id>[ by <winner>]: <reason>` trailer per decision. Both read back
+the same way: `list_runs` shows every decision, `undone_decisions` sees each one.
 """
 
 from __future__ import annotations
@@ -20,6 +25,9 @@ from memrepo.vcs import commit, gitcmd, lock, trailers
 from memrepo.errors import MemrepoError
 
 RUN_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-[a-z][a-z0-9-]*$")
+DECISION = "Decision"
+_DECISION_RE = re.compile(r"^([a-z][a-z0-9-]*) ([a-z0-9-]+)(?: by ([a-z0-9-]+))?: (.*)$")
+_DECISIONS_FORMAT = f"%H%x00%(trailers:key={trailers.PREFIX}{DECISION},valueonly,unfold,separator=%x1e)"
 
 
 class UndoError(MemrepoError):
@@ -42,6 +50,45 @@ def fresh_run_id(repo: str, pass_name: str) -> str:
         time.sleep(0.2)
 
 
+def decision_line(action: str, note_id: str, reason: str, winner: str | None = None) -> str:
+    """One decision of a commit that carries many: the value of a `Memrepo-Decision` trailer."""
+    return f"{action} {note_id}" + (f" by {winner}" if winner else "") + f": {' '.join(reason.split())}"
+
+
+def parse_decision(value: str) -> dict[str, str] | None:
+    """{action, id, winner, reason} of a `Memrepo-Decision` value; None when it is not one."""
+    m = _DECISION_RE.match(value.strip())
+    if not m:
+        return None
+    return {"action": m.group(1), "id": m.group(2), "winner": m.group(3) or "", "reason": m.group(4)}
+
+
+def decisions(repo: str, rev: str = "HEAD", run_id: str | None = None) -> dict[str, list[dict[str, str]]]:
+    """sha -> the `Memrepo-Decision`s of each commit reachable from `rev` that has some (of one run, if given)."""
+    args = ["log", "-z", f"--format={_DECISIONS_FORMAT}", "--fixed-strings", f"--grep={trailers.PREFIX}{DECISION}: "]
+    if run_id:
+        args += [f"--grep={trailers.PREFIX}Run: {run_id}", "--all-match"]
+    rc, out, _ = gitcmd.run_git(*args, rev, "--", cwd=repo)
+    if rc != 0:
+        return {}
+    fields = out.decode("utf-8", "replace").split("\0")
+    found: dict[str, list[dict[str, str]]] = {}
+    for i in range(0, len(fields) - 1, 2):
+        parsed = [parse_decision(v) for v in fields[i + 1].split("\x1e")]
+        if any(parsed):
+            found[fields[i].strip("\n")] = [d for d in parsed if d]
+    return found
+
+
+def _decisions_of(entry: dict[str, Any], lines: dict[str, list[dict[str, str]]]) -> list[dict[str, str]]:
+    """The decisions one commit records: its `Memrepo-Decision`s, else its own Action/Id/Winner."""
+    t = entry["trailers"]
+    if entry["commit"] in lines:
+        return lines[entry["commit"]]
+    return [{"action": t.get("Action", "?"), "id": t.get("Id", ""), "winner": t.get("Winner", ""),
+             "reason": t.get("Reason") or ""}]
+
+
 def log(repo: str, rev: str = "HEAD", grep: str | None = None, limit: int = 10000) -> list[dict[str, Any]]:
     """Commits reachable from `rev` with `Memrepo-*` trailers, newest first (optionally grepped, fixed string)."""
     return trailers.read(repo, rev, grep, limit)
@@ -56,6 +103,7 @@ def list_runs(repo: str, limit: int = 20) -> list[dict[str, Any]]:
     """Runs reachable from HEAD, newest first: {run, date, decisions: [...], undone_by}."""
     runs: dict[str, dict[str, Any]] = {}
     undone: dict[str, str] = {}
+    lines = decisions(repo)
     for e in log(repo):
         t = e["trailers"]
         if t.get("Undoes"):
@@ -64,8 +112,14 @@ def list_runs(repo: str, limit: int = 20) -> list[dict[str, Any]]:
         if not run:
             continue
         entry = runs.setdefault(run, {"run": run, "date": e["date"], "decisions": [], "undone_by": None})
-        entry["decisions"].append({"commit": e["commit"], "subject": e["subject"], "action": t.get("Action", "?"),
-                                   "confidence": t.get("Confidence"), "reason": t.get("Reason")})
+        if e["commit"] not in lines:
+            entry["decisions"].append({"commit": e["commit"], "subject": e["subject"], "action": t.get("Action", "?"),
+                                       "confidence": t.get("Confidence"), "reason": t.get("Reason")})
+            continue
+        for d in lines[e["commit"]]:
+            subject = f"{d['action']} {d['id']}" + (f" by {d['winner']}" if d["winner"] else "")
+            entry["decisions"].append({"commit": e["commit"], "subject": subject, "action": d["action"],
+                                       "confidence": t.get("Confidence"), "reason": d["reason"]})
     for run, entry in runs.items():
         entry["undone_by"] = undone.get(run)
     return list(runs.values())[:limit]
@@ -95,13 +149,14 @@ def undone_decisions(repo: str) -> dict[tuple[str, str, str], str]:
     found: dict[tuple[str, str, str], str] = {}
     for run, undo in undone_runs(repo).items():
         entries = commits_of(repo, run)
+        lines = decisions(repo, run_id=run) if entries else {}
         rc, _, _ = gitcmd.run_git("rev-parse", "--verify", "-q", f"refs/heads/memrepo/review/{run}", cwd=repo)
         if rc == 0:
             entries += [e for e in log(repo, rev=f"HEAD..memrepo/review/{run}") if e["trailers"].get("Run") == run]
         for e in entries:
-            t = e["trailers"]
-            if t.get("Id"):
-                found.setdefault((t.get("Action", ""), t["Id"], t.get("Winner", "")), undo)
+            for d in _decisions_of(e, lines):
+                if d["id"]:
+                    found.setdefault((d["action"], d["id"], d["winner"]), undo)
     return found
 
 
@@ -118,8 +173,10 @@ def _check_clean(repo: str, files: list[str]) -> None:
     if gitcmd.split_z(out):
         raise UndoError("the git index has staged changes, so undo cannot commit only its own",
                         hint="commit or unstage them (`git restore --staged .`), then run undo again")
-    rc, out, _ = gitcmd.run_git("status", "--porcelain", "-z", "--", *files, cwd=repo)
-    dirty = [p[3:] for p in gitcmd.split_z(out)]
+    # No pathspec: a run may touch thousands of files, more than a command line holds (issue 22).
+    touched = set(files)
+    rc, out, _ = gitcmd.run_git("status", "--porcelain", "-z", cwd=repo)
+    dirty = sorted({p[3:] for p in gitcmd.split_z(out) if p[3:] in touched})
     if dirty:
         raise UndoError(f"uncommitted changes in files the run touched: {', '.join(dirty)}",
                         hint="commit or discard them, then run undo again")
@@ -183,27 +240,44 @@ def _reverted(repo: str, shas: list[str], files: list[str], run_id: str) -> dict
         _git_ok(repo, env, "read-tree", "HEAD")
         for sha in shas:
             _, patch, _ = gitcmd.run_git("diff-tree", "-p", "--binary", "--full-index", "--root", "--no-commit-id",
-                                         sha, "--", *files, cwd=repo)
+                                         sha, cwd=repo)
             if not patch.strip():
                 continue
             rc, _, err = gitcmd.run_git("apply", "--cached", "-R", "--binary", "-", cwd=repo, env=env, input=patch)
             if rc != 0:
                 raise UndoError(f"git could not revert run {run_id}: {err.decode('utf-8', 'replace').strip()}",
                                 hint="later commits changed the same files; revert the run's commits by hand with `git revert`")
-        _, out, _ = gitcmd.run_git("ls-files", "-s", "-z", "--", *files, cwd=repo, env=env)
-        blobs = {e.split("\t", 1)[1]: e.split()[1] for e in gitcmd.split_z(out) if "\t" in e}
-        contents: dict[str, bytes | None] = {}
-        for rel in files:
-            if rel in blobs:
-                contents[rel] = _git_ok(repo, env, "cat-file", "blob", blobs[rel])
-            else:
-                contents[rel] = None
-        return contents
+        touched = set(files)
+        _, out, _ = gitcmd.run_git("ls-files", "-s", "-z", cwd=repo, env=env)
+        blobs = {e.split("\t", 1)[1]: e.split()[1] for e in gitcmd.split_z(out)
+                 if "\t" in e and e.split("\t", 1)[1] in touched}
+        data = _blobs(repo, sorted(set(blobs.values())))
+        return {rel: data[blobs[rel]] if rel in blobs else None for rel in files}
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.remove(tmp)
         with contextlib.suppress(FileNotFoundError):
             os.remove(tmp + ".lock")
+
+
+def _blobs(repo: str, shas: list[str]) -> dict[str, bytes]:
+    """The bytes of each blob, read by one `git cat-file --batch` (not one git per file)."""
+    if not shas:
+        return {}
+    rc, out, err = gitcmd.run_git("cat-file", "--batch", cwd=repo, input="".join(f"{s}\n" for s in shas).encode())
+    if rc != 0:
+        raise UndoError(f"git cat-file failed: {err.decode('utf-8', 'replace').strip()}")
+    found: dict[str, bytes] = {}
+    pos = 0
+    for sha in shas:
+        end = out.index(b"\n", pos)
+        header = out[pos:end].split()
+        if len(header) != 3 or header[0].decode() != sha:
+            raise UndoError(f"git cat-file could not read blob {sha}")
+        size = int(header[2])
+        found[sha] = out[end + 1:end + 1 + size]
+        pos = end + 1 + size + 1
+    return found
 
 
 def _record_undo(repo: str, run_id: str) -> str:

@@ -1,11 +1,22 @@
 """The curator: a deterministic pass and a guarded model pass over the memories of a repository.
 
-Every decision it applies is one commit on the current branch (`Memrepo-Action`, `-Run`,
-`-Confidence`, `-Reason` trailers) through `git commit`, so the pre-commit hook validates it
-and post-commit reindexes it. A supersession the model proposes is applied only when the four
-guards hold (guards.py); a real tension that fails one becomes a proposal on
-`memrepo/review/<run>` (review.py); everything else is left alone, with the reason in the
-report. Nothing is ever deleted: a memory is superseded or stamped, never removed.
+Commits go through `git commit`, so the pre-commit hook validates them and post-commit reindexes
+them. The deterministic pass (broken chains, duplicates, cited paths that no longer exist)
+commits ONCE per run: one commit with a `Memrepo-Decision` trailer per decision (runs.py), so
+`memrepo log --runs` lists each, `memrepo undo RUN` reverts them all, and a decision a person
+undid is not made again. 2,500 dead-path stamps were 2,500 commits and half an hour (issue 22);
+these decisions are mechanical, certain (confidence 1.00) and cheap to make again, so nothing
+is gained by undoing one alone. A file changed since the pass read it is left out with the
+reason; the rest still commit.
+
+A supersession the model proposes stays one commit per decision (`Memrepo-Action`, `-Run`,
+`-Confidence`, `-Reason`, `-Id`, `-Winner` trailers): each is a judgement with its own confidence
+and reason, the one a person most often disagrees with, and `git revert <sha>` must take back
+that judgement without the others of its run. A run judges at most `max_pairs` (20) pairs, so
+these commits stay few. It is applied only when the four guards hold (guards.py); a real
+tension that fails one becomes a proposal on `memrepo/review/<run>` (review.py); everything else
+is left alone, with the reason in the report. Nothing is ever deleted: a memory is superseded
+or stamped, never removed.
 """
 
 from __future__ import annotations
@@ -110,22 +121,23 @@ def _load(repo: str, report: CurateReport | None = None) -> dict[str, Note]:
 
 
 class _Run:
-    """The state of one run: the memories as they now stand, and the report."""
+    """The state of one run: the memories as they now stand, what the files held when read, the report."""
 
     def __init__(self, repo: str, report: CurateReport) -> None:
         self.repo = repo
         self.report = report
         self.memories = _load(repo, report)
+        self.loaded = dict(self.memories)
+        self.read = {i: notes.original(n) for i, n in self.memories.items()}
         self.dirty = status.dirty_ids(repo, paths.MEMORY_DIR)
 
     def commit(self, note: Note, subject: str, trailers: dict[str, Any], decision: dict[str, Any]) -> bool:
         """Write and commit one memory (unless dry run); False when git refused (then nothing changed)."""
-        rel = f"{paths.MEMORY_DIR}/{note.id}.md"
+        rel = _rel(note.id)
         if not self.report.dry_run:
-            read = self.memories.get(note.id)
+            text = notes.serialize(note)
             try:
-                sha, stale = commit_if_unchanged(self.repo, {rel: notes.serialize(note)},
-                                                 {rel: notes.original(read) if read else None}, subject, trailers)
+                sha, stale = commit_if_unchanged(self.repo, {rel: text}, {rel: self.read.get(note.id)}, subject, trailers)
             except GitError as exc:
                 self.report.skipped.append({**decision, "reason": f"git refused the commit: {exc}"})
                 return False
@@ -133,9 +145,64 @@ class _Run:
                 self.report.skipped.append({**decision, "reason": f"{rel} changed since the curator read it; left as it is"})
                 return False
             decision["commit"] = sha
+            self.read[note.id] = text
         self.memories[note.id] = note
         self.report.applied.append(decision)
         return True
+
+    def commit_all(self, pending: list[tuple[tidy.Change, dict[str, Any]]]) -> None:
+        """Commit the deterministic decisions (already in `memories`) in one commit, leaving out stale files."""
+        if not pending or self.report.dry_run:
+            self.report.applied.extend(d for _, d in pending)
+            return
+        touched = list(dict.fromkeys(c.note.id for c, _ in pending))
+        files = {_rel(i): notes.serialize(self.memories[i]) for i in touched}
+
+        def kept(rels: list[str]) -> list[tidy.Change]:
+            return [c for c, _ in pending if _rel(c.note.id) in rels]
+
+        try:
+            sha, stale = commit_if_unchanged(self.repo, files, {_rel(i): self.read.get(i) for i in touched},
+                                             lambda rels: _batch_subject(kept(rels)),
+                                             lambda rels: _batch_trailers(kept(rels), self.report.run_id))
+        except GitError as exc:
+            sha, stale, refused = "", sorted(files), f"git refused the commit: {exc}"
+        else:
+            refused = ""
+        for change, decision in pending:
+            rel = _rel(change.note.id)
+            if rel in stale:
+                self.memories[change.note.id] = self.loaded[change.note.id]
+                why = refused or f"{rel} changed since the curator read it; left as it is"
+                self.report.skipped.append({**decision, "reason": why})
+                continue
+            decision["commit"] = sha
+            self.read[change.note.id] = files[rel]
+            self.report.applied.append(decision)
+
+
+def _rel(note_id: str) -> str:
+    return f"{paths.MEMORY_DIR}/{note_id}.md"
+
+
+_KINDS = {"chain": "chain repair", "duplicate": "duplicate", "dead-path": "dead path"}
+
+
+def _batch_subject(changes: list[tidy.Change]) -> str:
+    if len(changes) == 1:
+        return changes[0].subject
+    counts: dict[str, int] = {}
+    for c in changes:
+        counts[c.kind] = counts.get(c.kind, 0) + 1
+    parts = [f"{n} {_KINDS.get(k, k)}{'s' * (n != 1)}" for k, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+    return f"curator: {len(changes)} decisions ({', '.join(parts)})"
+
+
+def _batch_trailers(changes: list[tidy.Change], run_id: str) -> dict[str, Any]:
+    lines = [runs.decision_line(c.action, c.note.id, c.reason, c.extra.get("Winner")) for c in changes]
+    return {"Action": "tidy", "Run": run_id, "Confidence": "1.00",
+            "Reason": "deterministic pass: one Memrepo-Decision per memory", "Decisions": len(lines),
+            runs.DECISION: lines}
 
 
 def _deterministic(run: _Run, settings: dict[str, Any]) -> None:
@@ -143,6 +210,8 @@ def _deterministic(run: _Run, settings: dict[str, Any]) -> None:
     for nid, why in left:
         run.report.skipped.append({"kind": "chain", "ids": [nid], "reason": why})
     undone = runs.undone_decisions(run.repo)
+    pending: list[tuple[tidy.Change, dict[str, Any]]] = []
+    # Each finder sees the decisions before it (a duplicate superseded here is no dead path to stamp).
     for finder in (lambda: chain_changes, lambda: tidy.duplicates(run.memories),
                    lambda: tidy.dead_paths(run.memories, settings, _dt.date.today().isoformat())):
         for change in finder():
@@ -155,7 +224,9 @@ def _deterministic(run: _Run, settings: dict[str, Any]) -> None:
             if by:
                 run.report.skipped.append({**decision, "reason": f"undone by run {by}; not applied again"})
                 continue
-            run.commit(change.note, change.subject, change.trailers(run.report.run_id), decision)
+            run.memories[change.note.id] = change.note
+            pending.append((change, decision))
+    run.commit_all(pending)
 
 
 def _ask(run: _Run, a: Note, b: Note) -> dict[str, Any] | None:

@@ -1,7 +1,7 @@
 """The curator's deterministic pass: duplicates, cited paths that no longer exist, broken chains.
 
 Each finder looks at the memories as they stand and returns Changes (one memory each), which
-the curator commits one by one. No model, no guessing: a path is only reported missing when
+the curator commits together, one commit per run. No model, no guessing: a path is only reported missing when
 the memory's project has a root configured on this machine (`projects: {name: path | {root: path}}`
 in memrepo.json or index/local.json) and that root exists, because a path that does not
 resolve here proves nothing elsewhere.
@@ -36,9 +36,6 @@ class Change:
         self.reason = reason
         self.extra = extra
 
-    def trailers(self, run_id: str) -> dict[str, Any]:
-        return {"Action": self.action, "Run": run_id, "Confidence": "1.00", "Reason": self.reason,
-                "Id": self.note.id, **self.extra}
 
 
 def _with(note: Note, **meta: Any) -> Note:
