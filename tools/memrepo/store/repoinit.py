@@ -88,4 +88,14 @@ def init(path: str) -> dict[str, Any]:
         commit = vcs_commit.commit_paths(root, pending, "memrepo: init memory repository", {"Action": "init"})
     report = index.update(root)
     return {"path": root, "git_init": created, "written": changed, "wiring": wiring, "merge_driver": merge_driver,
-            "commit": commit, "indexed": report.added + report.updated + report.unchanged}
+            "commit": commit, "indexed": report.added + report.updated + report.unchanged,
+            "commit_graph": _commit_graph(root)}
+
+
+def _commit_graph(root: str) -> str:
+    """Write the commit-graph with changed-path filters (fast history); a failure is one line, not a failed init."""
+    try:
+        n = gitops.write_commit_graph(root)["commits"]
+    except MemrepoError as exc:
+        return f"not written: {exc}"
+    return f"written ({n} commit{'s' * (n != 1)})"

@@ -7,7 +7,8 @@ it twice in a row changes nothing the second time: captures resume where they st
 enrichment skips memories already asked about, and the curator and verifier only commit what
 changed. With `{"sync": {"auto": true}}` in this machine's `index/local.json` it ends with
 `memrepo sync`; a sync that stops (a conflict) is one line in the report's errors, never a failed
-sweep. The outcome goes to `index/sweep.json` (what `stats` and SessionStart read).
+sweep. Last it rewrites the commit-graph with changed-path filters, so a memory's history stays
+fast (issue 22); a failure there too is one line in the errors. The outcome goes to `index/sweep.json` (what `stats` and SessionStart read).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from memrepo.progress import Progress, silent
 from memrepo.passes import capture, enrich, model
 from memrepo.worker import jobs
 from memrepo.recall import paths, usage
-from memrepo.vcs import commit, runs
+from memrepo.vcs import commit, gitops, runs
 from memrepo.store import config, memories as store, sync
 from memrepo.errors import MemrepoError
 
@@ -88,6 +89,8 @@ def run_locked(repo: str, use_model: bool = True, run_id: str | None = None, pro
     if sync.auto_enabled(repo):
         # A conflict stops sync with the repository unchanged and a rescue ref; the sweep goes on.
         _step(report, "sync", lambda: sync.sync(repo).as_dict())
+    # Keeps `memrepo show` and the history pages fast as commits pile up (issue 22); fails open.
+    _step(report, "commit_graph", lambda: gitops.write_commit_graph(repo))
     report["model_calls"] = {name: dict(row) for name, row in sorted(model.Tally.by_pass.items())}
     if model.Tally.failed and not model.Tally.ok:
         report["model_failed"] = f"every model call failed ({model.Tally.failed}): {model.Tally.last_error}"
