@@ -79,7 +79,8 @@ def test_genuine_supersession_is_applied_as_one_commit(repo: str, fake) -> None:
     assert git(repo, "log", "-1", "--format=%s").stdout.strip() == f"curator: supersede {old} by {new}"
     assert trailers(repo) == {"Memrepo-Action": "supersede", "Memrepo-Run": report.run_id, "Memrepo-Confidence": "0.92",
                               "Memrepo-Reason": "v2 states the new base URL for every client v1 named",
-                              "Memrepo-Id": old, "Memrepo-Winner": new, "Memrepo-Relation": "contradicts"}
+                              "Memrepo-Id": old, "Memrepo-Winner": new, "Memrepo-Relation": "contradicts",
+                              "Memrepo-Scope": "full"}
     loser = notes.read(os.path.join(repo, "memory", f"{old}.md"))
     assert (loser.get("status"), loser.get("superseded_by")) == ("superseded", new)
     after = snapshot(repo)

@@ -109,7 +109,7 @@ def test_a_curate_run_becomes_pull_requests_and_their_decisions_flow_back(team: 
         title_row = next(line for line in body.splitlines() if line.startswith("| **title** |"))
         assert loser.get("title").split()[0] in title_row and winner.get("title").split()[0] in title_row
         assert "| **description** |" in body
-        assert "relation **" in body and f"confidence **{p13['trailers']['Confidence']}**" in body
+        assert f"relation **contradicts**, confidence **{p13['trailers']['Confidence']}**, scope **full**." in body
         assert "**Held back by:** class: reference cannot supersede rule" in body
         assert f"memrepo review accept {p13['id']}" in body and f"memrepo review reject {p13['id']}" in body
         assert "pull request" in out.stdout and out.stdout.count(" opened") == 2

@@ -135,7 +135,7 @@ def review_show(ctx: click.Context, proposal: str, as_diff: bool, as_markdown: b
     t = p["trailers"]
     click.echo(f"proposal {p['id']} (run {p['run']}): {p['subject']}")
     click.echo(f"verdict: {t.get('Relation', '?')}; {t.get('Action', '?')} {t.get('Id', '?')} by {t.get('Winner', '?')}, "
-               f"confidence {t.get('Confidence', '?')}")
+               f"confidence {t.get('Confidence', '?')}" + (f", scope {t['Scope']}" if t.get("Scope") else ""))
     if t.get("Reason"):
         click.echo(f"reason: {t['Reason']}")
     click.echo(f"held back by: {t.get('Review', '?')}\n")

@@ -237,7 +237,8 @@ def _propose_tensions(plan: Plan, report: CaptureReport) -> None:
         loser = new.get(loser_id) or notes.read(paths.note_path(plan.repo, loser_id))
         trailers = {"Action": "supersede", "Confidence": f"{verdict['confidence']:.2f}",
                     "Reason": " ".join(verdict["reason"].split()), "Id": loser_id, "Winner": winner_id,
-                    "Relation": verdict["relation"], "Session": plan.session, "Review": "; ".join(failed)}
+                    "Relation": verdict["relation"], "Scope": verdict.get("scope", ""), "Session": plan.session,
+                    "Review": "; ".join(failed)}
         body = "The capture did not apply this on its own:\n" + "\n".join(f"- {f}" for f in failed)
         sha = review.propose(plan.repo, plan.run_id, {f"{paths.MEMORY_DIR}/{loser_id}.md": notes.serialize(tidy.superseded(loser, winner_id))},
                              f"capture (proposed): supersede {loser_id} by {winner_id}", trailers, body)

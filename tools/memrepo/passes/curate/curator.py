@@ -247,7 +247,8 @@ def _judge(run: _Run, a: Note, b: Note, verdict: dict[str, Any] | None) -> None:
     base.update(action="supersede", winner=winner.id, loser=loser.id)
     failed = guards.failures(verdict, winner, loser)
     trailers = {"Action": "supersede", "Run": run.report.run_id, "Confidence": f"{verdict['confidence']:.2f}",
-                "Reason": " ".join(verdict["reason"].split()), "Id": loser.id, "Winner": winner.id, "Relation": verdict["relation"]}
+                "Reason": " ".join(verdict["reason"].split()), "Id": loser.id, "Winner": winner.id, "Relation": verdict["relation"],
+                "Scope": verdict["scope"]}
     if not failed:
         run.commit(tidy.superseded(loser, winner.id), f"curator: supersede {loser.id} by {winner.id}", trailers, base)
         return
