@@ -34,10 +34,43 @@ def _is_memory_path(rel: str) -> bool:
     return rel.startswith(paths.MEMORY_DIR + "/") and rel.endswith(".md") and rel.count("/") == 1
 
 
+BATCH_BYTES = 16 * 1024 * 1024  # one `git cat-file --batch` reads at most this much (its output is bounded)
+
+
 def _staged_blobs(root: str, rels: list[str]) -> dict[str, bytes]:
-    """Staged content of many files through one `git cat-file --batch`."""
+    """Staged content of many files through `git cat-file --batch`, a bounded batch at a time.
+
+    Sizes come first (`--batch-check`): a blob over `files.MAX_FILE_BYTES` is not read at all
+    (it maps to b"" and fails validation as an empty file), so no staged file, however big, and
+    no number of them can exceed what one git process may print.
+    """
+    from memrepo.format import files
+
     if not rels:
         return {}
+    spec_in = "".join(f":{r}\n" for r in rels).encode("utf-8")
+    rc, out, err = gitcmd.run_git("cat-file", "--batch-check", cwd=root, input=spec_in)
+    if rc != 0:
+        raise RuntimeError(err.decode("utf-8", "replace").strip())
+    sizes: dict[str, int] = {}
+    for rel, line in zip(rels, out.decode("utf-8", "replace").splitlines()):
+        header = line.split()
+        if len(header) == 3 and header[2].isdigit():
+            sizes[rel] = int(header[2])
+    blobs: dict[str, bytes] = {rel: b"" for rel, size in sizes.items() if size > files.MAX_FILE_BYTES}
+    batch: list[str] = []
+    total = 0
+    for rel in [r for r in rels if r in sizes and r not in blobs] + [""]:
+        if batch and (not rel or total + sizes[rel] > BATCH_BYTES):
+            blobs.update(_read_batch(root, batch))
+            batch, total = [], 0
+        if rel:
+            batch.append(rel)
+            total += sizes[rel] + 100
+    return blobs
+
+
+def _read_batch(root: str, rels: list[str]) -> dict[str, bytes]:
     spec_in = "".join(f":{r}\n" for r in rels).encode("utf-8")
     rc, out, err = gitcmd.run_git("cat-file", "--batch", cwd=root, input=spec_in)
     if rc != 0:
@@ -73,18 +106,36 @@ def pre_commit(root: str, hook: str = "pre-commit") -> int:
     if not changed and not deleted:
         return _report(problems, hook)
     rc, out, _ = gitcmd.run_git("ls-files", "-z", "--stage", "--", paths.MEMORY_DIR, cwd=root)
-    modes = {entry.split("\t", 1)[1]: entry.split(" ", 1)[0] for entry in gitcmd.split_z(out) if "\t" in entry}
-    staged_all = [p for p in modes if _is_memory_path(p)]
-    blobs = _staged_blobs(root, staged_all)
-    facts = []
-    for rel in staged_all:
+    prefix = paths.MEMORY_DIR + "/"
+    modes: dict[str, str] = {}
+    shas: dict[str, str] = {}
+    for entry in gitcmd.split_z(out):
+        head, tab, rel = entry.partition("\t")
+        if tab and rel.startswith(prefix) and rel.endswith(".md") and "/" not in rel[len(prefix):]:
+            mode, _, rest = head.partition(" ")
+            modes[rel] = mode
+            shas[rel] = rest.partition(" ")[0]
+    changed_set = set(changed)
+    # What this commit leaves unchanged is taken from the cache where the cache holds that very
+    # blob (content-addressed, so a stale cache only means more blobs read); the rest is read.
+    known = _cached_facts(root)
+    facts: list[tuple[str, str, str | None]] = []
+    unread: list[str] = []
+    for rel, sha in shas.items():
+        fact = known.get(rel)
+        if fact is not None and fact[0] == sha and rel not in changed_set:
+            facts.append((rel, rel[len(prefix):-3], fact[1]))
+        else:
+            unread.append(rel)
+    blobs = _staged_blobs(root, unread)
+    for rel in unread:
         data = blobs.get(rel, b"")
-        stem = os.path.splitext(os.path.basename(rel))[0]
-        if rel in changed and not modes[rel].startswith("100"):  # 120000 a symlink, 160000 a submodule
+        stem = rel[len(prefix):-3]
+        if rel in changed_set and not modes[rel].startswith("100"):  # 120000 a symlink, 160000 a submodule
             problems.append(validate.Problem(rel, 1, "is a symbolic link (or a submodule), which memrepo never follows",
                                              f"commit the memory file itself: `git rm --cached {rel}`, copy the file in, `git add {rel}`"))
             continue
-        if rel in changed:
+        if rel in changed_set:
             try:
                 text = data.decode("utf-8")
             except UnicodeDecodeError:
@@ -101,8 +152,18 @@ def pre_commit(root: str, hook: str = "pre-commit") -> int:
             facts.append((rel, stem, m.group(1) if m else None))
     # Only what this commit touches: a file committed earlier with --no-verify must not block others.
     graph = validate.check_graph(facts)
-    problems.extend(p for p in graph if p.path in changed or any(f"`{d}`" in p.problem for d in deleted))
+    problems.extend(p for p in graph if p.path in changed_set or any(f"`{d}`" in p.problem for d in deleted))
     return _report(problems, hook)
+
+
+def _cached_facts(root: str) -> dict[str, tuple[str, str | None]]:
+    """{path: (git blob id, superseded_by)} from the index cache, or {} when it can't say."""
+    from memrepo.store import index
+
+    try:
+        return index.blob_facts(root)
+    except Exception:  # noqa: BLE001 — a cache that can't be read only means every blob is read
+        return {}
 
 
 def _profile_problems(root: str) -> list[validate.Problem]:
@@ -128,9 +189,18 @@ def _report(problems: list[validate.Problem], hook: str) -> int:
     return 1
 
 
-def _changed_in_head(root: str) -> tuple[str, ...]:
-    rc, out, _ = gitcmd.run_git("diff-tree", "--no-commit-id", "--root", "-r", "--name-only", "-z", "HEAD", cwd=root)
+def _changed_in_head(root: str, parent: str | None = None) -> tuple[str, ...]:
+    """Memory paths HEAD changed against `parent` (its first parent: a merge's whole incoming
+    side), or against nothing for a root commit."""
+    spec = (parent, "HEAD") if parent else ("--root", "HEAD")
+    rc, out, _ = gitcmd.run_git("diff-tree", "--no-commit-id", "--no-renames", "-r", "--name-only", "-z", *spec, cwd=root)
     return tuple(p for p in gitcmd.split_z(out) if _is_memory_path(p)) if rc == 0 else ()
+
+
+def _parent(root: str) -> str | None:
+    """HEAD's first parent, or None (a root commit)."""
+    rc, out, _ = gitcmd.run_git("rev-parse", "--verify", "-q", "HEAD^1", cwd=root)
+    return out.decode().strip() or None if rc == 0 else None
 
 
 def post_hook(root: str, hook: str) -> int:
@@ -141,8 +211,12 @@ def post_hook(root: str, hook: str) -> int:
     try:
         if not os.path.isdir(paths.memory_dir(root)) and not os.path.exists(paths.index_db(root)):
             return 0  # no memory repository here (e.g. a branch from before `memrepo init`): make no cache
-        force = _changed_in_head(root) if hook == "post-commit" else ()
-        index.update(root, force=force, wait=HOOK_LOCK_WAIT)
+        if hook == "post-commit":
+            # git says what the commit changed: when the cache recorded its parent, only those paths are read
+            parent = _parent(root)
+            index.update(root, force=_changed_in_head(root, parent), wait=HOOK_LOCK_WAIT, after=parent)
+        else:
+            index.update(root, wait=HOOK_LOCK_WAIT)
     except Exception as exc:  # noqa: BLE001 — a post hook must never block the user's git
         index.mark_stale(root, f"{hook}: {exc}")
         print(f"memrepo {hook}: index update failed ({exc}); marked stale — run `memrepo index --rebuild`", file=sys.stderr)

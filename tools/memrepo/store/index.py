@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import sqlite3
+import stat
 import sys
 import time
 from typing import TYPE_CHECKING, Any, Callable, Iterator
@@ -69,6 +70,7 @@ class Report:
         self.skipped: list[tuple[str, str]] = []
         self.rebuilt = False
         self.seconds = 0.0
+        self.tech_changed = True  # whether the techwords table may need recomputing (`_apply_to` knows better)
 
     def as_dict(self) -> dict[str, Any]:
         return {"added": self.added, "updated": self.updated, "removed": self.removed,
@@ -158,7 +160,7 @@ def _load(repo: str, rel: str, st: os.stat_result) -> tuple[tuple[Any, ...] | No
         data = files.read_bytes(os.path.join(repo, rel))
     except OSError as exc:
         return None, f"cannot be read ({exc.strerror or exc})"
-    digest = hashlib.sha1(data).hexdigest()
+    digest = blob_id(data)
     try:
         note = notes.parse(data.decode("utf-8"), rel)
     except (UnicodeDecodeError, notes.ParseError) as exc:
@@ -170,6 +172,26 @@ def _load(repo: str, rel: str, st: os.stat_result) -> tuple[tuple[Any, ...] | No
 
 
 _TEXT_KEYS = ("source", "status", "superseded_by", "project", "session")
+
+
+def blob_id(data: bytes) -> str:
+    """The id git gives `data` as a blob: the cache's `hash`, so git's own listings can be
+    compared with it (pre-commit takes unchanged memories from the cache that way)."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def blob_facts(repo: str) -> dict[str, tuple[str, str | None]]:
+    """{path: (git blob id, superseded_by)} of every indexed memory, or {} when the cache's hashes
+    are not git blob ids (a cache built before they were: `memrepo index --rebuild` makes them so)."""
+    db_path = paths.index_db(repo)
+    if schema_version(db_path) != SCHEMA_VERSION:
+        return {}
+    with contextlib.closing(sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)) as db:
+        kind = db.execute("SELECT value FROM meta WHERE key = 'hashes'").fetchone()
+        if not kind or kind[0] != BLOB_HASHES:
+            return {}
+        return {path: (digest, sup if isinstance(sup, str) else None)
+                for path, digest, sup in db.execute("SELECT path, hash, superseded_by FROM memories")}
 
 
 def _unindexable(note: Note, rel: str) -> str:
@@ -256,9 +278,16 @@ def _set_techwords(db: sqlite3.Connection) -> None:
     db.executemany("INSERT INTO techwords(word) VALUES (?)", ((w,) for w in sorted(tech - named)))
 
 
-def _set_meta(db: sqlite3.Connection, repo: str) -> None:
+BLOB_HASHES = "git-blob"  # meta `hashes`: every row's hash is its file's git blob id
+
+
+def _set_meta(db: sqlite3.Connection, repo: str, rebuilt: bool = False) -> None:
+    """Record HEAD, the time and the count; `hashes` only on a full build (an older cache's rows
+    keep sha1 digests of the bytes until it is rebuilt, and an update must not vouch for them)."""
     count = db.execute("SELECT count(*) FROM memories").fetchone()[0]
     values = {"commit": gitcmd.head(repo) or "", "updated_at": str(int(time.time())), "count": str(count)}
+    if rebuilt:
+        values["hashes"] = BLOB_HASHES
     db.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", values.items())
 
 
@@ -320,7 +349,7 @@ def _build(repo: str, tmp: str, report: Report, progress: Progress | None) -> No
                 if progress:
                     progress(n, len(files))
             _set_techwords(db)
-            _set_meta(db, repo)
+            _set_meta(db, repo, rebuilt=True)
 
 
 def _insert_unique(db: sqlite3.Connection, row: tuple[Any, ...], rel: str, report: Report) -> None:
@@ -390,11 +419,14 @@ def schema_version(db_path: str) -> int | None:
         return None
 
 
-def update(repo: str, force: tuple[str, ...] = (), wait: float | None = None) -> Report:
+def update(repo: str, force: tuple[str, ...] = (), wait: float | None = None, after: str | None = None) -> Report:
     """Bring the cache up to date with `memory/`, touching only files whose stat or hash changed.
 
     A missing, corrupt or old-schema cache is rebuilt instead. `force` names paths to re-read
-    even when their size and mtime look unchanged.
+    even when their size and mtime look unchanged. With `after` (post-commit: the new commit's
+    parent) and a cache that recorded exactly that commit, only the `force` paths are looked at:
+    git said what the commit changed, so nothing else is statted (a commit at 100,000 memories
+    costs what it costs at 100).
     """
     if schema_version(paths.index_db(repo)) != SCHEMA_VERSION:
         return rebuild(repo, wait=wait)
@@ -406,8 +438,12 @@ def update(repo: str, force: tuple[str, ...] = (), wait: float | None = None) ->
             if _row_counts_differ(db):
                 raise sqlite3.DatabaseError("the memories table and the full-text table disagree")
             with db:
-                _apply_changes(repo, db, set(force), report)
-                if report.added or report.updated or report.removed:
+                recorded = db.execute("SELECT value FROM meta WHERE key = 'commit'").fetchone()
+                if after and recorded and recorded[0] == after and not os.path.islink(paths.memory_dir(repo)):
+                    _apply_to(repo, db, sorted(set(force)), report)
+                else:
+                    _apply_changes(repo, db, set(force), report)
+                if (report.added or report.updated or report.removed) and report.tech_changed:
                     _set_techwords(db)
                 _set_meta(db, repo)
             _clear_stale(repo)
@@ -483,6 +519,50 @@ def _apply_changes(repo: str, db: sqlite3.Connection, force: set[str], report: R
         if old:
             report.added -= 1
             report.updated += 1
+
+
+def _apply_to(repo: str, db: sqlite3.Connection, rels: list[str], report: Report) -> None:
+    """`_apply_changes` for the named paths alone (each re-read, or dropped when gone)."""
+    mdir = paths.memory_dir(repo)
+    report.tech_changed = False
+    for rel in rels:
+        before = db.execute("SELECT f.tech, f.entities FROM memories m JOIN fts f ON f.rowid = m.rowid WHERE m.path = ?",
+                            (rel,)).fetchone()
+        after = _apply_one(repo, db, mdir, rel, report)
+        if (tuple(before) if before else ("", "")) != (tuple(after) if after else ("", "")):
+            report.tech_changed = True
+
+
+def _apply_one(repo: str, db: sqlite3.Connection, mdir: str, rel: str, report: Report) -> tuple[str, str] | None:
+    """Re-read one path; the (tech, entities) text it is indexed with now, or None."""
+    st = None
+    name = rel[len(paths.MEMORY_DIR) + 1:] if rel.startswith(paths.MEMORY_DIR + "/") else ""
+    if name and "/" not in name and name.endswith(".md") and not name.startswith("."):
+        with contextlib.suppress(FileNotFoundError):
+            st = os.stat(os.path.join(mdir, name), follow_symlinks=False)
+    old = db.execute("SELECT hash FROM memories WHERE path = ?", (rel,)).fetchone()
+    was_skipped = db.execute("SELECT 1 FROM skipped WHERE path = ?", (rel,)).fetchone()
+    if st is None or not stat.S_ISREG(st.st_mode):
+        _delete(db, rel)
+        db.execute("DELETE FROM skipped WHERE path = ?", (rel,))
+        report.removed += old is not None
+        return None
+    row, problem = _load(repo, rel, st)
+    _delete(db, rel)
+    db.execute("DELETE FROM skipped WHERE path = ?", (rel,))
+    if row is None:
+        db.execute("INSERT INTO skipped VALUES (?, ?)", (rel, problem))
+        report.skipped.append((rel, problem))
+        _warn(rel, problem)
+        return None
+    refused = len(report.skipped)
+    _insert_unique(db, row, rel, report)
+    if len(report.skipped) > refused:
+        return ("\0", "")  # not inserted (a duplicate id): whatever it held is gone, so look again
+    if old or was_skipped:
+        report.added -= 1
+        report.updated += 1
+    return row[1][4], row[1][3]  # tech, entities as the fts table holds them
 
 
 def mark_stale(repo: str, why: str) -> None:
