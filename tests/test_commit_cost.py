@@ -39,6 +39,7 @@ def test_a_cache_that_holds_another_blob_is_not_believed(repo: str) -> None:
     _cycle_setup(repo)
     with _db(repo) as db, db:
         db.execute("UPDATE memories SET superseded_by = 'new', hash = ? WHERE id = 'old'", ("0" * 40,))
+        db.execute("DELETE FROM meta WHERE key = 'synced'")  # not synced: each blob id is compared
     write_memory(repo, "new", status="superseded", superseded_by="old")
     result = commit_all(repo, "new superseded by old")
     assert (result.returncode, result.stderr) == (0, "")
@@ -48,7 +49,7 @@ def test_a_cache_without_git_blob_hashes_is_not_read(repo: str) -> None:
     _cycle_setup(repo)
     with _db(repo) as db, db:
         db.execute("UPDATE memories SET superseded_by = 'new' WHERE id = 'old'")
-        db.execute("DELETE FROM meta WHERE key = 'hashes'")  # a cache built before the hashes were blob ids
+        db.execute("DELETE FROM meta WHERE key IN ('hashes', 'synced')")  # a cache built before the hashes were blob ids
     assert index.blob_facts(repo) == {}
     write_memory(repo, "new", status="superseded", superseded_by="old")
     assert commit_all(repo, "new superseded by old").returncode == 0
@@ -141,3 +142,77 @@ def test_a_commit_that_changes_tech_or_entities_recomputes_the_tech_words(repo: 
     write_memory(repo, "b", entities=["zookeeper"], body="An edit elsewhere too.\n")
     assert commit_all(repo, "b again").returncode == 0
     assert "kafka" in techwords()
+
+
+def _synced(repo: str) -> str | None:
+    with _db(repo) as db:
+        hit = db.execute("SELECT value FROM meta WHERE key = 'synced'").fetchone()
+    return hit[0] if hit else None
+
+
+def test_the_cache_stays_synced_to_each_commit_and_pre_commit_asks_git_what_differs(repo: str) -> None:
+    _cycle_setup(repo)
+    assert _synced(repo) == head(repo)
+    write_memory(repo, "third")
+    assert commit_all(repo, "third").returncode == 0
+    assert _synced(repo) == head(repo)  # carried by post-commit from the parent
+    # the cache is believed for what git says did not change since the synced commit
+    with _db(repo) as db, db:
+        db.execute("UPDATE memories SET superseded_by = 'new' WHERE id = 'old'")
+    write_memory(repo, "new", status="superseded", superseded_by="old")
+    result = commit_all(repo, "new points back at old")
+    assert result.returncode == 1 and "supersession cycle: new → old → new" in result.stderr
+
+
+def test_a_commit_of_other_content_than_the_file_holds_drops_the_mark(repo: str) -> None:
+    _cycle_setup(repo)
+    write_memory(repo, "old", description="Staged words.")
+    git(repo, "add", "memory/old.md")
+    write_memory(repo, "old", description="Other words on disk.")  # the commit holds what was staged
+    assert git(repo, "commit", "-q", "-m", "staged words").returncode == 0
+    assert _synced(repo) is None
+    # pre-commit still validates the next commit, from the blobs
+    write_memory(repo, "new", status="superseded", superseded_by="gone")
+    result = commit_all(repo, "dangling")
+    assert result.returncode == 1 and "superseded_by names `gone`, which is no memory" in result.stderr
+
+
+def test_a_full_update_marks_the_cache_synced_only_when_memory_is_clean(repo: str) -> None:
+    _cycle_setup(repo)
+    write_memory(repo, "old", description="Edited, not committed.")
+    index.update(repo)
+    assert _synced(repo) is None
+    git(repo, "checkout", "--", "memory/old.md")
+    index.update(repo)
+    assert _synced(repo) == head(repo)
+
+
+def test_with_a_synced_cache_a_deleted_target_and_a_dangling_name_are_caught(repo: str) -> None:
+    write_memory(repo, "new")
+    write_memory(repo, "old", status="superseded", superseded_by="new")
+    write_memory(repo, "other")
+    assert commit_all(repo, "three").returncode == 0
+    assert _synced(repo) == head(repo)
+    git(repo, "rm", "-q", "memory/new.md")
+    result = git(repo, "commit", "-q", "-m", "delete new", check=False)
+    assert result.returncode == 1 and "`new`" in result.stderr
+    git(repo, "reset", "-q", "--hard")
+    write_memory(repo, "other", status="superseded", superseded_by="new")  # an existing target: fine
+    assert commit_all(repo, "other by new").returncode == 0
+    write_memory(repo, "other", status="superseded", superseded_by="nobody")
+    result = commit_all(repo, "other by nobody")
+    assert result.returncode == 1 and "superseded_by names `nobody`" in result.stderr
+
+
+def test_renaming_a_memory_another_points_at_is_caught(repo: str) -> None:
+    write_memory(repo, "new")
+    write_memory(repo, "old", status="superseded", superseded_by="new")
+    assert commit_all(repo, "two").returncode == 0
+    git(repo, "mv", "memory/new.md", "memory/newer.md")
+    path = os.path.join(repo, "memory", "newer.md")
+    text = open(path).read().replace("id: new\n", "id: newer\n", 1)
+    write_file(repo, "memory/newer.md", text)  # the same memory under a new name: git sees a rename
+    git(repo, "add", "memory/newer.md")
+    assert git(repo, "diff", "--cached", "--name-status", "-M").stdout.startswith("R")
+    result = git(repo, "commit", "-q", "-m", "rename new", check=False)
+    assert result.returncode == 1 and "superseded_by names `new`, which is no memory" in result.stderr

@@ -322,6 +322,17 @@ def test_commit_without_memrepo_is_refused_by_the_shim(repo: str, bare_env: dict
     assert head(repo) == before
 
 
+def test_shim_tries_the_next_interpreter_when_one_lacks_memrepo(repo: str, bare_env: dict[str, str]) -> None:
+    with open(os.path.join(repo, ".git", hookwire.PYTHON_RECORD), "w", encoding="utf-8") as fh:
+        fh.write(sys.executable + "\n")  # MEMREPO_PYTHON (first) has no memrepo; the recorded one has
+    write_file(repo, "memory/a.md", "no front matter\n")
+    git(repo, "add", "-A")
+    result = subprocess.run(["/bin/sh", os.path.join(repo, ".githooks", "pre-commit")], cwd=repo, env=bare_env,
+                            capture_output=True, text=True)
+    assert (result.returncode, result.stderr) == (1, rejected(
+        "memory/a.md:1: no front matter — start the file with a `---` line, the YAML keys, then `---`"))
+
+
 def test_shim_uses_memrepo_python_when_set(repo: str, bare_env: dict[str, str]) -> None:
     env = dict(bare_env, MEMREPO_PYTHON=sys.executable)
     write_file(repo, "memory/a.md", "no front matter\n")

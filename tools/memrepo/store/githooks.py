@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+from dataclasses import dataclass, field
 
 from memrepo.recall import paths
 from memrepo.store import private
@@ -92,41 +93,33 @@ def pre_commit(root: str, hook: str = "pre-commit") -> int:
     """Validate the staged content of every added or changed memory file; 1 when anything is wrong."""
     from memrepo.format import validate
 
-    rc, out, err = gitcmd.run_git("diff", "--cached", "--name-only", "-z", "--diff-filter=ACMR", cwd=root)
+    rc, out, err = gitcmd.run_git("diff", "--cached", "--name-status", "-z", "--no-renames", "--diff-filter=ACMRD", cwd=root)
     if rc != 0:
         print(f"memrepo {hook}: git diff failed: {err.decode(errors='replace').strip()}", file=sys.stderr)
         return 1
-    staged = gitcmd.split_z(out)
+    fields = gitcmd.split_z(out)  # status, path, status, path, ... (a rename's two paths follow an R)
+    staged: list[str] = []
+    gone: list[str] = []
+    i = 0
+    while i < len(fields):
+        status = fields[i]
+        if status[:1] in ("R", "C"):
+            staged.append(fields[i + 2])
+            i += 3
+            continue
+        (gone if status[:1] == "D" else staged).append(fields[i + 1])
+        i += 2
     changed = [p for p in staged if _is_memory_path(p)]
-    rc, out, _ = gitcmd.run_git("diff", "--cached", "--name-only", "-z", "--diff-filter=D", cwd=root)
-    deleted = {os.path.splitext(os.path.basename(p))[0] for p in gitcmd.split_z(out) if _is_memory_path(p)}
+    deleted = {os.path.splitext(os.path.basename(p))[0] for p in gone if _is_memory_path(p)}
     problems: list[validate.Problem] = []
     if paths.PROFILE_FILE in staged:
         problems += _profile_problems(root)
     if not changed and not deleted:
         return _report(problems, hook)
-    rc, out, _ = gitcmd.run_git("ls-files", "-z", "--stage", "--", paths.MEMORY_DIR, cwd=root)
     prefix = paths.MEMORY_DIR + "/"
-    modes: dict[str, str] = {}
-    shas: dict[str, str] = {}
-    for entry in gitcmd.split_z(out):
-        head, tab, rel = entry.partition("\t")
-        if tab and rel.startswith(prefix) and rel.endswith(".md") and "/" not in rel[len(prefix):]:
-            mode, _, rest = head.partition(" ")
-            modes[rel] = mode
-            shas[rel] = rest.partition(" ")[0]
     changed_set = set(changed)
-    # What this commit leaves unchanged is taken from the cache where the cache holds that very
-    # blob (content-addressed, so a stale cache only means more blobs read); the rest is read.
-    known = _cached_facts(root)
-    facts: list[tuple[str, str, str | None]] = []
-    unread: list[str] = []
-    for rel, sha in shas.items():
-        fact = known.get(rel)
-        if fact is not None and fact[0] == sha and rel not in changed_set:
-            facts.append((rel, rel[len(prefix):-3], fact[1]))
-        else:
-            unread.append(rel)
+    listed = _from_synced(root, changed_set) or _from_listing(root, changed_set)
+    facts, unread, modes = listed.facts, listed.unread, listed.modes
     blobs = _staged_blobs(root, unread)
     for rel in unread:
         data = blobs.get(rel, b"")
@@ -150,10 +143,99 @@ def pre_commit(root: str, hook: str = "pre-commit") -> int:
             head = data.split(b"\n---", 1)[0].decode("utf-8", "replace")
             m = SUP_RE.search(head)
             facts.append((rel, stem, m.group(1) if m else None))
+    if listed.partial:  # the cache gave only the memories that supersede: say which of their targets exist
+        have = {rel for rel, _, _ in facts}
+        wanted = sorted({f"{prefix}{sup}.md" for _, _, sup in facts if sup} - have)
+        facts += [(rel, rel[len(prefix):-3], None) for rel in sorted(_indexed(root, wanted) - listed.differ)]
     # Only what this commit touches: a file committed earlier with --no-verify must not block others.
     graph = validate.check_graph(facts)
     problems.extend(p for p in graph if p.path in changed_set or any(f"`{d}`" in p.problem for d in deleted))
     return _report(problems, hook)
+
+
+@dataclass
+class _Listed:
+    """What pre-commit knows before reading blobs: (path, id, superseded_by) facts, the staged
+    paths it must read, their modes; `partial` when the facts cover only the memories that
+    supersede (`_from_synced`), with `differ` the paths that differ from the cache's commit."""
+
+    facts: list[tuple[str, str, str | None]]
+    unread: list[str]
+    modes: dict[str, str]
+    partial: bool = False
+    differ: set[str] = field(default_factory=set)
+
+
+def _from_listing(root: str, changed: set[str]) -> _Listed:
+    """Every staged memory from `git ls-files --stage`: its facts from the cache where the cache
+    holds that very blob (content-addressed, so a stale cache only means more blobs read)."""
+    rc, out, _ = gitcmd.run_git("ls-files", "-z", "--stage", "--", paths.MEMORY_DIR, cwd=root)
+    prefix = paths.MEMORY_DIR + "/"
+    modes: dict[str, str] = {}
+    shas: dict[str, str] = {}
+    for entry in gitcmd.split_z(out):
+        head, tab, rel = entry.partition("\t")
+        if tab and rel.startswith(prefix) and rel.endswith(".md") and "/" not in rel[len(prefix):]:
+            mode, _, rest = head.partition(" ")
+            modes[rel] = mode
+            shas[rel] = rest.partition(" ")[0]
+    known = _cached_facts(root)
+    facts: list[tuple[str, str, str | None]] = []
+    unread: list[str] = []
+    for rel, sha in shas.items():
+        fact = known.get(rel)
+        if fact is not None and fact[0] == sha and rel not in changed:
+            facts.append((rel, rel[len(prefix):-3], fact[1]))
+        else:
+            unread.append(rel)
+    return _Listed(facts, unread, modes)
+
+
+def _from_synced(root: str, changed: set[str]) -> _Listed | None:
+    """The same from a cache synced to commit C (store/synced.py): git names what differs from C
+    (`diff-index --cached`, in C's time), those and the cache's unindexable files are read, and
+    the cache gives the rest: the memories that supersede, and which of their targets exist."""
+    from memrepo.store import index
+
+    try:
+        fast = index.synced_facts(root)
+    except Exception:  # noqa: BLE001 — a cache that can't say means the slower way
+        return None
+    if fast is None:
+        return None
+    commit, edges, skipped = fast
+    rc, out, _ = gitcmd.run_git("diff-index", "--cached", "-z", "--no-renames", commit, "--", paths.MEMORY_DIR, cwd=root)
+    if rc != 0:
+        return None
+    fields = gitcmd.split_z(out)  # ":old-mode new-mode old-sha new-sha status", path, ...
+    differ: dict[str, str] = {}
+    modes: dict[str, str] = {}
+    for raw, rel in zip(fields[0::2], fields[1::2]):
+        if _is_memory_path(rel):
+            parts = raw.lstrip(":").split(" ")
+            differ[rel] = parts[-1]
+            modes[rel] = parts[1] if len(parts) > 1 else ""
+    prefix = paths.MEMORY_DIR + "/"
+    facts: list[tuple[str, str, str | None]] = [(rel, rel[len(prefix):-3], sup) for rel, sup in edges.items()
+                                                if rel not in differ and rel not in changed]
+    wanted = ({rel for rel, status in differ.items() if not status.startswith("D")} | (skipped - set(differ)) | changed)
+    missing = sorted(rel for rel in wanted if rel not in modes)
+    for i in range(0, len(missing), 500):  # a skipped or changed path the diff did not name: its staged mode
+        rc, out, _ = gitcmd.run_git("--literal-pathspecs", "ls-files", "-z", "--stage", "--", *missing[i:i + 500], cwd=root)
+        if rc != 0:
+            return None
+        for entry in gitcmd.split_z(out):
+            head, tab, rel = entry.partition("\t")
+            if tab:
+                modes[rel] = head.partition(" ")[0]
+    unread = sorted(rel for rel in wanted if modes.get(rel, "000000") != "000000")
+    return _Listed(facts, unread, modes, partial=True, differ=set(differ))
+
+
+def _indexed(root: str, rels: list[str]) -> set[str]:
+    from memrepo.store import index
+
+    return index.indexed(root, rels) if rels else set()
 
 
 def _cached_facts(root: str) -> dict[str, tuple[str, str | None]]:

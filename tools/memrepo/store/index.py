@@ -20,6 +20,7 @@ from memrepo.vcs import gitcmd
 from memrepo.recall import paths
 from memrepo.format import files, spec
 from memrepo.errors import CacheError
+from memrepo.store import synced
 
 if TYPE_CHECKING:
     from memrepo.format.notes import Note
@@ -178,6 +179,38 @@ def blob_id(data: bytes) -> str:
     """The id git gives `data` as a blob: the cache's `hash`, so git's own listings can be
     compared with it (pre-commit takes unchanged memories from the cache that way)."""
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def _blob_hashes(db: sqlite3.Connection) -> bool:
+    kind = db.execute("SELECT value FROM meta WHERE key = 'hashes'").fetchone()
+    return bool(kind and kind[0] == BLOB_HASHES)
+
+
+def synced_facts(repo: str) -> tuple[str, dict[str, str], set[str]] | None:
+    """(the commit the cache holds exactly, {path: superseded_by} of its memories that have one,
+    the paths it could not index), or None when the cache is synced to no commit (see `synced`)."""
+    db_path = paths.index_db(repo)
+    if schema_version(db_path) != SCHEMA_VERSION:
+        return None
+    with contextlib.closing(sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)) as db:
+        commit = synced.read(db) if _blob_hashes(db) else None
+        if not commit:
+            return None
+        edges = {path: sup for path, sup in db.execute(
+            "SELECT path, superseded_by FROM memories WHERE superseded_by IS NOT NULL") if isinstance(sup, str) and sup}
+        return commit, edges, {r[0] for r in db.execute("SELECT path FROM skipped")}
+
+
+def indexed(repo: str, rels: list[str]) -> set[str]:
+    """Which of `rels` the cache has a row or a skipped entry for."""
+    found: set[str] = set()
+    with contextlib.closing(sqlite3.connect(f"file:{paths.index_db(repo)}?mode=ro", uri=True)) as db:
+        for i in range(0, len(rels), 500):
+            chunk = rels[i:i + 500]
+            marks = ",".join("?" * len(chunk))
+            found.update(r[0] for r in db.execute(f"SELECT path FROM memories WHERE path IN ({marks}) "
+                                                   f"UNION SELECT path FROM skipped WHERE path IN ({marks})", chunk + chunk))
+    return found
 
 
 def blob_facts(repo: str) -> dict[str, tuple[str, str | None]]:
@@ -350,6 +383,7 @@ def _build(repo: str, tmp: str, report: Report, progress: Progress | None) -> No
                     progress(n, len(files))
             _set_techwords(db)
             _set_meta(db, repo, rebuilt=True)
+            synced.write(db, synced.after_scan(repo, db))
 
 
 def _insert_unique(db: sqlite3.Connection, row: tuple[Any, ...], rel: str, report: Report) -> None:
@@ -435,14 +469,23 @@ def update(repo: str, force: tuple[str, ...] = (), wait: float | None = None, af
     try:
         with _lock(repo, wait), contextlib.closing(sqlite3.connect(paths.index_db(repo), timeout=10)) as db:
             db.execute("PRAGMA journal_mode=WAL")
-            if _row_counts_differ(db):
+            recorded = db.execute("SELECT value FROM meta WHERE key = 'commit'").fetchone()
+            incremental = bool(after and recorded and recorded[0] == after and not os.path.islink(paths.memory_dir(repo)))
+            # Counting the full-text rows reads that whole index (0.1 s at 100,000): the full update
+            # checks it; a post-commit's few rows go in by rowid, and a clash there is a DatabaseError too.
+            if not incremental and _row_counts_differ(db):
                 raise sqlite3.DatabaseError("the memories table and the full-text table disagree")
             with db:
-                recorded = db.execute("SELECT value FROM meta WHERE key = 'commit'").fetchone()
-                if after and recorded and recorded[0] == after and not os.path.islink(paths.memory_dir(repo)):
+                was = synced.read(db) if _blob_hashes(db) else None
+                if incremental:
                     _apply_to(repo, db, sorted(set(force)), report)
+                    now = synced.after_commit(repo, db, was, after, sorted(set(force)))
                 else:
                     _apply_changes(repo, db, set(force), report)
+                    moved = report.added or report.updated or report.removed or report.skipped
+                    now = was if was and not moved and was == gitcmd.head(repo) else (
+                        synced.after_scan(repo, db) if _blob_hashes(db) else None)
+                synced.write(db, now)
                 if (report.added or report.updated or report.removed) and report.tech_changed:
                     _set_techwords(db)
                 _set_meta(db, repo)

@@ -27,8 +27,8 @@ from memrepo.vcs import gitcmd
 from memrepo.errors import MemrepoError
 
 HOOKS = ("pre-commit", "pre-merge-commit", "post-commit", "post-merge", "post-checkout", "post-rewrite")
-MARKER = "# memrepo-hook-shim v2"
-FORWARDER_MARKER = "# memrepo-hook-forwarder v2"
+MARKER = "# memrepo-hook-shim v3"
+FORWARDER_MARKER = "# memrepo-hook-forwarder v3"
 # Any version: what memrepo wrote and may replace, as opposed to another tool's hook.
 OURS = ("# memrepo-hook-shim v", "# memrepo-hook-forwarder v")
 HOOKS_DIR = ".githooks"
@@ -47,11 +47,13 @@ gitdir=$(git rev-parse --git-common-dir 2>/dev/null)
 top=$(git rev-parse --show-toplevel 2>/dev/null)
 recorded=
 [ -n "$gitdir" ] && [ -r "$gitdir/{record}" ] && read -r recorded < "$gitdir/{record}"
+# One interpreter start per hook: an interpreter without memrepo answers 97 and the next is tried.
 for py in "$MEMREPO_PYTHON" "$recorded" python3; do
     [ -n "$py" ] || continue
-    if "$py" -c '{safe}; import memrepo.store.githooks' >/dev/null 2>&1; then
-        {run}
-    fi
+    command -v "$py" >/dev/null 2>&1 || continue
+    {run}
+    rc=$?
+    [ $rc -eq 97 ] || exit $rc
 done
 echo "memrepo $hook: no Python with memrepo installed was found; pip install memrepo, or set MEMREPO_PYTHON" >&2
 {fallback}
@@ -72,7 +74,8 @@ fi
 def _body(hook: str) -> str:
     # Without an interpreter the cache cannot follow this change: say so where doctor and SessionStart look.
     fallback = "exit 1" if hook in BLOCKING else '[ -d "$top/index" ] && : > "$top/index/STALE"\nexit 0'
-    run = f"exec \"$py\" -c '{SAFE_PATH}; from memrepo.store.githooks import main; raise SystemExit(main())' \"$hook\" \"$@\""
+    run = (f"\"$py\" -c '{SAFE_PATH}\ntry:\n    from memrepo.store.githooks import main\nexcept ImportError:\n    raise SystemExit(97)\n"
+           "raise SystemExit(main())' \"$hook\" \"$@\"")
     return SHIM_BODY.format(hook=hook, record=PYTHON_RECORD, safe=SAFE_PATH, run=run, fallback=fallback)
 
 

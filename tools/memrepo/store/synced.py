@@ -1,0 +1,81 @@
+"""Which commit the cache holds exactly, so pre-commit can ask git what differs instead of listing N files.
+
+The cache is *synced* to commit C (meta `synced`) when its rows are exactly `C:memory/`: one row
+(or one `skipped` entry) per memory file of C, each row's `hash` that file's git blob id. Then
+the staged memories that differ from the cache are exactly what `git diff-index --cached C`
+names, in C's time, not Python's; everything else the cache gives as it is.
+
+How the mark is kept: a full scan (build or update) sets it when the working tree's `memory/`
+is HEAD's (`git status` names nothing there) and the counts agree; a post-commit update carries
+it from the parent to the new commit when every path the commit changed now holds the
+committed blob; anything else drops it, and pre-commit then reads what it must the slow way.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from memrepo.recall import paths
+from memrepo.vcs import gitcmd
+
+KEY = "synced"
+
+
+def _git(repo: str, *args: str) -> bytes | None:
+    rc, out, _ = gitcmd.run_git(*args, cwd=repo)
+    return out if rc == 0 else None
+
+
+def after_scan(repo: str, db: sqlite3.Connection) -> str | None:
+    """HEAD when the cache (just brought in line with the working tree) is exactly HEAD's memory/."""
+    head = gitcmd.head(repo)
+    if head is None:
+        return None
+    dirty = _git(repo, "status", "--porcelain", "-z", "--untracked-files=all", "--ignored=no", "--", paths.MEMORY_DIR)
+    if dirty is None or dirty.strip(b"\0"):
+        return None
+    listed = _git(repo, "ls-tree", "-z", "--name-only", head, paths.MEMORY_DIR + "/")
+    if listed is None:
+        return None
+    in_tree = sum(1 for rel in listed.split(b"\0") if rel.endswith(b".md") and rel.count(b"/") == 1)
+    rows = db.execute("SELECT (SELECT count(*) FROM memories) + (SELECT count(*) FROM skipped)").fetchone()[0]
+    return head if rows == in_tree else None
+
+
+def after_commit(repo: str, db: sqlite3.Connection, was: str | None, parent: str | None, rels: list[str]) -> str | None:
+    """The new HEAD when the cache was synced to `parent` and now holds every path HEAD changed
+    exactly as committed; else None."""
+    head = gitcmd.head(repo)
+    if not (was and parent and was == parent and head):
+        return None
+    if not rels:
+        return head
+    out = _git(repo, "ls-tree", "-z", "--full-tree", head, "--", *rels)
+    if out is None:
+        return None
+    committed = {}
+    for entry in out.decode("utf-8", "surrogateescape").split("\0"):
+        meta, tab, rel = entry.partition("\t")
+        if tab:
+            committed[rel] = meta.split(" ")[2]
+    for rel in rels:
+        row = db.execute("SELECT hash FROM memories WHERE path = ?", (rel,)).fetchone()
+        skipped = db.execute("SELECT 1 FROM skipped WHERE path = ?", (rel,)).fetchone()
+        if rel in committed:
+            if not (skipped or (row and row[0] == committed[rel])):
+                return None
+        elif row or skipped:
+            return None  # the commit removed it; the cache still has it
+    return head
+
+
+def read(db: sqlite3.Connection) -> str | None:
+    hit = db.execute("SELECT value FROM meta WHERE key = ?", (KEY,)).fetchone()
+    return hit[0] if hit and hit[0] else None
+
+
+def write(db: sqlite3.Connection, commit: str | None) -> None:
+    if commit:
+        db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (KEY, commit))
+    else:
+        db.execute("DELETE FROM meta WHERE key = ?", (KEY,))
