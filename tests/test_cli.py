@@ -60,14 +60,14 @@ def test_init_creates_a_repository_and_is_idempotent(tmp_path: os.PathLike[str])
         "  git hooks: shims\n"
         "  committed: memory/.gitkeep, index/.gitignore, index/README.md, .githooks/pre-commit, .githooks/pre-merge-commit, "
         ".githooks/post-commit, .githooks/post-merge, .githooks/post-checkout, .githooks/post-rewrite, .gitattributes\n"
-        "  indexed: 0 memories\n")
+        "  indexed: 0 memories\n  commit-graph: written (1 commit)\n")
     assert git(target, "config", "--get", "core.hooksPath", check=False).stdout == ""
     assert os.access(os.path.join(target, ".git", "hooks", "post-merge"), os.X_OK)
     sha = head(target)
     again = invoke(None, "init", target)
     assert again.exit_code == 0
     assert again.stdout == (f"Initialized memory repository at {target}\n  git hooks: already\n"
-                            "  nothing to commit: already set up\n  indexed: 0 memories\n")
+                            "  nothing to commit: already set up\n  indexed: 0 memories\n  commit-graph: written (1 commit)\n")
     assert head(target) == sha
     assert git(target, "status", "--porcelain").stdout == ""
 

@@ -24,8 +24,10 @@ def _decision_line(d: dict[str, Any]) -> str:
 def curate(ctx: click.Context, dry_run: bool, no_model: bool, as_json: bool) -> None:
     """Find duplicates, dead paths and contradictions; apply what passes the guards.
 
-    Each applied decision is a commit; a real tension that fails a guard becomes a
-    proposal on the branch memrepo/review/<run>. Nothing is ever deleted.
+    The deterministic decisions of a run (duplicates, dead paths, broken chains) are one
+    commit; each model supersession is a commit of its own, so `git revert` can take back
+    just that one; a real tension that fails a guard becomes a proposal on the branch
+    memrepo/review/<run>. Nothing is ever deleted.
 
     \b
     Example:

@@ -128,6 +128,7 @@ def init(ctx: click.Context, directory: str | None) -> None:
     click.echo(f"  git hooks: {report['wiring']}")
     click.echo(f"  committed: {', '.join(report['written'])}" if report["commit"] else "  nothing to commit: already set up")
     click.echo(f"  indexed: {report['indexed']} memories")
+    click.echo(f"  commit-graph: {report['commit_graph']}")
 
 
 def _read_body(body: str | None, use_stdin: bool, edit: bool) -> str:
@@ -352,7 +353,7 @@ def log(ctx: click.Context, limit: int, as_json: bool, runs: bool) -> None:
         return _json(entries)
     for e in entries:
         t = e["trailers"]
-        extra = " ".join(f"{k}={v}" for k, v in t.items() if k != "Action")
+        extra = " ".join(f"{k}={v}" for k, v in t.items() if k not in ("Action", "Decision"))  # a batch commit lists its decisions in `log --runs`
         click.echo(f"{e['commit'][:12]}  {e['date'][:19]}  {t.get('Action', '?'):<10} {e['subject']}  {extra}".rstrip())
 
 

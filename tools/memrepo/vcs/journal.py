@@ -103,12 +103,16 @@ def _wait_for_index(repo: str) -> None:
         time.sleep(0.05)
 
 
+CHUNK = 500  # paths per git command line: thousands of them must not reach the argument-length limit
+
+
 def _head_blobs(repo: str, rels: list[str]) -> dict[str, str]:
-    rc, out, _ = gitcmd.run_git("ls-tree", "-z", "HEAD", "--", *rels, cwd=repo)
     blobs = {}
-    for entry in gitcmd.split_z(out) if rc == 0 else []:
-        meta, _, rel = entry.partition("\t")
-        blobs[rel] = meta.split()[2]
+    for i in range(0, len(rels), CHUNK):
+        rc, out, _ = gitcmd.run_git("ls-tree", "-z", "HEAD", "--", *rels[i:i + CHUNK], cwd=repo)
+        for entry in gitcmd.split_z(out) if rc == 0 else []:
+            meta, _, rel = entry.partition("\t")
+            blobs[rel] = meta.split()[2]
     return blobs
 
 
@@ -116,7 +120,7 @@ def _worktree_blobs(repo: str, rels: list[str]) -> dict[str, str]:
     present = [r for r in rels if os.path.isfile(os.path.join(repo, r))]
     if not present:
         return {}
-    rc, out, _ = gitcmd.run_git("hash-object", "--", *present, cwd=repo)
+    rc, out, _ = gitcmd.run_git("hash-object", "--stdin-paths", cwd=repo, input="".join(f"{r}\n" for r in present).encode("utf-8"))
     return dict(zip(present, out.decode().split())) if rc == 0 else {}
 
 
