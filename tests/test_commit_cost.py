@@ -8,6 +8,8 @@ import contextlib
 import os
 import sqlite3
 
+import pytest
+
 from helpers import commit_all, git, head, write_file, write_memory
 from memrepo.recall import paths
 from memrepo.store import index
@@ -216,3 +218,40 @@ def test_renaming_a_memory_another_points_at_is_caught(repo: str) -> None:
     assert git(repo, "diff", "--cached", "--name-status", "-M").stdout.startswith("R")
     result = git(repo, "commit", "-q", "-m", "rename new", check=False)
     assert result.returncode == 1 and "superseded_by names `new`, which is no memory" in result.stderr
+
+
+def test_a_cache_synced_to_a_clean_head_is_fresh_without_a_scan(repo: str, monkeypatch) -> None:
+    _cycle_setup(repo)
+
+    def no_scan(*args: object) -> None:
+        raise AssertionError("scanned every memory file")
+
+    monkeypatch.setattr(index, "_scan", no_scan)
+    report = index.update(repo)
+    assert (report.added, report.updated, report.removed, report.unchanged) == (0, 0, 0, 2)
+    assert index.status(repo)["changed_files"] == []
+
+
+@pytest.mark.parametrize("change", ["edit", "new file", "delete", "stale marker"])
+def test_anything_git_or_the_marker_reports_takes_the_full_scan(repo: str, change: str) -> None:
+    _cycle_setup(repo)
+    if change == "edit":
+        write_memory(repo, "old", description="Edited on disk.")
+    elif change == "new file":
+        write_memory(repo, "third", description="Not committed yet.")
+    elif change == "delete":
+        os.remove(os.path.join(repo, "memory", "new.md"))
+    else:
+        index.mark_stale(repo, "a post hook failed")
+    assert index.status(repo)["changed_files"] != [] or change == "stale marker"
+    report = index.update(repo)
+    assert report.unchanged == {"edit": 1, "new file": 2, "delete": 1, "stale marker": 2}[change]  # what a scan saw
+    with _db(repo) as db:
+        rows = dict(db.execute("SELECT id, description FROM memories"))
+    expected = {"edit": {"old": "Edited on disk.", "new": "What new says, in one line."},
+                "new file": {"old": "What old says, in one line.", "new": "What new says, in one line.", "third": "Not committed yet."},
+                "delete": {"old": "What old says, in one line."},
+                "stale marker": {"old": "What old says, in one line.", "new": "What new says, in one line."}}
+    assert rows == expected[change]
+    info = index.status(repo)
+    assert (info["changed_files"], info["stale_marker"]) == ([], False)

@@ -466,6 +466,11 @@ def update(repo: str, force: tuple[str, ...] = (), wait: float | None = None, af
         return rebuild(repo, wait=wait)
     start = time.perf_counter()
     report = Report()
+    held = _already_fresh(repo) if after is None and not force else None
+    if held is not None:
+        report.unchanged = held
+        report.seconds = time.perf_counter() - start
+        return report  # git says memory/ is the commit the cache holds: no file to stat, nothing to write
     try:
         with _lock(repo, wait), contextlib.closing(sqlite3.connect(paths.index_db(repo), timeout=10)) as db:
             db.execute("PRAGMA journal_mode=WAL")
@@ -500,6 +505,21 @@ def update(repo: str, force: tuple[str, ...] = (), wait: float | None = None, af
         return rebuild(repo, wait=wait)  # a damaged page: the same (the transaction was rolled back)
     report.seconds = time.perf_counter() - start
     return report
+
+
+def _already_fresh(repo: str) -> int | None:
+    """How many memories the cache holds, when it is synced to HEAD, memory/ is clean and nothing
+    marked it stale (else None). Opened read-write though it only reads: the last connection to
+    close a WAL database removes its -wal and -shm files, a read-only one cannot."""
+    if os.path.exists(paths.stale_marker(repo)):
+        return None
+    try:
+        with contextlib.closing(sqlite3.connect(paths.index_db(repo), timeout=10)) as db:
+            commit = synced.read(db) if _blob_hashes(db) else None
+            count = db.execute("SELECT value FROM meta WHERE key = 'count'").fetchone()
+    except sqlite3.DatabaseError:
+        return None
+    return int(count[0]) if count and str(count[0]).isdigit() and synced.fresh(repo, commit) else None
 
 
 def _row_counts_differ(db: sqlite3.Connection) -> bool:
@@ -631,8 +651,12 @@ def status(repo: str) -> dict[str, Any]:
         with contextlib.closing(sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)) as db:
             meta = dict(db.execute("SELECT key, value FROM meta"))
             info["commit"] = meta.get("commit") or None
+            info["synced"] = (meta.get(synced.KEY) or None) if meta.get("hashes") == BLOB_HASHES else None
             info["count"] = db.execute("SELECT count(*) FROM memories").fetchone()[0]
             info["skipped"] = list(db.execute("SELECT path, problem FROM skipped ORDER BY path"))
+            if info["synced"] and not info["stale_marker"] and synced.fresh(repo, info["synced"]):
+                info["changed_files"] = []  # git says memory/ is the commit the cache holds: no scan
+                return info
             known = {r[0]: (r[1], r[2]) for r in db.execute("SELECT path, mtime_ns, size FROM memories")}
             known.update({p: (None, None) for p, _ in info["skipped"]})
     except sqlite3.DatabaseError:  # a damaged page under the tables: as unreadable as no file

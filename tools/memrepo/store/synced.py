@@ -31,8 +31,7 @@ def after_scan(repo: str, db: sqlite3.Connection) -> str | None:
     head = gitcmd.head(repo)
     if head is None:
         return None
-    dirty = _git(repo, "status", "--porcelain", "-z", "--untracked-files=all", "--ignored=no", "--", paths.MEMORY_DIR)
-    if dirty is None or dirty.strip(b"\0"):
+    if not clean(repo):
         return None
     listed = _git(repo, "ls-tree", "-z", "--name-only", head, paths.MEMORY_DIR + "/")
     if listed is None:
@@ -40,6 +39,20 @@ def after_scan(repo: str, db: sqlite3.Connection) -> str | None:
     in_tree = sum(1 for rel in listed.split(b"\0") if rel.endswith(b".md") and rel.count(b"/") == 1)
     rows = db.execute("SELECT (SELECT count(*) FROM memories) + (SELECT count(*) FROM skipped)").fetchone()[0]
     return head if rows == in_tree else None
+
+
+def clean(repo: str) -> bool:
+    """True when git sees nothing in memory/ that HEAD does not hold: no change, no new file.
+
+    One `git status` (git's own stat cache, in C; no lock taken), not a Python scan of N files."""
+    dirty = _git(repo, "--no-optional-locks", "status", "--porcelain", "-z", "--untracked-files=all", "--ignored=no",
+                 "--", paths.MEMORY_DIR)
+    return dirty is not None and not dirty.strip(b"\0")
+
+
+def fresh(repo: str, commit: str | None) -> bool:
+    """The cache synced to `commit` is exactly the memories on disk: HEAD is that commit and clean."""
+    return bool(commit) and gitcmd.head(repo) == commit and clean(repo)
 
 
 def after_commit(repo: str, db: sqlite3.Connection, was: str | None, parent: str | None, rels: list[str]) -> str | None:
