@@ -8,6 +8,10 @@ post-commit updates the cache), then the same edit committed with `-c core.hooks
 Reported: medians and the median of the pair differences. The machine's load is printed.
 
     .venv/bin/python tests/bench/bench_commit.py [--sizes 1000,10000,100000] [--rounds 7] [--reuse DIR] [--out FILE]
+
+An older revision is measured from a worktree of it: `git worktree add /tmp/before REV`, then
+`PYTHONPATH=/tmp/before/tools .venv/bin/python tests/bench/bench_commit.py --reuse /tmp/bench-before`
+(its own repositories, so their hook shims are that revision's too).
 """
 
 from __future__ import annotations
@@ -76,7 +80,8 @@ def main(argv: list[str] | None = None) -> int:
             benchlib.make_repo(root, size, 7, python)
         from memrepo.store import index
 
-        if not index.blob_facts(root):
+        facts = getattr(index, "blob_facts", None)  # absent before the cache held git blob ids (an older revision)
+        if facts is not None and not facts(root):
             index.rebuild(root)  # a cache from before git blob hashes: what `memrepo index --rebuild` does once
         subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", "bench: settle"], cwd=root, env={**os.environ, "MEMREPO_PYTHON": python})
         figures = bench(root, args.rounds, python)
