@@ -139,27 +139,40 @@ def test_a_curate_run_becomes_pull_requests_and_their_decisions_flow_back(team: 
         assert sorted(p["id"] for p in review.proposals(b)) == sorted(p["id"] for p in proposals.values())
 
         # the reviewer merges p13's pull request on the forge: every machine has it after sync
+        p15 = proposals["p15-migrations-in-tx"]
+        number15 = next(n for n, pr in hub.pulls.items() if pr.head.endswith(p15["id"]))
         hub.merge(number13)
+        hub.merge(number15)
         for machine in (b, a):
             assert memrepo(machine, "sync").returncode == 0
             assert notes.read(os.path.join(machine, "memory", "p13-no-force-push.md")).get("superseded_by") == "p13-cloud-sessions"
-            assert [p["trailers"]["Id"] for p in review.proposals(machine)] == ["p15-migrations-in-tx"]
+            assert notes.read(os.path.join(machine, "memory", "p15-migrations-in-tx.md")).get("superseded_by") == "p15-migration-42"
+            assert review.proposals(machine) == []
+            assert memrepo(machine, "review").stderr == "0 open proposals\n"
             hits = recall.decide(machine, "may I git push --force to main").hits
             assert ("p13-no-force-push", ["superseded by p13-cloud-sessions"]) in [(h.id, h.labels()) for h in hits]
 
-        # p15 is rejected on the forge: closed unmerged; the next push records the reject
-        p15 = proposals["p15-migrations-in-tx"]
-        number15 = next(n for n, pr in hub.pulls.items() if pr.head.endswith(p15["id"]))
-        hub.close(number15)
+        # a second run's pull request is closed unmerged on the forge: the next push records the reject
+        store(a, "p16")
+        fake("p13", "p15", "p16")
+        out = memrepo(a, "curate", "--json")
+        assert out.returncode == 0, out.stderr
+        (p16,) = review.proposals(a)
+        assert p16["trailers"]["Id"] == "p16-http-timeout-30" and p16["run"] == json.loads(out.stdout)["run_id"]
+        assert memrepo(a, "sync").returncode == 0
+        out = memrepo(a, "review", "push", env=env)
+        assert out.returncode == 0 and " opened" in out.stdout, out.stderr
+        number16 = next(n for n, pr in hub.pulls.items() if pr.head.endswith(p16["id"]))
+        hub.close(number16)
         out = memrepo(a, "review", "push", env=env)
         assert out.returncode == 0, out.stderr
-        assert f"proposal {p15['id']}: pull request #{number15}" in out.stdout and "rejected" in out.stdout
+        assert f"proposal {p16['id']}: pull request #{number16}" in out.stdout and "rejected" in out.stdout
         assert review.proposals(a) == []
         listed = memrepo(a, "review", "--all")
-        assert any(line.startswith("reject") and p15["id"] in line for line in listed.stdout.splitlines())
+        assert any(line.startswith("reject") and p16["id"] in line for line in listed.stdout.splitlines())
         assert any(line.startswith("supersede") and p13["id"] in line for line in listed.stdout.splitlines())
         reject = git(a, "log", "-1", "--format=%B").stdout
-        assert f"Memrepo-Proposal: {p15['commit']}" in reject and f"/pull/{number15}" in reject
+        assert f"Memrepo-Proposal: {p16['commit']}" in reject and f"/pull/{number16}" in reject
         # the next curate does not propose the pair again, here or on machine b after sync
         assert memrepo(a, "sync").returncode == 0 and memrepo(b, "sync").returncode == 0
         for machine in (a, b):
@@ -167,7 +180,7 @@ def test_a_curate_run_becomes_pull_requests_and_their_decisions_flow_back(team: 
             assert out.returncode == 0, out.stderr
             assert json.loads(out.stdout)["review"] == []
         assert review.proposals(b) == []
-        assert len(hub.pulls) == 2  # nothing reopened
+        assert len(hub.pulls) == 3  # nothing reopened, nothing opened twice
 
 
 def test_a_proposal_decided_here_closes_its_pull_request(team: dict[str, Any], fake) -> None:  # noqa: F811
