@@ -571,14 +571,8 @@ def _apply_changes(repo: str, db: sqlite3.Connection, force: set[str], report: R
             db.execute("UPDATE memories SET mtime_ns = ?, size = ? WHERE path = ?", (st.st_mtime_ns, st.st_size, rel))
             report.unchanged += 1
             continue
-        _delete(db, rel)
-        db.execute("DELETE FROM skipped WHERE path = ?", (rel,))
-        if row is None:
-            db.execute("INSERT INTO skipped VALUES (?, ?)", (rel, problem))
-            report.skipped.append((rel, problem))
-            _warn(rel, problem)
+        if not _replace(db, rel, row, problem, report):
             continue
-        _insert_unique(db, row, rel, report)
         if old:
             report.added -= 1
             report.updated += 1
@@ -611,21 +605,29 @@ def _apply_one(repo: str, db: sqlite3.Connection, mdir: str, rel: str, report: R
         report.removed += old is not None
         return None
     row, problem = _load(repo, rel, st)
-    _delete(db, rel)
-    db.execute("DELETE FROM skipped WHERE path = ?", (rel,))
-    if row is None:
-        db.execute("INSERT INTO skipped VALUES (?, ?)", (rel, problem))
-        report.skipped.append((rel, problem))
-        _warn(rel, problem)
-        return None
     refused = len(report.skipped)
-    _insert_unique(db, row, rel, report)
+    if not _replace(db, rel, row, problem, report) or row is None:
+        return None
     if len(report.skipped) > refused:
         return ("\0", "")  # not inserted (a duplicate id): whatever it held is gone, so look again
     if old or was_skipped:
         report.added -= 1
         report.updated += 1
     return row[1][4], row[1][3]  # tech, entities as the fts table holds them
+
+
+def _replace(db: sqlite3.Connection, rel: str, row: tuple[Any, ...] | None, problem: str, report: Report) -> bool:
+    """Put `rel`'s new row in place of whatever the cache held for it; False when it is unindexable
+    (then it is listed in `skipped` with the problem, and said on stderr)."""
+    _delete(db, rel)
+    db.execute("DELETE FROM skipped WHERE path = ?", (rel,))
+    if row is None:
+        db.execute("INSERT INTO skipped VALUES (?, ?)", (rel, problem))
+        report.skipped.append((rel, problem))
+        _warn(rel, problem)
+        return False
+    _insert_unique(db, row, rel, report)
+    return True
 
 
 def mark_stale(repo: str, why: str) -> None:
