@@ -255,3 +255,18 @@ def test_anything_git_or_the_marker_reports_takes_the_full_scan(repo: str, chang
     assert rows == expected[change]
     info = index.status(repo)
     assert (info["changed_files"], info["stale_marker"]) == ([], False)
+
+
+def test_doctor_names_the_rebuild_for_a_cache_without_git_blob_hashes(repo: str) -> None:
+    from memrepo.store import doctor
+
+    def hashes_line() -> list[str]:
+        return [c.detail for c in doctor._index_checks(repo) if c.name == "index hashes"]
+
+    assert hashes_line() == []
+    with _db(repo) as db, db:
+        db.execute("DELETE FROM meta WHERE key = 'hashes'")
+    (line,) = [c for c in doctor._index_checks(repo) if c.name == "index hashes"]
+    assert (line.ok, line.warn, line.fix) == (True, True, f"memrepo --repo {repo} index --rebuild")
+    index.rebuild(repo)
+    assert hashes_line() == []

@@ -139,7 +139,7 @@ def test_status_facts(two: str) -> None:
     db_path = paths.index_db(two)
     assert index.status(two) == {
         "path": db_path, "exists": True, "schema": index.SCHEMA_VERSION, "schema_ok": True, "commit": head(two), "count": 2,
-        "skipped": [], "stale_marker": False, "changed_files": [], "synced": head(two),
+        "skipped": [], "stale_marker": False, "changed_files": [], "synced": head(two), "blob_hashes": True,
     }
     write_memory(two, "postgres-port", title="Postgres listens on 5434")
     write_memory(two, "new-one")

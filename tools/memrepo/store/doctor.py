@@ -70,6 +70,9 @@ def _index_checks(repo: str) -> list[Check]:
     reason = freshness.needs_refresh(repo)
     checks.append(Check("index fresh", reason is None, reason or f"matches memory/ at {str(info['commit'])[:12] or 'no commit'}",
                         f"memrepo --repo {repo} index" if reason else ""))
+    if not info.get("blob_hashes", True):
+        checks.append(Check("index hashes", True, "the cache was built before its hashes were git blob ids, so each commit's "
+                            "pre-commit reads every memory file (slow in a large store)", rebuild, warn=True))
     if info["skipped"]:
         listed = "; ".join(f"{p}: {why}" for p, why in info["skipped"][:5])
         checks.append(Check("indexed files", False, f"{len(info['skipped'])} files skipped: {listed}", "fix them (see the file problems below), then commit"))

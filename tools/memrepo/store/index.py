@@ -653,7 +653,8 @@ def status(repo: str) -> dict[str, Any]:
         with contextlib.closing(sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)) as db:
             meta = dict(db.execute("SELECT key, value FROM meta"))
             info["commit"] = meta.get("commit") or None
-            info["synced"] = (meta.get(synced.KEY) or None) if meta.get("hashes") == BLOB_HASHES else None
+            info["blob_hashes"] = meta.get("hashes") == BLOB_HASHES
+            info["synced"] = (meta.get(synced.KEY) or None) if info["blob_hashes"] else None
             info["count"] = db.execute("SELECT count(*) FROM memories").fetchone()[0]
             info["skipped"] = list(db.execute("SELECT path, problem FROM skipped ORDER BY path"))
             if info["synced"] and not info["stale_marker"] and synced.fresh(repo, info["synced"]):
