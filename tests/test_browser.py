@@ -93,10 +93,13 @@ def _by(kind: str) -> str:
 
 def _click(driver: object, element: object, until: str) -> None:
     """Click, then wait until the page that follows holds `until` (a click returns before its navigation ends)."""
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
 
     element.click()  # type: ignore[attr-defined]
-    WebDriverWait(driver, 60).until(lambda d: until in d.find_element(_by("tag"), "body").text)
+    # The body found may belong to the page being left: read it again until the new one holds `until`.
+    WebDriverWait(driver, 60, ignored_exceptions=(StaleElementReferenceException, NoSuchElementException)).until(
+        lambda d: until in d.find_element(_by("tag"), "body").text)
 
 
 def _shot(driver: object, name: str) -> None:
