@@ -5,6 +5,7 @@ what the commit changed when the cache recorded its parent. Real `git commit`s t
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import sqlite3
 
@@ -147,9 +148,10 @@ def test_a_commit_that_changes_tech_or_entities_recomputes_the_tech_words(repo: 
 
 
 def _synced(repo: str) -> str | None:
+    from memrepo.store import synced
+
     with _db(repo) as db:
-        hit = db.execute("SELECT value FROM meta WHERE key = 'synced'").fetchone()
-    return hit[0] if hit else None
+        return synced.read(db)
 
 
 def test_the_cache_stays_synced_to_each_commit_and_pre_commit_asks_git_what_differs(repo: str) -> None:
@@ -270,3 +272,21 @@ def test_doctor_names_the_rebuild_for_a_cache_without_git_blob_hashes(repo: str)
     assert (line.ok, line.warn, line.fix) == (True, True, f"memrepo --repo {repo} index --rebuild")
     index.rebuild(repo)
     assert hashes_line() == []
+
+
+def test_an_update_by_an_older_memrepo_voids_the_mark(repo: str) -> None:
+    _cycle_setup(repo)
+    assert _synced(repo) == head(repo)
+    # What an older memrepo's update does: rows rewritten from the working tree, whole-second stamp,
+    # the `synced` key left as it was.
+    write_memory(repo, "old", status="superseded", superseded_by="new")  # on disk, not committed
+    digest = hashlib.sha1(open(os.path.join(repo, "memory", "old.md"), "rb").read()).hexdigest()  # the old kind
+    with _db(repo) as db, db:
+        db.execute("UPDATE memories SET superseded_by = 'new', hash = ? WHERE id = 'old'", (digest,))
+        db.execute("UPDATE meta SET value = '1796190000' WHERE key = 'updated_at'")
+    assert _synced(repo) is None
+    # so pre-commit reads from git, not from rows that describe the working tree
+    write_memory(repo, "new", status="superseded", superseded_by="old")
+    git(repo, "add", "memory/new.md")
+    result = git(repo, "commit", "-q", "-m", "new by old", check=False)
+    assert (result.returncode, result.stderr) == (0, "")

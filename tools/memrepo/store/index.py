@@ -318,7 +318,9 @@ def _set_meta(db: sqlite3.Connection, repo: str, rebuilt: bool = False) -> None:
     """Record HEAD, the time and the count; `hashes` only on a full build (an older cache's rows
     keep sha1 digests of the bytes until it is rebuilt, and an update must not vouch for them)."""
     count = db.execute("SELECT count(*) FROM memories").fetchone()[0]
-    values = {"commit": gitcmd.head(repo) or "", "updated_at": str(int(time.time())), "count": str(count)}
+    # Microseconds: an update by an older memrepo (a plugin's venv, say) writes whole seconds, so
+    # a `synced` mark naming this stamp (store/synced.py) cannot survive such an update.
+    values = {"commit": gitcmd.head(repo) or "", "updated_at": f"{time.time():.6f}", "count": str(count)}
     if rebuilt:
         values["hashes"] = BLOB_HASHES
     db.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", values.items())
@@ -490,10 +492,10 @@ def update(repo: str, force: tuple[str, ...] = (), wait: float | None = None, af
                     moved = report.added or report.updated or report.removed or report.skipped
                     now = was if was and not moved and was == gitcmd.head(repo) else (
                         synced.after_scan(repo, db) if _blob_hashes(db) else None)
-                synced.write(db, now)
                 if (report.added or report.updated or report.removed) and report.tech_changed:
                     _set_techwords(db)
                 _set_meta(db, repo)
+                synced.write(db, now)  # after the meta: the mark names this update's stamp
             _clear_stale(repo)
     except OSError as exc:
         raise _write_failed(repo, exc) from exc
@@ -654,7 +656,7 @@ def status(repo: str) -> dict[str, Any]:
             meta = dict(db.execute("SELECT key, value FROM meta"))
             info["commit"] = meta.get("commit") or None
             info["blob_hashes"] = meta.get("hashes") == BLOB_HASHES
-            info["synced"] = (meta.get(synced.KEY) or None) if info["blob_hashes"] else None
+            info["synced"] = synced.read(db) if info["blob_hashes"] else None
             info["count"] = db.execute("SELECT count(*) FROM memories").fetchone()[0]
             info["skipped"] = list(db.execute("SELECT path, problem FROM skipped ORDER BY path"))
             if info["synced"] and not info["stale_marker"] and synced.fresh(repo, info["synced"]):

@@ -82,13 +82,22 @@ def after_commit(repo: str, db: sqlite3.Connection, was: str | None, parent: str
     return head
 
 
+def _stamp(db: sqlite3.Connection) -> str:
+    hit = db.execute("SELECT value FROM meta WHERE key = 'updated_at'").fetchone()
+    return str(hit[0]) if hit else ""
+
+
 def read(db: sqlite3.Connection) -> str | None:
+    """The synced commit, or None. The mark holds the stamp of the update that wrote it: any later
+    writer of the cache that does not keep the mark (an older memrepo) changes the stamp."""
     hit = db.execute("SELECT value FROM meta WHERE key = ?", (KEY,)).fetchone()
-    return hit[0] if hit and hit[0] else None
+    commit, _, stamp = str(hit[0] if hit and hit[0] else "").partition(" ")
+    return commit if commit and stamp and stamp == _stamp(db) else None
 
 
 def write(db: sqlite3.Connection, commit: str | None) -> None:
+    """Mark the cache synced to `commit` (None: not synced); call after the update's stamp is set."""
     if commit:
-        db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (KEY, commit))
+        db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (KEY, f"{commit} {_stamp(db)}"))
     else:
         db.execute("DELETE FROM meta WHERE key = ?", (KEY,))
