@@ -170,7 +170,7 @@ def test_a_curate_run_becomes_pull_requests_and_their_decisions_flow_back(team: 
         assert review.proposals(a) == []
         listed = memrepo(a, "review", "--all")
         assert any(line.startswith("reject") and p16["id"] in line for line in listed.stdout.splitlines())
-        assert any(line.startswith("supersede") and p13["id"] in line for line in listed.stdout.splitlines())
+        assert any(line.startswith("accepted") and p13["id"] in line for line in listed.stdout.splitlines())
         reject = git(a, "log", "-1", "--format=%B").stdout
         assert f"Memrepo-Proposal: {p16['commit']}" in reject and f"/pull/{number16}" in reject
         # the next curate does not propose the pair again, here or on machine b after sync

@@ -73,8 +73,15 @@ def side_by_side(left: tuple[str, str], right: tuple[str, str], width: int) -> s
     return "\n".join(rows)
 
 
+def _state(state: str) -> str:
+    """How `review --all` names a proposal's state: a deciding commit's own action means accepted."""
+    return state if state in ("open", "reject", "undone", "merged") else "accepted"
+
+
 @click.group(invoke_without_command=True)
-@click.option("--all", "every", is_flag=True, help="List decided proposals too, each with its state (accepted, reject, undone, merged).")
+@click.option("--all", "every", is_flag=True,
+              help="List decided proposals too, each with its state: accepted, reject(ed), undone (its run was undone), "
+                   "merged (the forge squashed or rebased it in).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
 @_fail_friendly
@@ -100,7 +107,7 @@ def review(ctx: click.Context, every: bool, as_json: bool) -> None:
     if as_json:
         return _json(found)
     for p in found:
-        click.echo(_proposal_line(p) if not every else f"{p['state']:<10} {_proposal_line(p)}")
+        click.echo(_proposal_line(p) if not every else f"{_state(p['state']):<9} {_proposal_line(p)}")
     shown = sum(p["state"] == "open" for p in found)
     click.echo(f"{shown} open proposal{'s' * (shown != 1)}" + (f", {len(found) - shown} decided" if every else ""), err=True)
 
