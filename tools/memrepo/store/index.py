@@ -510,18 +510,34 @@ def update(repo: str, force: tuple[str, ...] = (), wait: float | None = None, af
 
 
 def _already_fresh(repo: str) -> int | None:
-    """How many memories the cache holds, when it is synced to HEAD, memory/ is clean and nothing
-    marked it stale (else None). Opened read-write though it only reads: the last connection to
-    close a WAL database removes its -wal and -shm files, a read-only one cannot."""
+    """How many memories the cache holds, when it is whole, synced to HEAD, memory/ is clean and
+    nothing marked it stale (else None: the full update, which repairs what is wrong).
+
+    Whole: every table there, and as many full-text rows (counted in FTS5's own `fts_docsize`,
+    one row per document, cheap where counting `fts` reads the whole index) as memories. Opened
+    read-write though it only reads: the last connection to close a WAL database removes its
+    -wal and -shm files, a read-only one cannot. The folder's modes are tightened as every
+    writer does (issue 15)."""
+    from memrepo.store import private
+
     if os.path.exists(paths.stale_marker(repo)):
         return None
     try:
         with contextlib.closing(sqlite3.connect(paths.index_db(repo), timeout=10)) as db:
+            tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if not set(REQUIRED_TABLES) | {"fts_docsize"} <= tables:
+                return None
+            count = db.execute("SELECT count(*) FROM memories").fetchone()[0]
+            if count != db.execute("SELECT count(*) FROM fts_docsize").fetchone()[0]:
+                return None
             commit = synced.read(db) if _blob_hashes(db) else None
-            count = db.execute("SELECT value FROM meta WHERE key = 'count'").fetchone()
     except sqlite3.DatabaseError:
         return None
-    return int(count[0]) if count and str(count[0]).isdigit() and synced.fresh(repo, commit) else None
+    if not synced.fresh(repo, commit):
+        return None
+    _prepare_dir(repo)
+    private.tighten(paths.index_dir(repo))
+    return int(count)
 
 
 def _row_counts_differ(db: sqlite3.Connection) -> bool:
