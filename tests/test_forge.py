@@ -23,7 +23,8 @@ def test_a_forge_remote_names_its_repository(url: str, slug: str) -> None:
 
 
 @pytest.mark.parametrize("url", ["/srv/git/memory.git", "file:///srv/git/memory.git", "../memory.git", "C:/repos/memory",
-                                 "https://github.com/acme", "https://github.com/acme/memory/tree/main", "git@github.com:a/../b"])
+                                 "https://github.com/acme", "https://github.com/acme/memory/tree/main", "git@github.com:a/../b",
+                                 "https://github.com:notaport/acme/memory", "https://github.com/../memory"])
 def test_a_remote_that_is_not_a_forge_repository_names_none(url: str) -> None:
     assert forge.from_url(url) is None
 

@@ -12,6 +12,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 
+from memrepo.format.files import MAX_FILE_BYTES
 from memrepo.recall import paths
 from memrepo.store import private
 from memrepo.vcs import gitcmd
@@ -38,15 +39,13 @@ def _is_memory_path(rel: str) -> bool:
 BATCH_BYTES = 16 * 1024 * 1024  # one `git cat-file --batch` reads at most this much (its output is bounded)
 
 
-def _staged_blobs(root: str, rels: list[str]) -> dict[str, bytes]:
+def _staged_blobs(root: str, rels: list[str], oversized: dict[str, int] | None = None) -> dict[str, bytes]:
     """Staged content of many files through `git cat-file --batch`, a bounded batch at a time.
 
     Sizes come first (`--batch-check`): a blob over `files.MAX_FILE_BYTES` is not read at all
-    (it maps to b"" and fails validation as an empty file), so no staged file, however big, and
-    no number of them can exceed what one git process may print.
+    (it maps to b"", and its size goes into `oversized`), so no staged file, however big, and no
+    number of them can exceed what one git process may print.
     """
-    from memrepo.format import files
-
     if not rels:
         return {}
     spec_in = "".join(f":{r}\n" for r in rels).encode("utf-8")
@@ -58,7 +57,9 @@ def _staged_blobs(root: str, rels: list[str]) -> dict[str, bytes]:
         header = line.split()
         if len(header) == 3 and header[2].isdigit():
             sizes[rel] = int(header[2])
-    blobs: dict[str, bytes] = {rel: b"" for rel, size in sizes.items() if size > files.MAX_FILE_BYTES}
+    blobs: dict[str, bytes] = {rel: b"" for rel, size in sizes.items() if size > MAX_FILE_BYTES}
+    if oversized is not None:
+        oversized.update((rel, sizes[rel]) for rel in blobs)
     batch: list[str] = []
     total = 0
     for rel in [r for r in rels if r in sizes and r not in blobs] + [""]:
@@ -97,18 +98,9 @@ def pre_commit(root: str, hook: str = "pre-commit") -> int:
     if rc != 0:
         print(f"memrepo {hook}: git diff failed: {err.decode(errors='replace').strip()}", file=sys.stderr)
         return 1
-    fields = gitcmd.split_z(out)  # status, path, status, path, ... (a rename's two paths follow an R)
-    staged: list[str] = []
-    gone: list[str] = []
-    i = 0
-    while i < len(fields):
-        status = fields[i]
-        if status[:1] in ("R", "C"):
-            staged.append(fields[i + 2])
-            i += 3
-            continue
-        (gone if status[:1] == "D" else staged).append(fields[i + 1])
-        i += 2
+    fields = gitcmd.split_z(out)  # status, path, ...: no renames, so a renamed memory is a delete and an add
+    staged = [rel for status, rel in zip(fields[0::2], fields[1::2]) if status != "D"]
+    gone = [rel for status, rel in zip(fields[0::2], fields[1::2]) if status == "D"]
     changed = [p for p in staged if _is_memory_path(p)]
     deleted = {os.path.splitext(os.path.basename(p))[0] for p in gone if _is_memory_path(p)}
     problems: list[validate.Problem] = []
@@ -120,13 +112,19 @@ def pre_commit(root: str, hook: str = "pre-commit") -> int:
     changed_set = set(changed)
     listed = _from_synced(root, changed_set) or _from_listing(root, changed_set)
     facts, unread, modes = listed.facts, listed.unread, listed.modes
-    blobs = _staged_blobs(root, unread)
+    oversized: dict[str, int] = {}
+    blobs = _staged_blobs(root, unread, oversized)
     for rel in unread:
         data = blobs.get(rel, b"")
         stem = rel[len(prefix):-3]
         if rel in changed_set and not modes[rel].startswith("100"):  # 120000 a symlink, 160000 a submodule
             problems.append(validate.Problem(rel, 1, "is a symbolic link (or a submodule), which memrepo never follows",
                                              f"commit the memory file itself: `git rm --cached {rel}`, copy the file in, `git add {rel}`"))
+            continue
+        if rel in changed_set and rel in oversized:
+            problems.append(validate.Problem(rel, 1, f"is {oversized[rel]:,} bytes, more than a memory file may hold "
+                                                     f"({MAX_FILE_BYTES:,}), so it was not read",
+                                             "keep the memory short and link to the long text instead"))
             continue
         if rel in changed_set:
             try:

@@ -220,8 +220,7 @@ def blob_facts(repo: str) -> dict[str, tuple[str, str | None]]:
     if schema_version(db_path) != SCHEMA_VERSION:
         return {}
     with contextlib.closing(sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)) as db:
-        kind = db.execute("SELECT value FROM meta WHERE key = 'hashes'").fetchone()
-        if not kind or kind[0] != BLOB_HASHES:
+        if not _blob_hashes(db):
             return {}
         return {path: (digest, sup if isinstance(sup, str) else None)
                 for path, digest, sup in db.execute("SELECT path, hash, superseded_by FROM memories")}

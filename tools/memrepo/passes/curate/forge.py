@@ -58,22 +58,29 @@ def parse(text: str) -> Forge | None:
         return None
     host, owner, name = parts
     name = name[:-4] if name.endswith(".git") else name
-    if not (_HOST.match(host) and _NAME.match(owner) and _NAME.match(name)) or name in (".", ".."):
+    if not (_HOST.match(host) and _NAME.match(owner) and _NAME.match(name)) or {owner, name} & {".", ".."}:
         return None
     return Forge(host.lower(), owner, name)
 
 
 def from_url(url: str) -> Forge | None:
-    """The forge a git remote URL points at, or None (a path, a bundle, anything not HOST/OWNER/REPO)."""
-    url = url.strip()
-    m = re.match(r"^(?:[A-Za-z0-9._-]+@)?([A-Za-z0-9.-]+):(?!//)([^/].*)$", url)  # scp-like: git@host:owner/repo.git
-    if m and "/" not in m.group(1):
-        return parse(f"{m.group(1)}/{m.group(2)}")
-    parts = urlsplit(url)
-    if parts.scheme not in ("https", "http", "ssh", "git") or not parts.hostname:
+    """The forge a git remote URL points at, or None (a path, a bundle, anything not HOST/OWNER/REPO).
+
+    The URL is read as recall reads an origin (`projects.normalize_url`); an https URL keeps its
+    port, which an Enterprise server may need."""
+    from memrepo.recall import projects
+
+    found = projects.normalize_url(url)
+    if not found:
         return None
-    host = parts.hostname + (f":{parts.port}" if parts.port and parts.scheme in ("https", "http") else "")
-    return parse(f"{host}/{parts.path.strip('/')}")
+    parts = urlsplit(url.strip())
+    try:
+        port = parts.port if parts.scheme in ("https", "http") else None
+    except ValueError:  # a port that is not a number: not a URL gh could use
+        return None
+    if port:
+        found = found.replace("/", f":{port}/", 1)
+    return parse(found)
 
 
 def resolve(remote_url: str, setting: Any, override: str | None = None) -> tuple[Forge | None, str]:

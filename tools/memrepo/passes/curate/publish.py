@@ -30,10 +30,9 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import Any
 
-from memrepo.errors import GitError
 from memrepo.passes.curate import forge as forges, prbody, review
 from memrepo.store import config
-from memrepo.vcs import gitcmd, runs, trailers as trailer_text
+from memrepo.vcs import gitcmd, remote as rem, runs, trailers as trailer_text
 
 PR_PREFIX = "memrepo/proposal/"
 BASE_REF = "refs/memrepo/forge-base"
@@ -61,11 +60,8 @@ def pr_branch(proposal_id: str) -> str:
 
 
 def _git(repo: str, *args: str, input: bytes | None = None, env: dict[str, str] | None = None) -> str:
-    rc, out, err = gitcmd.run_git(*args, cwd=repo, input=input, env=env)
-    if rc != 0:
-        raise GitError(f"git {args[0]} failed: {err.decode('utf-8', 'replace').strip()}",
-                       hint="check the remote with `git remote -v` and the repository with `memrepo doctor`")
-    return out.decode("utf-8", "replace").strip()
+    return rem.git_ok(repo, *args, what=f"git {args[0]}", input=input, env=env,
+                      hint="check the remote with `git remote -v` and the repository with `memrepo doctor`")
 
 
 class _Remote:
