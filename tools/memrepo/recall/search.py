@@ -10,7 +10,7 @@ lists, or only in its prose.
 
 import math
 
-from memrepo.recall import _fast
+from memrepo.recall import _fast, porter
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -40,6 +40,9 @@ HUB_ENTITIES = 4  # a memory listing more names than this counts each name for l
 TECH_WEIGHT = 0.5  # a word that only ever names a technology in this store
 OOV_IDF = 1.0  # a word no memory holds, relative to the rarest possible word
 CONTEXT_ONLY = 0.5  # a memory only the previous turn's words found
+# What the cache's term statistics were made for (store/docstats.py writes it into meta).
+DOCSTATS = "v1 w2=" + ",".join(str(int(w * 2)) for w in WEIGHTS) + " g=subject,names,prose"
+K1, B = 1.2, 0.75  # FTS5's bm25() constants
 
 _COLUMNS = ("id, class, status, superseded_by, project, updated, half_life, verification,"
             " verify_reason, title, description, session")
@@ -81,9 +84,14 @@ class Lookups:
     """What one statement tells about the query's words: the store's size, which words only name
     technologies, and how many memories hold each word, counted up to the common-word cap + 1
     (bounded walks). Which words name a project is read off each candidate's own `project`
-    (`rank._scope`): a key's label is its last segment, which no index column holds."""
+    (`rank._scope`): a key's label is its last segment, which no index column holds.
 
-    __slots__ = ("n", "tech", "dfs")
+    A word whose index token is known here (`_token`: plain ASCII letters and digits, stemmed as
+    FTS5's porter does) takes its count from the cache's `terms` table; any other word is counted
+    by a bounded walk of its doclist. The same statement reads what scoring from the cache's term
+    statistics needs (`stats`: FTS5's row count and average length), when the cache has them."""
+
+    __slots__ = ("n", "tech", "dfs", "tokens", "stats")
 
     def __init__(self, db: "sqlite3.Connection", words: list[str]) -> None:
         marks = _marks(len(words))
@@ -91,14 +99,74 @@ class Lookups:
         size = ("WITH c(n) AS (SELECT coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'count'),"
                 " (SELECT count(*) FROM memories))) ")
         cap = f"(SELECT max({COMMON_DF_MIN}, CAST(n * {COMMON_DF_SHARE} AS INTEGER)) + 1 FROM c)"
+        self.tokens = {w: _token(w) for w in words}
+        slow = [i for i, w in enumerate(words) if self.tokens[w] is None]
+        known = sorted({t for t in self.tokens.values() if t is not None})
         held = [f" UNION ALL SELECT 'd', {i}, (SELECT count(*) FROM (SELECT 1 FROM fts WHERE fts MATCH ? LIMIT {cap}))"
-                for i in range(len(words))]
+                for i in slow]
+        counted = (f" UNION ALL SELECT 'f', term, min(df, {cap}) FROM terms WHERE term IN ({_marks(len(known))})"
+                   if known else "")
         sql = (size + "SELECT 'n', NULL, n FROM c"
-               f" UNION ALL SELECT 't', word, NULL FROM techwords WHERE word IN ({marks})" + "".join(held))
-        rows = db.execute(sql, words + [quote(w) for w in words]).fetchall()
+               " UNION ALL SELECT 's', value, (SELECT block FROM fts_data WHERE id = 1) FROM meta WHERE key = 'docstats'"
+               f" UNION ALL SELECT 't', word, NULL FROM techwords WHERE word IN ({marks})" + counted + "".join(held))
+        args = words + known + [quote(words[i]) for i in slow]
+        try:
+            rows = db.execute(sql, args).fetchall()
+        except _sqlite.OperationalError:  # a cache without the term tables (built by an older memrepo)
+            self.tokens = dict.fromkeys(words)
+            held = [f" UNION ALL SELECT 'd', {i}, (SELECT count(*) FROM (SELECT 1 FROM fts WHERE fts MATCH ? LIMIT {cap}))"
+                    for i in range(len(words))]
+            sql = (size + "SELECT 'n', NULL, n FROM c"
+                   f" UNION ALL SELECT 't', word, NULL FROM techwords WHERE word IN ({marks})" + "".join(held))
+            rows = db.execute(sql, words + [quote(w) for w in words]).fetchall()
         self.n = next(int(v) for k, _, v in rows if k == "n")
         self.tech = {w for k, w, _ in rows if k == "t"}
-        self.dfs = {words[i]: int(v) for k, i, v in rows if k == "d"}
+        by_token = {t: int(v) for k, t, v in rows if k == "f"}
+        self.dfs = {w: by_token.get(t, 0) for w, t in self.tokens.items() if t is not None}
+        self.dfs.update({words[i]: int(v) for k, i, v in rows if k == "d"})
+        self.stats = next((_averages(v) for k, sig, v in rows if k == "s" and sig == DOCSTATS), None)
+        if self.stats is None:
+            self.tokens = {w: None for w in words}  # no usable statistics: every word scores by bm25()
+
+
+def _token(word: str) -> "str | None":
+    """The token FTS5 stores for a query word, when that is certain without asking it: a word of
+    ASCII letters and digits (query.tokenize lowercases and splits as unicode61 does) stemmed by
+    `porter` (checked against SQLite's own tokenizer by tests/test_porter.py)."""
+    if word.isascii() and word.isalnum() and word == word.lower():
+        return porter.stem(word)
+    return None
+
+
+def _varints(blob: bytes) -> list[int]:
+    """SQLite's varints, as FTS5 writes them (its `averages` record)."""
+    out, i, n = [], 0, len(blob)
+    while i < n:
+        value = 0
+        for k in range(9):
+            if i >= n:
+                return out
+            b = blob[i]
+            i += 1
+            if k == 8:
+                value = (value << 8) | b
+                break
+            value = (value << 7) | (b & 0x7F)
+            if b < 0x80:
+                break
+        out.append(value)
+    return out
+
+
+def _averages(block: "bytes | None") -> "tuple[int, float] | None":
+    """FTS5's row count and average row length in tokens, as bm25() reads them (the `averages`
+    record: the row count, then each column's total of tokens); None when unreadable."""
+    if not isinstance(block, bytes) or len(block) > 128:
+        return None
+    values = _varints(block)
+    if len(values) != len(WEIGHTS) + 1 or values[0] <= 0:
+        return None
+    return values[0], float(sum(values[1:])) / float(values[0])
 
 
 def _candidates(db: "sqlite3.Connection", terms: list[str], limit: int) -> list[int]:
@@ -135,6 +203,54 @@ def _term_hits(db: "sqlite3.Connection", terms: list[str], rowids: list[int],
         keep = set(rowids)
         return [row for row in db.execute(sql, [quote(t) for t in terms]) if row[1] in keep]
     return db.execute(sql, [x for t in terms for x in [quote(t)] + rowids]).fetchall()  # type: ignore[no-any-return]
+
+
+def _stat_hits(db: "sqlite3.Connection", terms: list[str], tokens: list[str], dfs: list[int], rowids: list[int],
+               stats: tuple[int, float]) -> dict[int, list[tuple[int, int, float, int, int, int]]]:
+    """`_term_hits` from the cache's term statistics (store/docstats.py), by term index: the same
+    figures bm25() computes, by the same formula in the same order of operations, from the row
+    count and average length FTS5 keeps, each candidate's length and each term's weighted
+    frequency in it, and its document count. Reads one row per candidate, whatever the store's size."""
+    n_rows, avgdl = stats
+    docs = sorted(db.execute(f"SELECT rowid, dl, terms FROM docterms WHERE rowid IN ({_marks(len(rowids))})", rowids))
+    out: dict[int, list[tuple[int, int, float, int, int, int]]] = {}
+    for i, (token, df) in enumerate(zip(tokens, dfs)):
+        idf = math.log((n_rows - df + 0.5) / (df + 0.5))
+        if idf <= 0.0:
+            idf = 1e-6
+        key = " " + token + ":"
+        found = out[i] = []
+        for rowid, dl, text in docs:
+            at = text.find(key)
+            if at < 0:
+                continue
+            start = at + len(key)
+            end = text.find(" ", start)
+            w2, _, g = text[start:end if end >= 0 else len(text)].partition(":")
+            freq = int(w2) / 2.0
+            s = idf * ((freq * (K1 + 1.0)) / (freq + K1 * (1 - B + B * dl / avgdl)))
+            bits = int(g)
+            found.append((i, rowid, s, bits & 1, bits & 2, bits & 4))
+    return out
+
+
+def _hits(db: "sqlite3.Connection", facts: Lookups, active: list[tuple[str, float]],
+          rowids: list[int]) -> list[tuple[int, int, float, float, float, float]]:
+    """Each active term's hits among the candidates, in term order and rowid order (the order the
+    sums are made in): from the cache's statistics where a term's token is known, else bm25()."""
+    words = [t for t, _ in active]
+    fast = [i for i, w in enumerate(words) if facts.tokens.get(w) is not None]
+    by_term: dict[int, list] = {}  # type: ignore[type-arg]
+    if fast and facts.stats is not None:
+        got = _stat_hits(db, [words[i] for i in fast], [facts.tokens[words[i]] for i in fast],  # type: ignore[misc]
+                         [facts.dfs[words[i]] for i in fast], rowids, facts.stats)
+        by_term.update((fast[k], [(fast[k],) + row[1:] for row in rows]) for k, rows in got.items())
+    slow = [i for i in range(len(words)) if i not in by_term]
+    if slow:
+        rows = _term_hits(db, [words[i] for i in slow], rowids, sum(facts.dfs[words[i]] for i in slow))
+        for row in sorted(rows, key=lambda r: (r[0], r[1])):
+            by_term.setdefault(slow[row[0]], []).append((slow[row[0]],) + tuple(row[1:]))
+    return [row for i in range(len(words)) for row in by_term.get(i, [])]
 
 
 class Evidence:
@@ -182,8 +298,7 @@ def relevance(db: "sqlite3.Connection", terms: list[tuple[str, float]], limit: i
     found = {row[0]: Evidence(row) for row in
              db.execute(f"SELECT rowid, n_entities, {_COLUMNS} FROM memories WHERE rowid IN ({_marks(len(rowids))})", rowids)}
     rescale = {t: idf[t] / _fts_idf(dfs[t], n) for t, _ in active}
-    walked = sum(dfs[t] for t, _ in active)
-    for i, rowid, s, subject, names, prose in _term_hits(db, [t for t, _ in active], rowids, walked):
+    for i, rowid, s, subject, names, prose in _hits(db, facts, active, rowids):
         term, weight = active[i]
         ev = found[rowid]
         factor = _factor(subject, names, prose, ev.row[1] or 0)

@@ -20,7 +20,7 @@ from memrepo.vcs import gitcmd
 from memrepo.recall import paths
 from memrepo.format import files, spec
 from memrepo.errors import CacheError
-from memrepo.store import synced
+from memrepo.store import docstats, synced
 
 if TYPE_CHECKING:
     from memrepo.format.notes import Note
@@ -57,7 +57,7 @@ CREATE VIRTUAL TABLE fts USING fts5({", ".join(FTS_COLUMNS)}, tokenize='{TOKENIZ
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE skipped(path TEXT PRIMARY KEY, problem TEXT NOT NULL);
 CREATE TABLE techwords(word TEXT PRIMARY KEY) WITHOUT ROWID;
-PRAGMA user_version = {SCHEMA_VERSION};
+{docstats.SCHEMA}PRAGMA user_version = {SCHEMA_VERSION};
 """
 
 Progress = Callable[[int, int], None]
@@ -276,15 +276,19 @@ _INSERT = ("INSERT INTO memories(id, path, class, source, status, superseded_by,
            " VALUES (" + ",".join("?" * 19) + ")")
 
 
-def _insert(db: sqlite3.Connection, row: tuple[Any, ...]) -> None:
+def _insert(db: sqlite3.Connection, row: tuple[Any, ...], stats: bool = True) -> None:
+    """Index one memory; its term statistics too, unless a full build makes them all at the end."""
     record, text = row
     cur = db.execute(_INSERT, record)
     db.execute(f"INSERT INTO fts(rowid, {', '.join(FTS_COLUMNS)}) VALUES (?,?,?,?,?,?,?,?)", (cur.lastrowid,) + text)
+    if stats:
+        docstats.add(db, cur.lastrowid, text, FTS_COLUMNS, TOKENIZER)
 
 
 def _delete(db: sqlite3.Connection, rel: str) -> None:
     hit = db.execute("SELECT rowid FROM memories WHERE path = ?", (rel,)).fetchone()
     if hit:
+        docstats.remove(db, hit[0])
         db.execute("DELETE FROM fts WHERE rowid = ?", (hit[0],))
         db.execute("DELETE FROM memories WHERE rowid = ?", (hit[0],))
 
@@ -379,17 +383,18 @@ def _build(repo: str, tmp: str, report: Report, progress: Progress | None) -> No
                     report.skipped.append((rel, problem))
                     _warn(rel, problem)
                 else:
-                    _insert_unique(db, row, rel, report)
+                    _insert_unique(db, row, rel, report, stats=False)
                 if progress:
                     progress(n, len(files))
+            docstats.build_all(db, FTS_COLUMNS)
             _set_techwords(db)
             _set_meta(db, repo, rebuilt=True)
             synced.write(db, synced.after_scan(repo, db))
 
 
-def _insert_unique(db: sqlite3.Connection, row: tuple[Any, ...], rel: str, report: Report) -> None:
+def _insert_unique(db: sqlite3.Connection, row: tuple[Any, ...], rel: str, report: Report, stats: bool = True) -> None:
     try:
-        _insert(db, row)
+        _insert(db, row, stats)
         report.added += 1
     except sqlite3.IntegrityError:
         problem = f"duplicate id {row[0][0]!r}"
@@ -481,6 +486,8 @@ def update(repo: str, force: tuple[str, ...] = (), wait: float | None = None, af
             # checks it; a post-commit's few rows go in by rowid, and a clash there is a DatabaseError too.
             if not incremental and _row_counts_differ(db):
                 raise sqlite3.DatabaseError("the memories table and the full-text table disagree")
+            if not docstats.current(db):
+                raise sqlite3.DatabaseError("the term statistics were made for other weights")
             with db:
                 was = synced.read(db) if _blob_hashes(db) else None
                 if incremental:
@@ -542,10 +549,11 @@ def _already_fresh(repo: str) -> int | None:
 def _row_counts_differ(db: sqlite3.Connection) -> bool:
     """True when rows went missing from one table and not the other (an update would collide)."""
     memories = db.execute("SELECT count(*) FROM memories").fetchone()[0]
-    return bool(memories != db.execute("SELECT count(*) FROM fts").fetchone()[0])
+    return bool(memories != db.execute("SELECT count(*) FROM fts").fetchone()[0]
+                or memories != db.execute("SELECT count(*) FROM docterms").fetchone()[0])
 
 
-REQUIRED_TABLES = ("memories", "fts", "meta", "skipped", "techwords")
+REQUIRED_TABLES = ("memories", "fts", "meta", "skipped", "techwords") + docstats.TABLES
 
 
 def damage(repo: str) -> str:
