@@ -127,7 +127,7 @@ def test_a_crash_between_the_rebuilds_replace_and_its_wal_leaves_no_mismatched_p
         fh.write(b"\x37\x7f\x06\x82" + b"\x00" * 4092)  # the old file's WAL, as a crash leaves it
     overwrite_pages(db_path, 0, 1, b"\x00")  # unreadable: the rebuild must rename its build into place
     killer = ("import os, sys\nfrom memrepo.store import index\nreal = os.replace\n"
-              "def replace(src, dst):\n    if dst.endswith('memrepo.sqlite3'):\n        os._exit(9)\n    return real(src, dst)\n"
+              "def replace(src, dst):\n    if dst.endswith(" + repr(paths.INDEX_FILE) + "):\n        os._exit(9)\n    return real(src, dst)\n"
               "os.replace = replace\nindex.rebuild(sys.argv[1])\n")
     proc = subprocess.run([sys.executable, "-c", killer, store], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 9, proc.stderr

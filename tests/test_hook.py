@@ -12,6 +12,7 @@ import sys
 import pytest
 
 from helpers import commit_all, write_memory
+from memrepo.recall import paths
 from memrepo.store import index
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -89,7 +90,7 @@ def test_missing_repository_fails_open(tmp_path: str) -> None:
 
 
 def test_corrupt_index_fails_open(store: str) -> None:
-    with open(os.path.join(store, "index", "memrepo.sqlite3"), "wb") as fh:
+    with open(paths.index_db(store), "wb") as fh:
         fh.write(b"this is not a database" * 100)
     proc = hook("user_prompt_submit", event("can I deploy to production on friday?"), store)
     assert proc.returncode == 0 and proc.stdout == b""
@@ -183,7 +184,7 @@ def wait_for_bootstrap(repo: str, seconds: float = 90) -> dict:
 
 
 def test_session_start_returns_at_once_and_refreshes_in_the_background(store: str) -> None:
-    os.remove(os.path.join(store, "index", "memrepo.sqlite3"))
+    os.remove(paths.index_db(store))
     proc = hook("session_start", json.dumps({"hook_event_name": "SessionStart", "source": "startup"}), store)
     assert (proc.returncode, proc.stdout) == (0, b"")
     status = wait_for_bootstrap(store)

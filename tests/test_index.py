@@ -227,11 +227,11 @@ def _index_files(repo: str) -> list[str]:
 
 def test_rebuild_leaves_no_temp_files(two: str) -> None:
     # A build that died (another pid) left its temp file; the next rebuild under the lock removes it.
-    write_file(two, "index/memrepo.sqlite3.tmp-999999", b"half a build")
+    write_file(two, f"index/{paths.INDEX_FILE}.tmp-999999", b"half a build")
     index.rebuild(two)
-    assert _index_files(two) == [".gitignore", ".lock", "README.md", "memrepo.sqlite3"]
+    assert _index_files(two) == [".gitignore", ".lock", "README.md", paths.INDEX_FILE]
     index.update(two)
-    assert _index_files(two) == [".gitignore", ".lock", "README.md", "memrepo.sqlite3"]
+    assert _index_files(two) == [".gitignore", ".lock", "README.md", paths.INDEX_FILE]
 
 
 def test_failed_rebuild_leaves_no_temp_file_and_keeps_the_old_cache(two: str) -> None:
@@ -240,7 +240,7 @@ def test_failed_rebuild_leaves_no_temp_file_and_keeps_the_old_cache(two: str) ->
     with pytest.raises(CacheError, match="cannot write the cache in .*: Is a directory") as err:
         index.rebuild(two)
     assert str(err.value.hint).endswith(f"then run `memrepo --repo {two} index`")
-    assert _index_files(two) == [".gitignore", ".lock", "README.md", "memrepo.sqlite3"]
+    assert _index_files(two) == [".gitignore", ".lock", "README.md", paths.INDEX_FILE]
     assert os.path.isdir(paths.index_db(two))
 
 

@@ -8,6 +8,7 @@ import stat
 import pytest
 
 from helpers import ROOT, commit_all, git, head, memory_text, write_file, write_memory
+from memrepo.recall import paths
 from memrepo.vcs import hookwire
 from memrepo.store import repoinit
 from memrepo.errors import MemrepoError
@@ -67,7 +68,7 @@ def test_init_on_an_empty_directory(tmp_path) -> None:
         assert fh.read() == repoinit.INDEX_GITIGNORE
     with open(os.path.join(path, ".git", hookwire.PYTHON_RECORD), encoding="utf-8") as fh:
         assert os.path.isabs(fh.read().strip())
-    assert os.path.isfile(os.path.join(path, "index", "memrepo.sqlite3"))
+    assert os.path.isfile(paths.index_db(path))
 
 
 def test_init_twice_changes_nothing(repo: str) -> None:

@@ -69,7 +69,7 @@ def test_index_and_everything_in_it_is_the_owners_alone(tmp_path: Any) -> None:
     assert cli(clone, "transcripts", "index", path).returncode == 0
     assert cli(clone, "sweep", "--no-model").returncode == 0
     found = modes(os.path.join(clone, "index"))
-    for name in ("memrepo.sqlite3", "recall-log.jsonl", sessions.DB_FILE, "README.md", ".gitignore"):
+    for name in (paths.INDEX_FILE, "recall-log.jsonl", sessions.DB_FILE, "README.md", ".gitignore"):
         assert name in found
     loose = {p: m for p, m in found.items() if m not in ("0o700", "0o600")}
     assert loose == {}
@@ -84,8 +84,10 @@ def test_doctor_names_loose_permissions_and_its_fix_works(repo: str) -> None:
     check = next(c for c in doctor.run(repo) if c.name == "private files")
     assert not check.ok
     # (SQLite gives -wal and -shm the database's mode, so doctor's own look may add them.)
-    assert check.detail.startswith("2 paths in index/ can be read by other users: index/, index/memrepo.sqlite3") \
-        or check.detail.startswith("4 paths in index/ can be read by other users: index/, index/memrepo.sqlite3, ")
+    head_, _, listed = check.detail.partition(" can be read by other users: ")
+    db = f"index/{paths.INDEX_FILE}"
+    assert (head_, set(listed.split(", "))) in (("2 paths in index/", {"index/", db}),
+                                               ("4 paths in index/", {"index/", db, db + "-wal", db + "-shm"}))
     assert check.fix == f"memrepo --repo {repo} index"
     assert cli(repo, "index").returncode == 0
     assert next(c for c in doctor.run(repo) if c.name == "private files").ok

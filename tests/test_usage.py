@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from helpers import commit_all, write_file, write_memory
 from memrepo.cli.main import cli
 from memrepo.passes import profile
-from memrepo.recall import usage
+from memrepo.recall import paths, usage
 from test_hook import hook
 
 FRIDAY = "it's friday 17:00, can I still ship this hotfix to production?"
@@ -124,7 +124,7 @@ def test_the_usage_log_holds_no_text(store: str) -> None:
 
 def test_a_broken_index_costs_the_verdict_never_the_hook(store: str) -> None:
     prompt(store, FRIDAY)
-    os.remove(os.path.join(store, "index", "memrepo.sqlite3"))
+    os.remove(paths.index_db(store))
     err = stop(store, USED)
     assert b"usage not recorded" in err and verdicts(store) == []
 

@@ -242,8 +242,11 @@ def _hits(db: "sqlite3.Connection", facts: Lookups, active: list[tuple[str, floa
     fast = [i for i, w in enumerate(words) if facts.tokens.get(w) is not None]
     by_term: dict[int, list] = {}  # type: ignore[type-arg]
     if fast and facts.stats is not None:
-        got = _stat_hits(db, [words[i] for i in fast], [facts.tokens[words[i]] for i in fast],  # type: ignore[misc]
-                         [facts.dfs[words[i]] for i in fast], rowids, facts.stats)
+        try:
+            got = _stat_hits(db, [words[i] for i in fast], [facts.tokens[words[i]] for i in fast],  # type: ignore[misc]
+                             [facts.dfs[words[i]] for i in fast], rowids, facts.stats)
+        except _sqlite.OperationalError:  # a damaged cache missing `docterms`: every term by bm25()
+            got = {}
         by_term.update((fast[k], [(fast[k],) + row[1:] for row in rows]) for k, rows in got.items())
     slow = [i for i in range(len(words)) if i not in by_term]
     if slow:

@@ -117,9 +117,9 @@ def _lock(repo: str, wait: float | None = None) -> Iterator[None]:
 GITIGNORE = ("# The cache is rebuilt from memory/ (`memrepo index --rebuild`); only this file and README.md are tracked.\n"
              "*\n!.gitignore\n!README.md\n")
 
-README = """# index/
+README = f"""# index/
 
-A cache, not a source of truth: `memrepo.sqlite3` is a SQLite FTS5 index of `memory/`, kept
+A cache, not a source of truth: `{paths.INDEX_FILE}` (named for its schema) is a SQLite FTS5 index of `memory/`, kept
 fresh by the git hooks `memrepo init` installs in each clone, and rebuilt at any time with
 `memrepo index --rebuild`.
 `recall-log.jsonl` records each recall decision (prompt hash, terms, ids, latency) on this
@@ -488,6 +488,8 @@ def update(repo: str, force: tuple[str, ...] = (), wait: float | None = None, af
                 raise sqlite3.DatabaseError("the memories table and the full-text table disagree")
             if not docstats.current(db):
                 raise sqlite3.DatabaseError("the term statistics were made for other weights")
+            if set(REQUIRED_TABLES) - {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}:
+                raise sqlite3.DatabaseError("a table of the cache is missing")
             with db:
                 was = synced.read(db) if _blob_hashes(db) else None
                 if incremental:
@@ -537,6 +539,8 @@ def _already_fresh(repo: str) -> int | None:
             if count != db.execute("SELECT count(*) FROM fts_docsize").fetchone()[0]:
                 return None
             commit = synced.read(db) if _blob_hashes(db) else None
+            if not docstats.current(db):  # term statistics made for other weights: the full update rebuilds
+                return None
     except sqlite3.DatabaseError:
         return None
     if not synced.fresh(repo, commit):

@@ -1,7 +1,7 @@
 """The transcript index: Claude Code sessions' turns and tool calls, searchable (the third level of recall).
 
 It lives in its OWN SQLite file, `index/transcripts.sqlite3`, with its own schema version in
-`PRAGMA user_version`: the memory cache `index/memrepo.sqlite3` is rebuilt by building a new
+`PRAGMA user_version`: the memory cache `index/memrepo-v4.sqlite3` is rebuilt by building a new
 file and swapping it into place, which would drop any table added to it. On a version mismatch
 this file is dropped and rebuilt from the transcripts (it is a cache, like the other one).
 
