@@ -42,8 +42,10 @@ def snapshot(repo: str) -> dict[str, Any]:
         skipped = sorted(db.execute("SELECT path, problem FROM skipped"))
         tables = {t for (t,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         # derived tables recall reads (e.g. techwords) must follow incremental updates too
-        derived = {t: sorted(db.execute(f"SELECT * FROM {t}")) for t in sorted(tables - {"memories", "fts", "meta", "skipped"})
-                   if not t.startswith("fts_")}
+        derived = {t: sorted(db.execute(f"SELECT * FROM {t}"))
+                   for t in sorted(tables - {"memories", "fts", "meta", "skipped", "docterms"}) if not t.startswith("fts_")}
+        # per-memory statistics by id: rowids differ between an updated cache and a rebuild
+        derived["docterms"] = sorted(db.execute("SELECT m.id, d.dl, d.terms FROM docterms d JOIN memories m ON m.rowid = d.rowid"))
         ranked = {" ".join(q): [(h.id, round(h.score, 6)) for h in
                                 rank.rank(db, [(t, 1.0) for t in q], floors=False, limit=20, today=TODAY)]
                   for q in QUERIES}

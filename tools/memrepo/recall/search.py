@@ -140,7 +140,8 @@ def _token(word: str) -> "str | None":
 
 def _varints(blob: bytes) -> list[int]:
     """SQLite's varints, as FTS5 writes them (its `averages` record)."""
-    out, i, n = [], 0, len(blob)
+    out: list[int] = []
+    i, n = 0, len(blob)
     while i < n:
         value = 0
         for k in range(9):

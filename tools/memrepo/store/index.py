@@ -279,10 +279,10 @@ _INSERT = ("INSERT INTO memories(id, path, class, source, status, superseded_by,
 def _insert(db: sqlite3.Connection, row: tuple[Any, ...], stats: bool = True) -> None:
     """Index one memory; its term statistics too, unless a full build makes them all at the end."""
     record, text = row
-    cur = db.execute(_INSERT, record)
-    db.execute(f"INSERT INTO fts(rowid, {', '.join(FTS_COLUMNS)}) VALUES (?,?,?,?,?,?,?,?)", (cur.lastrowid,) + text)
-    if stats:
-        docstats.add(db, cur.lastrowid, text, FTS_COLUMNS, TOKENIZER)
+    rowid = db.execute(_INSERT, record).lastrowid
+    db.execute(f"INSERT INTO fts(rowid, {', '.join(FTS_COLUMNS)}) VALUES (?,?,?,?,?,?,?,?)", (rowid,) + text)
+    if stats and rowid is not None:
+        docstats.add(db, rowid, text, FTS_COLUMNS, TOKENIZER)
 
 
 def _delete(db: sqlite3.Connection, rel: str) -> None:
