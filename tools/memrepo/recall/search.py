@@ -206,7 +206,7 @@ def _term_hits(db: "sqlite3.Connection", terms: list[str], rowids: list[int],
     return db.execute(sql, [x for t in terms for x in [quote(t)] + rowids]).fetchall()  # type: ignore[no-any-return]
 
 
-def _stat_hits(db: "sqlite3.Connection", terms: list[str], tokens: list[str], dfs: list[int], rowids: list[int],
+def _stat_hits(db: "sqlite3.Connection", tokens: list[str], dfs: list[int], rowids: list[int],
                stats: tuple[int, float]) -> dict[int, list[tuple[int, int, float, int, int, int]]]:
     """`_term_hits` from the cache's term statistics (store/docstats.py), by term index: the same
     figures bm25() computes, by the same formula in the same order of operations, from the row
@@ -244,7 +244,7 @@ def _hits(db: "sqlite3.Connection", facts: Lookups, active: list[tuple[str, floa
     by_term: dict[int, list] = {}  # type: ignore[type-arg]
     if fast and facts.stats is not None:
         try:
-            got = _stat_hits(db, [words[i] for i in fast], [facts.tokens[words[i]] for i in fast],  # type: ignore[misc]
+            got = _stat_hits(db, [facts.tokens[words[i]] for i in fast],  # type: ignore[misc]
                              [facts.dfs[words[i]] for i in fast], rowids, facts.stats)
         except _sqlite.OperationalError:  # a damaged cache missing `docterms`: every term by bm25()
             got = {}
