@@ -160,6 +160,7 @@ def test_recall_hook_as_launched_loads_only_what_it_needs(store: str, tmp_path: 
     loaded = {row.rsplit("|", 1)[-1].strip() for row in proc.stderr.decode().splitlines() if row.startswith("import time:")}
     assert {"memrepo.recall.search", "_sqlite3"} <= loaded  # the prompt reached the index
     assert ("memrepo.recall.transcript_tail" in loaded) == follow_up
+    assert "memrepo.recall.usage" not in loaded  # the Stop hook's judge: the prompt path reads only its noisy ids
     assert sorted(m for m in loaded if m in SLOW or m.split(".")[0] in HEAVY) == []
 
 

@@ -72,7 +72,7 @@ def decide(repo: str, prompt: str, cwd: str | None = None, previous: "Any" = "",
         extra = [t for t in query.subject_terms(prev_text) if t not in q.terms][:MAX_CONTEXT_TERMS] if prev_text else []
         d.context_terms = tuple(extra)
         terms = weigh(q.terms, 1.0) + weigh(extra, CONTEXT_WEIGHT)
-        from memrepo.recall import projects, rank, search, usage  # here, not at the top: a silent prompt never loads sqlite
+        from memrepo.recall import noisy, projects, rank, search  # here, not at the top: a silent prompt never loads sqlite
 
         scope = project or projects.identify(cwd)
         d.project = scope.key if isinstance(scope, projects.Project) else scope
@@ -80,7 +80,7 @@ def decide(repo: str, prompt: str, cwd: str | None = None, previous: "Any" = "",
         db = search.connect(paths.index_db(repo))
         try:
             d.hits = rank.rank(db, terms, project=scope, limit=MAX_RESULTS, today=today,
-                               own=set(q.terms) if extra else frozenset(), noisy=usage.noisy_ids(repo), explain=explain,
+                               own=set(q.terms) if extra else frozenset(), noisy=noisy.noisy_ids(repo), explain=explain,
                                silence=silence)
         finally:
             db.close()

@@ -18,7 +18,7 @@ text of the prompt, the reply or the memory is written. `recall-log`, `memrepo s
 (precision of injections) and the profile's demotion order read it.
 """
 
-from memrepo.recall import _fast, paths
+from memrepo.recall import _fast, noisy, paths
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -289,14 +289,6 @@ def summary(repo: str, days: int = DEFAULT_DAYS, now: "float | None" = None) -> 
             "per_memory": {i: {"injected": r[0], "judged": r[1], "used": r[2]} for i, r in sorted(per.items())}}
 
 
-NOISY_FILE = "recall-noisy.json"
-MAX_NOISY_BYTES = 64 * 1024
-
-
-def noisy_path(repo: str) -> str:
-    return _fast.join(paths.index_dir(repo), NOISY_FILE)
-
-
 def write_noisy(repo: str) -> "list[str]":
     """Record the memories injected often and never used (`summary`), for the prompt path to read;
     the daily sweep refreshes it. Returns the ids."""
@@ -304,21 +296,9 @@ def write_noisy(repo: str) -> "list[str]":
     import os
 
     ids = [m["id"] for m in summary(repo)["never_used"]]
-    path = noisy_path(repo)
+    path = noisy.noisy_path(repo)
     tmp = f"{path}.tmp-{os.getpid()}"
     with open(tmp, "w", encoding="utf-8") as fh:
         json.dump({"ids": ids, "after": REVIEW_AFTER, "days": DEFAULT_DAYS}, fh)
     os.replace(tmp, path)
     return ids
-
-
-def noisy_ids(repo: str) -> frozenset[str]:
-    """The ids `write_noisy` recorded (stdlib only: the prompt path); none when the file is
-    missing, too big or damaged."""
-    try:
-        with open(noisy_path(repo), "rb") as fh:
-            raw = fh.read(MAX_NOISY_BYTES + 1)
-        data = _fast.loads(raw.decode("utf-8")) if len(raw) <= MAX_NOISY_BYTES else None
-    except (OSError, ValueError, UnicodeDecodeError):
-        return frozenset()
-    return frozenset(_strings(data.get("ids"))) if isinstance(data, dict) else frozenset()
