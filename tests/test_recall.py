@@ -463,3 +463,55 @@ def test_a_turn_of_a_conversation_recall_found_comes_with_it(repo: str) -> None:
     d = recall.decide(store, "release build crashes at launch again, ClassNotFoundException, R8 on", today=TODAY)
     assert set(ids(d)[:2]) == {"turn-a1-1", "turn-a1-2"}
     assert "turn-b7-1" not in ids(d)
+
+
+def _crowded(repo: str) -> str:
+    """50 notes with "ledger" in the title, 50 with "reconcile", one that holds both, in its body only."""
+    for i in range(50):
+        write_memory(repo, f"ledger-{i}", title=f"Ledger export number {i}", description=f"Export {i} of the books.",
+                     body=f"Shard {i}.\n")
+        write_memory(repo, f"reconcile-{i}", title=f"Reconcile step number {i}", description=f"Step {i} of the close.",
+                     body=f"Shard {i}.\n")
+    write_memory(repo, "month-end", title="Month-end close runbook", description="What finance does on the last day.",
+                 body="Reconcile the ledger against the bank feed before the books close.\n")
+    assert commit_all(repo, "crowded").returncode == 0
+    index.update(repo)
+    return repo
+
+
+def _candidate_ids(repo: str, terms: list[str], together: int) -> set[str]:
+    db = search.connect(paths.index_db(repo))
+    try:
+        return {ev.row[2] for ev in search.relevance(db, [(t, 1.0) for t in terms], together=together).values()}
+    finally:
+        db.close()
+
+
+def test_on_a_large_walk_the_candidates_are_the_notes_holding_the_terms_together(repo: str, monkeypatch) -> None:
+    # bm25() over "ledger OR reconcile" puts the 100 title matches first, and the one note that
+    # holds both words (in its body) is not among the 40 candidates. When a note must hold two
+    # of the words to be recalled, a note holding one can never be, so past the walk budget the
+    # search asks FTS5 for the notes holding them together, and finds it.
+    _crowded(repo)
+    terms = ["ledger", "reconcile", "bank"]
+    assert "month-end" not in _candidate_ids(repo, terms[:2], together=2)  # under the budget: the OR of the seeds
+    monkeypatch.setattr(search, "WALK_BUDGET", 50)
+    found = _candidate_ids(repo, terms[:2], together=2)
+    assert found == {"month-end"}
+    # a third term (only in the target here) is an "other" term: a seed with it counts as together
+    assert "month-end" in _candidate_ids(repo, terms, together=2)
+    # a prompt of one or two words needs one of them: the OR of the seeds, whatever the walk
+    assert "month-end" not in _candidate_ids(repo, terms[:2], together=1)
+
+
+def test_past_the_walk_budget_a_seed_with_another_term_fills_the_candidates(repo: str, monkeypatch) -> None:
+    # One seed ("feed", rare) and an active term too common to seed ("reconcile"): no pair of
+    # seeds exists, so the candidates are the notes holding the seed and the other term; the
+    # note holding the seed alone is left out.
+    write_memory(repo, "feed-only", title="The bank feed arrives at six", description="A CSV over SFTP.", body="Daily.\n")
+    _crowded(repo)
+    monkeypatch.setattr(search, "COMMON_DF_MIN", 5)
+    monkeypatch.setattr(search, "COMMON_DF_SHARE", 0.6)  # "reconcile" (51 of 102 notes) stays active
+    assert _candidate_ids(repo, ["feed", "reconcile"], together=2) >= {"feed-only", "month-end"}  # the OR of the seeds
+    monkeypatch.setattr(search, "WALK_BUDGET", 0)
+    assert _candidate_ids(repo, ["feed", "reconcile"], together=2) == {"month-end"}

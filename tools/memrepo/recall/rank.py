@@ -86,7 +86,7 @@ def _age_days(updated: str, today: float) -> float:
 def _priority(hit: Hit, today: float, noisy: "frozenset[str] | set[str]" = frozenset()) -> float:
     """Decay by half-life from `updated`, and the penalties for superseded and unverified memories.
 
-    A memory injected often and never used (`usage.noisy_ids`) ranks as a fully decayed one: it
+    A memory injected often and never used (`noisy.noisy_ids`) ranks as a fully decayed one: it
     yields to comparable matches, never to a much weaker one.
     """
     p = 1.0
@@ -136,14 +136,18 @@ def rank(db: "sqlite3.Connection", terms: list[tuple[str, float]], project: "str
             if out is not None:
                 out.append((None, why))
         return []
-    scored = search.relevance(db, terms, own=own, lookups=facts)
+    words = {t for t, _ in terms}
+    # Aboutness is co-occurrence: one word of a prompt that says more is what a memory shares with
+    # it by chance (a textbook question in the store's field, a tool's name in a pasted log), so a
+    # memory must hold two of the words of a prompt of three or more; of a shorter one, one.
+    together = 2 if len(own if own else words) >= 3 else 1
+    scored = search.relevance(db, terms, own=own, lookups=facts, together=together)
     if not scored:
         why = "no memory holds any of the prompt's words (or they are in too many to tell any apart)"
         for out in (explain, silence):
             if out is not None:
                 out.append((None, why))
         return []
-    words = {t for t, _ in terms}
     scope = projects.scope_of(project)
     now = time.time() if today is None else today
     hits = []
@@ -158,10 +162,6 @@ def rank(db: "sqlite3.Connection", terms: list[tuple[str, float]], project: "str
         hit.score = hit.relevance * hit.priority
         hits.append(hit)
     hits.sort(key=lambda h: (-h.score, h.id))
-    # Aboutness is co-occurrence: one word of a prompt that says more is what a memory shares with
-    # it by chance (a textbook question in the store's field, a tool's name in a pasted log), so a
-    # memory must hold two of the words of a prompt of three or more; of a shorter one, one.
-    together = 2 if len(own if own else words) >= 3 else 1
     kept = [h for h in hits if not why_not(h, together)] if floors else hits
     if floors and kept:
         sessions = {h.session for h in kept if h.session}

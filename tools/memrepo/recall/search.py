@@ -28,6 +28,7 @@ _PROSE = (0, 0, 0, 0, 0, 1, 1)
 
 CANDIDATES = 40
 WALK_ROWS = 600  # see _term_hits
+WALK_BUDGET = 1500  # rows the candidate search scores with bm25() before it asks for terms together (_candidates)
 # A term in more memories than this tells none of them apart; it is left out of the search
 # (its bm25 weight would be near zero anyway) so ranking stays fast on a large store.
 COMMON_DF_SHARE = 0.12
@@ -170,10 +171,34 @@ def _averages(block: "bytes | None") -> "tuple[int, float] | None":
     return values[0], float(sum(values[1:])) / float(values[0])
 
 
-def _candidates(db: "sqlite3.Connection", terms: list[str], limit: int) -> list[int]:
-    expr = " OR ".join(quote(t) for t in terms)
+def _top(db: "sqlite3.Connection", expr: str, limit: int) -> list[int]:
     sql = f"SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY {_bm25(WEIGHTS)} LIMIT ?"
     return [r[0] for r in db.execute(sql, (expr, limit))]
+
+
+def _candidates(db: "sqlite3.Connection", seeds: list[str], active: list[str], dfs: dict[str, int],
+                limit: int, together: int = 1) -> list[int]:
+    """The memories the seeds find best, by bm25 over the OR of the seeds.
+
+    bm25() costs FTS5 a call per row that holds a seed: at 100,000 memories, three seeds of a
+    few thousand memories each cost more than the rest of the hook. When the seeds' rows exceed
+    WALK_BUDGET and a memory must hold `together` >= 2 of the query's terms to be recalled
+    (`rank`), a memory holding one term alone can never be recalled, so the candidates are the
+    memories where the terms occur together, found by FTS5's doclist intersection before bm25
+    sees a row: first those holding two seeds, then, while fewer than `limit`, those holding a
+    seed and another active term. On a store where the seeds' rows fit the budget, the search
+    is the OR of the seeds as it always was.
+    """
+    if together < 2 or len(active) < 2 or sum(dfs[t] for t in seeds) <= WALK_BUDGET:
+        return _top(db, " OR ".join(quote(t) for t in seeds), limit)
+    pairs = [f"({quote(a)} AND {quote(b)})" for i, a in enumerate(seeds) for b in seeds[i + 1:]]
+    found = _top(db, " OR ".join(pairs), limit) if pairs else []
+    others = [t for t in active if t not in seeds]
+    if len(found) < limit and others:
+        expr = f"({' OR '.join(quote(t) for t in seeds)}) AND ({' OR '.join(quote(t) for t in others)})"
+        have = set(found)
+        found += [r for r in _top(db, expr, limit) if r not in have][:limit - len(found)]
+    return found
 
 
 def _seeds(active: list[tuple[str, float]], dfs: dict[str, int], n: int) -> list[str]:
@@ -283,8 +308,10 @@ def _factor(subject: float, names: float, prose: float, n_entities: int) -> floa
 
 
 def relevance(db: "sqlite3.Connection", terms: list[tuple[str, float]], limit: int = CANDIDATES,
-              own: frozenset[str] | set[str] = frozenset(), lookups: Lookups | None = None) -> dict[int, Evidence]:
-    """rowid -> Evidence for the best candidates of weighted terms."""
+              own: frozenset[str] | set[str] = frozenset(), lookups: Lookups | None = None,
+              together: int = 1) -> dict[int, Evidence]:
+    """rowid -> Evidence for the best candidates of weighted terms; `together`: how many of the
+    terms a memory must hold to be recalled (`rank`), which bounds the search on a large store."""
     if not terms:
         return {}
     facts = lookups or Lookups(db, [t for t, _ in terms])
@@ -295,7 +322,7 @@ def relevance(db: "sqlite3.Connection", terms: list[tuple[str, float]], limit: i
     idf = {t: _idf(dfs[t], n) for t in dfs}
     mass = sum(w * idf[t] for t, w in terms) or 1.0
     active = [(t, w) for t, w in terms if 0 < dfs[t] <= cap]
-    rowids = _candidates(db, _seeds(active, dfs, n), limit) if active else []
+    rowids = _candidates(db, _seeds(active, dfs, n), [t for t, _ in active], dfs, limit, together) if active else []
     if not rowids:
         return {}
     norm = math.log(max(n, 2) + 1.0)
