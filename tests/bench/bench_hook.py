@@ -7,10 +7,14 @@ way `hooks/run` starts the hook, `-I -S`, doing nothing) and `sh hooks/run user_
 same interpreter, plus `python -I -S hooks/user_prompt_submit.py` without the shell launcher, and
 `python -I -c pass` (the heavier baseline used before issue 13: it also imports `site`, which the
 hook never does, so ratios against it flatter the hook; kept only for comparison). Two prompts: an
-answerable one that injects memories and "ok, go ahead", which must stay silent. Also prints the
-hook's import-time breakdown (`python -X importtime -I -S`).
+answerable one that injects memories and "ok, go ahead", which must stay silent. For the
+answerable prompt it also runs the floor under any Python hook on this cache (`sql_floor.py`: the
+hook's own SQL statements, recorded in this process, run by a minimal `-I -S` script behind the
+same `sh`), so the report separates what SQLite and the interpreter cost from what memrepo's
+Python costs. Also prints the hook's import-time breakdown (`python -X importtime -I -S`).
 
-Targets (issue 3): hook/baseline <= 1.5x at 1,000 memories and <= 2x at 10,000, judged on the
+Targets (issue 3, issue 22): hook/baseline <= 1.5x at 1,000 memories, <= 2x at 10,000 and <= 2.5x
+at 100,000, judged on the
 median of the pair ratios (each round's hook time over the same round's baseline time) against
 the `-I -S` baseline. The machine's load average is recorded before and after every series.
 
@@ -78,12 +82,51 @@ def event(prompt: str, cwd: str, transcript: str) -> bytes:
                        "prompt": prompt}).encode("utf-8")
 
 
-def commands(python: str) -> dict[str, list[str]]:
-    """The interleaved commands. `baseline` starts the interpreter as hooks/run does (`-I -S`)."""
-    return {"baseline": [python, "-I", "-S", "-c", "pass"],
+SQL_FLOOR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sql_floor.py")
+
+
+def commands(python: str, floor: tuple[str, str] | None = None) -> dict[str, list[str]]:
+    """The interleaved commands. `baseline` starts the interpreter as hooks/run does (`-I -S`);
+    `sql_floor` (given the cache and the recorded statements) runs the hook's own SQL from a
+    minimal script behind the same `sh` (sql_floor.py): what any Python hook on this cache costs."""
+    cmds = {"baseline": [python, "-I", "-S", "-c", "pass"],
             "hook": ["sh", os.path.join(bl.ROOT, "hooks", "run"), "user_prompt_submit"],
             "hook_direct": [python, "-I", "-S", os.path.join(bl.ROOT, "hooks", "user_prompt_submit.py")],
             "baseline_site": [python, "-I", "-c", "pass"]}
+    if floor:
+        cmds["sql_floor"] = ["sh", "-c", 'exec "$0" -I -S "$1" "$2" "$3"', python, SQL_FLOOR, *floor]
+        cmds["sql_floor_direct"] = [python, "-I", "-S", SQL_FLOOR, *floor]
+    return cmds
+
+
+def record_statements(repo: str, prompt: str, cwd: str, path: str) -> int:
+    """Run recall in this process as the hook would and write the SQL it ran (marshal) to `path`."""
+    import marshal
+
+    from memrepo.recall import decide as recall, search
+
+    connect = search.connect
+    ran: list[tuple[str, tuple[Any, ...]]] = []
+
+    class Recorder:
+        def __init__(self, db: Any) -> None:
+            self.db = db
+
+        def execute(self, sql: str, args: Any = ()) -> Any:
+            ran.append((sql, tuple(args)))
+            return self.db.execute(sql, args)
+
+        def close(self) -> None:
+            self.db.close()
+
+    search.connect = lambda p: Recorder(connect(p))  # type: ignore[assignment,return-value]
+    try:
+        recall.decide(repo, prompt, cwd=cwd)
+    finally:
+        search.connect = connect  # type: ignore[assignment]
+    with open(path, "wb") as fh:
+        marshal.dump(ran, fh)
+    return len(ran)
 
 
 def takes_stdin(name: str) -> bool:
@@ -124,6 +167,8 @@ def instructions(cmds: dict[str, list[str]], env: dict[str, str], ev: bytes, run
     if not valgrind:
         return None
     counts: dict[str, list[int]] = {"baseline": [], "hook_direct": []}
+    if "sql_floor_direct" in cmds:
+        counts["sql_floor_direct"] = []
     for _ in range(runs):
         for name in counts:
             res = subprocess.run([valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null", *cmds[name]], env=env,
@@ -133,7 +178,11 @@ def instructions(cmds: dict[str, list[str]], env: dict[str, str], ev: bytes, run
                 raise RuntimeError(f"callgrind on {name} failed: {res.stderr.decode(errors='replace')[-300:]}")
             counts[name].append(int(found.group(1)))
     base, hook = min(counts["baseline"]), min(counts["hook_direct"])
-    return {"baseline_ir": counts["baseline"], "hook_ir": counts["hook_direct"], "ratio": round(hook / base, 3)}
+    out = {"baseline_ir": counts["baseline"], "hook_ir": counts["hook_direct"], "ratio": round(hook / base, 3)}
+    if counts.get("sql_floor_direct"):
+        out["sql_floor_ir"] = counts["sql_floor_direct"]
+        out["sql_floor_ratio"] = round(min(counts["sql_floor_direct"]) / base, 3)
+    return out
 
 
 def ratios(samples: dict[str, list[float]]) -> dict[str, Any]:
@@ -149,6 +198,8 @@ def ratios(samples: dict[str, list[float]]) -> dict[str, Any]:
     # against the heavier `python -I -c pass` baseline used before issue 13, for comparison only
     out["site_ratio_of_medians"] = round(statistics.median(hook) / statistics.median(site), 3)
     out["site_median_of_pair_ratios"] = round(statistics.median(h / b for h, b in zip(hook, site)), 3)
+    if "sql_floor" in samples:
+        out["sql_floor_median_of_pair_ratios"] = round(statistics.median(f / b for f, b in zip(samples["sql_floor"], base)), 3)
     return out
 
 
@@ -241,9 +292,16 @@ def bench_size(n: int, args: argparse.Namespace, workdir: str) -> dict[str, Any]
     if os.path.exists(TRANSCRIPT):
         shutil.copyfile(TRANSCRIPT, transcript)
     prompt, cwd, expected = answerable_prompt(repo, workdir)
-    cmds = commands(args.python)
     result: dict[str, Any] = {"setup": setup, "prompts": {}}
     for kind, text, inject in (("answerable", prompt, True), ("silent", SILENT_PROMPT, False)):
+        floor = None
+        if inject:  # a silent prompt runs no SQL: the hook never even loads _sqlite3 for it
+            from memrepo.recall import paths
+
+            statements = os.path.join(workdir, f"statements-{n}-{kind}.marshal")
+            record_statements(repo, text, cwd, statements)
+            floor = (paths.index_db(repo), statements)
+        cmds = commands(args.python, floor)
         ev = event(text, cwd, transcript)
         check = check_outputs(cmds, env, ev, inject)
         print(f"N={n} {kind}: {args.pairs} interleaved rounds; injects {check['injected_ids'] or 'nothing'}")
@@ -258,7 +316,8 @@ def bench_size(n: int, args: argparse.Namespace, workdir: str) -> dict[str, Any]
             if entry["instructions"]:
                 ins = entry["instructions"]
                 print(f"N={n} {kind}: instructions hook {min(ins['hook_ir']):,} / baseline {min(ins['baseline_ir']):,} "
-                      f"= {ins['ratio']:.2f}x (callgrind, hook without its sh launcher)")
+                      f"= {ins['ratio']:.2f}x (callgrind, hook without its sh launcher)"
+                      + (f"; its SQL from a minimal script {ins['sql_floor_ratio']:.2f}x" if "sql_floor_ratio" in ins else ""))
         result["prompts"][kind] = entry
     ev = event(prompt, cwd, transcript)
     result["importtime_answerable"] = importtime(args.python, env, ev, runs=args.importtime_runs)
@@ -271,8 +330,9 @@ def report(results: dict[str, Any]) -> None:
     print(f"machine: {results['machine']}; interpreter {results['args']['python']}")
     print("baseline = `python -I -S -c pass` (as hooks/run starts the hook); old = `python -I -c pass`;"
           " pair = median of per-round hook/baseline ratios; times are medians (min)")
+    print("floor = the hook's own SQL run by a minimal script behind the same sh (sql_floor.py), pair ratio")
     print(f"{'size':>6} {'prompt':<11} {'baseline ms':>15} {'hook ms':>15} {'direct ms':>10} {'+ms':>6} "
-          f"{'ratio':>6} {'pair':>6} {'target':>8} {'old':>5} {'oldpr':>5}  {'decide ms':>9}  load 1m")
+          f"{'ratio':>6} {'pair':>6} {'target':>8} {'floor':>6} {'old':>5} {'oldpr':>5}  {'decide ms':>9}  load 1m")
     for n, r in results["sizes"].items():
         target = TARGETS.get(int(n))
         for kind, p in r["prompts"].items():
@@ -282,7 +342,8 @@ def report(results: dict[str, Any]) -> None:
             load = p.get("loadavg", {})
             print(f"{n:>6} {kind:<11} {b['median']:>6.1f} ({b['min']:>5.1f}) {h['median']:>6.1f} ({h['min']:>5.1f}) "
                   f"{p['hook_direct']['median']:>10.1f} {p['added_ms']:>6.1f} {p['ratio_of_medians']:>6.2f} "
-                  f"{p['median_of_pair_ratios']:>6.2f} {met:>8} {p['site_ratio_of_medians']:>5.2f} "
+                  f"{p['median_of_pair_ratios']:>6.2f} {met:>8} {p.get('sql_floor_median_of_pair_ratios', '-'):>6} "
+                  f"{p['site_ratio_of_medians']:>5.2f} "
                   f"{p['site_median_of_pair_ratios']:>5.2f}  {dec:>9.2f}  "
                   f"{load.get('before', ['?'])[0]}->{load.get('after', ['?'])[0]}")
     print("\nfloors (interleaved `python -I -S -c ...`, same interpreter unless noted; ratio to `-S pass`):")
