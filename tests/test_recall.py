@@ -515,3 +515,18 @@ def test_past_the_walk_budget_a_seed_with_another_term_fills_the_candidates(repo
     assert _candidate_ids(repo, ["feed", "reconcile"], together=2) >= {"feed-only", "month-end"}  # the OR of the seeds
     monkeypatch.setattr(search, "WALK_BUDGET", 0)
     assert _candidate_ids(repo, ["feed", "reconcile"], together=2) == {"month-end"}
+
+
+def test_past_the_walk_budget_only_the_rarer_other_terms_join_a_seed(repo: str, monkeypatch) -> None:
+    # "feed" seeds; "export" (51 notes) and "number" (101) are other terms, too common to seed.
+    # With no budget to spare only the rarer of them joins the seed: bm25 never scores the
+    # longer list's rows.
+    write_memory(repo, "feed-export", title="Feed export", description="The feed as a CSV export.", body="Daily.\n")
+    write_memory(repo, "feed-number", title="Feed number", description="Which number the feed has.", body="Weekly.\n")
+    _crowded(repo)
+    monkeypatch.setattr(search, "COMMON_DF_MIN", 5)
+    monkeypatch.setattr(search, "SEED_DF_SHARE", 0.0)
+    monkeypatch.setattr(search, "COMMON_DF_SHARE", 1.0)
+    monkeypatch.setattr(search, "WALK_BUDGET", 0)
+    assert _candidate_ids(repo, ["feed", "export", "number"], together=2) == {"feed-export"}
+

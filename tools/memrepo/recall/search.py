@@ -186,14 +186,22 @@ def _candidates(db: "sqlite3.Connection", seeds: list[str], active: list[str], d
     (`rank`), a memory holding one term alone can never be recalled, so the candidates are the
     memories where the terms occur together, found by FTS5's doclist intersection before bm25
     sees a row: first those holding two seeds, then, while fewer than `limit`, those holding a
-    seed and another active term. On a store where the seeds' rows fit the budget, the search
-    is the OR of the seeds as it always was.
+    seed and one of the rarer other active terms (as many as fit the budget). On a store where
+    the seeds' rows fit the budget, the search is the OR of the seeds as it always was.
     """
     if together < 2 or len(active) < 2 or sum(dfs[t] for t in seeds) <= WALK_BUDGET:
         return _top(db, " OR ".join(quote(t) for t in seeds), limit)
     pairs = [f"({quote(a)} AND {quote(b)})" for i, a in enumerate(seeds) for b in seeds[i + 1:]]
     found = _top(db, " OR ".join(pairs), limit) if pairs else []
-    others = [t for t in active if t not in seeds]
+    # the rarest other terms, as many as fit the budget (at least one): bm25 scores only rows in
+    # both lists, at most the others' rows, so long doclists of everyday words are never scored
+    others: list[str] = []
+    rows = 0
+    for t in sorted((t for t in active if t not in seeds), key=lambda t: dfs[t]):
+        if others and rows + dfs[t] > WALK_BUDGET:
+            break
+        others.append(t)
+        rows += dfs[t]
     if len(found) < limit and others:
         expr = f"({' OR '.join(quote(t) for t in seeds)}) AND ({' OR '.join(quote(t) for t in others)})"
         have = set(found)
