@@ -530,3 +530,28 @@ def test_past_the_walk_budget_only_the_rarer_other_terms_join_a_seed(repo: str, 
     monkeypatch.setattr(search, "WALK_BUDGET", 0)
     assert _candidate_ids(repo, ["feed", "export", "number"], together=2) == {"feed-export"}
 
+
+def test_a_word_too_common_to_find_memories_still_scores_them(repo: str, monkeypatch) -> None:
+    # "reconcile" is in 51 of 103 notes: over the finder share (30%) it finds nothing alone, but
+    # under the common-word share (60%) it still scores what "feed" found.
+    write_memory(repo, "feed-only", title="The bank feed arrives at six", description="A CSV over SFTP.", body="Daily.\n")
+    _crowded(repo)
+    monkeypatch.setattr(search, "COMMON_DF_MIN", 5)
+    monkeypatch.setattr(search, "FINDER_DF_SHARE", 0.3)
+    monkeypatch.setattr(search, "COMMON_DF_SHARE", 0.6)
+    assert _candidate_ids(repo, ["reconcile"], together=1) == set()
+    db = search.connect(paths.index_db(repo))
+    try:
+        found = {ev.row[2]: ev for ev in search.relevance(db, [("feed", 1.0), ("reconcile", 1.0)]).values()}
+    finally:
+        db.close()
+    assert set(found) == {"feed-only", "month-end"}
+    assert found["month-end"].matched == {"feed", "reconcile"} and found["feed-only"].matched == {"feed"}
+    # over the common-word share it would not score at all
+    monkeypatch.setattr(search, "COMMON_DF_SHARE", 0.3)
+    db = search.connect(paths.index_db(repo))
+    try:
+        found = {ev.row[2]: ev for ev in search.relevance(db, [("feed", 1.0), ("reconcile", 1.0)]).values()}
+    finally:
+        db.close()
+    assert found["month-end"].matched == {"feed"}

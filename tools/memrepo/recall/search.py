@@ -29,9 +29,13 @@ _PROSE = (0, 0, 0, 0, 0, 1, 1)
 CANDIDATES = 40
 WALK_ROWS = 600  # see _term_hits
 WALK_BUDGET = 1500  # rows the candidate search scores with bm25() before it asks for terms together (_candidates)
-# A term in more memories than this tells none of them apart; it is left out of the search
-# (its bm25 weight would be near zero anyway) so ranking stays fast on a large store.
-COMMON_DF_SHARE = 0.12
+# A term in more memories than this tells none of them apart; it is left out of the scores
+# (its bm25 weight would be near zero anyway).
+COMMON_DF_SHARE = 0.25
+# A term in more memories than this never finds candidates (`_seeds`): walking its doclist would
+# cost more than the rest of the hook. It still scores the candidates rarer words found: scores
+# come from the cache's term statistics, whatever a term's document count.
+FINDER_DF_SHARE = 0.12
 COMMON_DF_MIN = 60
 SEED_DF_SHARE = 0.04
 
@@ -211,10 +215,14 @@ def _candidates(db: "sqlite3.Connection", seeds: list[str], active: list[str], d
 
 def _seeds(active: list[tuple[str, float]], dfs: dict[str, int], n: int) -> list[str]:
     """The terms that find candidates: the rarer ones (the best memories hold at least one of
-    them), so the candidate query walks short doclists; every active term still scores them."""
+    them), so the candidate query walks short doclists; every active term still scores them.
+    Without a rare one, the rarest, unless even that is in more than FINDER_DF_SHARE of the store."""
     limit = max(COMMON_DF_MIN, int(n * SEED_DF_SHARE))
     rare = [t for t, _ in active if dfs[t] <= limit]
-    return rare or [min(active, key=lambda tw: dfs[tw[0]])[0]]
+    if rare:
+        return rare
+    rarest = min(active, key=lambda tw: dfs[tw[0]])[0]
+    return [rarest] if dfs[rarest] <= max(COMMON_DF_MIN, int(n * FINDER_DF_SHARE)) else []
 
 
 def _term_hits(db: "sqlite3.Connection", terms: list[str], rowids: list[int],
@@ -330,7 +338,8 @@ def relevance(db: "sqlite3.Connection", terms: list[tuple[str, float]], limit: i
     idf = {t: _idf(dfs[t], n) for t in dfs}
     mass = sum(w * idf[t] for t, w in terms) or 1.0
     active = [(t, w) for t, w in terms if 0 < dfs[t] <= cap]
-    rowids = _candidates(db, _seeds(active, dfs, n), [t for t, _ in active], dfs, limit, together) if active else []
+    seeds = _seeds(active, dfs, n) if active else []
+    rowids = _candidates(db, seeds, [t for t, _ in active], dfs, limit, together) if seeds else []
     if not rowids:
         return {}
     norm = math.log(max(n, 2) + 1.0)

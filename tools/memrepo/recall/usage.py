@@ -3,7 +3,7 @@
 A memory recall injected was *used* when the agent's reply (the Stop hook's
 `last_assistant_message`) or the person's next prompt shows it: the memory's id appears, or
 enough of its *distinctive* words do. A memory's distinctive words are its index terms that
-tell it apart in this store (at most COMMON_DF_SHARE of the memories hold them, as search
+tell it apart in this store (at most FINDER_DF_SHARE of the memories hold them, as search
 counts them), that are not everyday words, that the prompt did not already say — a reply
 repeating the question's words proves nothing — and that no other memory injected with it
 holds (near misses on one subject share their subject's words). "Enough" is two of them, or
@@ -74,7 +74,7 @@ def distinctive(db: "sqlite3.Connection", note_id: str, said: set[str]) -> "tupl
     if not words:
         return ()
     facts = search.Lookups(db, words)
-    cap = max(search.COMMON_DF_MIN, int(facts.n * search.COMMON_DF_SHARE))
+    cap = max(search.COMMON_DF_MIN, int(facts.n * search.FINDER_DF_SHARE))
     rare = sorted((facts.dfs.get(w, 0), i, w) for i, w in enumerate(words) if 0 < facts.dfs.get(w, 0) <= cap)
     out: dict[str, None] = {}
     for _, _, w in rare:
