@@ -77,7 +77,7 @@ def operation(repo: str) -> tuple[str, str] | None:
 
 def uncommitted(repo: str) -> tuple[list[str], list[str]]:
     """(staged paths, changed but unstaged paths) among what memrepo writes: memory/ and profile.md."""
-    rc, out, _ = gitcmd.run_git("status", "--porcelain", "-z", "--untracked-files=all", "--",
+    rc, out, _ = gitcmd.run_git("--no-optional-locks", "status", "--porcelain", "-z", "--untracked-files=all", "--",
                                 paths.MEMORY_DIR, paths.PROFILE_FILE, cwd=repo)
     staged, unstaged = [], []
     for entry in gitcmd.split_z(out) if rc == 0 else []:

@@ -166,7 +166,7 @@ def _stage(repo: str, rels: list[str]) -> None:
     gone = [r for r in rels if r not in present]
     for args, paths in ((["add"], present), (["rm", "--cached", "-q", "--ignore-unmatch"], gone)):
         if paths:
-            rc, out, err = gitcmd.run_git(*args, *_FROM_STDIN, cwd=repo, input=_nul(paths))
+            rc, out, err = gitcmd.run_git_writing(*args, *_FROM_STDIN, cwd=repo, input=_nul(paths))
             if rc != 0:
                 raise GitError(f"git {args[0]} failed: {(err or out).decode('utf-8', 'replace').strip()}",
                                hint="check the repository with `git status` and `memrepo doctor`")
@@ -179,8 +179,8 @@ def commit_staged(repo: str, rels: list[str], subject: str, trailers: dict[str, 
     """
     msg = message(subject, trailers, body).encode("utf-8")
     with _pathspec_file(repo, rels) as listed:
-        rc, out, err = gitcmd.run_git("commit", "-q", "-F", "-", f"--pathspec-from-file={listed}", "--pathspec-file-nul",
-                                      cwd=repo, input=msg)
+        rc, out, err = gitcmd.run_git_writing("commit", "-q", "-F", "-", f"--pathspec-from-file={listed}",
+                                              "--pathspec-file-nul", cwd=repo, input=msg)
     if rc != 0:
         detail = "\n".join(s for s in (err.decode("utf-8", "replace").strip(), out.decode("utf-8", "replace").strip()) if s)
         raise GitError(f"git commit failed:\n{detail}", hint="fix the problems above, then run the command again")

@@ -35,6 +35,34 @@ def run_git(*args: str, cwd: str, input: bytes | None = None, env: dict[str, str
     return res.returncode, res.stdout, res.stderr
 
 
+INDEX_BUSY_WAIT = 10.0  # seconds a write waits for another git's index.lock (an editor's `git status`, say)
+
+
+def index_busy(err: bytes) -> bool:
+    """Whether git refused because another git holds the index lock (not a failure of our own)."""
+    return b"index.lock" in err and b"File exists" in err
+
+
+def run_git_writing(*args: str, cwd: str, input: bytes | None = None, env: dict[str, str] | None = None,
+                    wait: float | None = None) -> tuple[int, bytes, bytes]:
+    """`run_git` for a command that writes the index (add, rm --cached, commit): while another
+    git holds `index.lock` — a person's `git status`, an editor polling the repository — git
+    refuses at once, before anything is written or any hook runs; wait for it and try again, up
+    to `wait` seconds (INDEX_BUSY_WAIT). A lock still there after that is reported as git reported it (a dead
+    git's lock is `memrepo doctor`'s to clear)."""
+    import time
+
+    deadline = time.monotonic() + (INDEX_BUSY_WAIT if wait is None else wait)
+    pause = 0.02
+    while True:
+        rc, out, err = run_git(*args, cwd=cwd, input=input, env=env)
+        left = deadline - time.monotonic()
+        if rc == 0 or not index_busy(err) or left <= 0:
+            return rc, out, err
+        time.sleep(min(pause, left))
+        pause = min(pause * 2, 0.5)
+
+
 def head(cwd: str, env: dict[str, str] | None = None, timeout: float = TIMEOUT) -> str | None:
     """The commit HEAD names, or None in a repository without commits."""
     rc, out, _ = run_git("rev-parse", "--verify", "-q", "HEAD", cwd=cwd, env=env, timeout=timeout)

@@ -23,8 +23,9 @@ def _text(data: bytes) -> str:
 
 def git_ok(repo: str, *args: str, what: str, hint: str, env: dict[str, str] | None = None,
            input: bytes | None = None) -> str:
-    """Run git; its stdout, or GitError naming `what` failed with git's own words and `hint`."""
-    rc, out, err = gitcmd.run_git(*args, cwd=repo, env=env, input=input)
+    """Run git; its stdout, or GitError naming `what` failed with git's own words and `hint`.
+    A command another git's index lock refused is tried again for a while (`run_git_writing`)."""
+    rc, out, err = gitcmd.run_git_writing(*args, cwd=repo, env=env, input=input)
     if rc != 0:
         raise GitError(f"{what} failed: {_text(err) or _text(out)}", hint=hint)
     return out.decode("utf-8", "surrogateescape").strip()

@@ -175,7 +175,7 @@ def _check_clean(repo: str, files: list[str]) -> None:
                         hint="commit or unstage them (`git restore --staged .`), then run undo again")
     # No pathspec: a run may touch thousands of files, more than a command line holds (issue 22).
     touched = set(files)
-    rc, out, _ = gitcmd.run_git("status", "--porcelain", "-z", cwd=repo)
+    rc, out, _ = gitcmd.run_git("--no-optional-locks", "status", "--porcelain", "-z", cwd=repo)
     dirty = sorted({p[3:] for p in gitcmd.split_z(out) if p[3:] in touched})
     if dirty:
         raise UndoError(f"uncommitted changes in files the run touched: {', '.join(dirty)}",

@@ -12,7 +12,7 @@ def dirty_paths(repo: str, *under: str) -> set[str] | None:
     Reads `git status --porcelain=v1 -z`: a rename or copy entry is followed by its origin path
     as an entry of its own, and both count as changed.
     """
-    rc, out, _ = gitcmd.run_git("status", "--porcelain=v1", "-z", "--untracked-files=all", "--", *under,
+    rc, out, _ = gitcmd.run_git("--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", *under,
                                 cwd=repo, env=gitcmd.no_git_env())
     if rc != 0:
         return None
