@@ -38,3 +38,22 @@ def test_the_usage_report_says_its_labels_are_hand_written() -> None:
     assert data["cases"] == 64 and data["pairs"] == 100
     # A regression guard at the measured level (issue 17, part 6), not a target.
     assert data["precision"] >= 0.8 and data["recall"] >= 0.7
+
+
+def test_recall_quality_reports_the_lexical_reach_and_the_stores_common_words() -> None:
+    """Lexical reach bounds what any ranking of the words' matches can hit (issue 17): how often
+    the naive OR search holds an expected memory among its first 10, and at all."""
+    out = subprocess.run([sys.executable, os.path.join(BENCH, "recall_quality.py"), "--sets", "recall", "--json"],
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    (m,) = json.loads(out.stdout)
+    reach, naive = m["reach"], m["naive"]
+    expecting = {k: v for k, v in naive.items() if "hit@3" in v}
+    assert reach["n"] == sum(v["n"] for v in expecting.values()) == 58
+    hit3 = sum(v["hit@3"] * v["n"] for v in expecting.values()) / reach["n"]
+    # measured at the commit that added it: 56 of 58 among the first ten, every one sharing a word
+    assert (round(reach["top10"] * 58), round(reach["anywhere"] * 58)) == (56, 58)
+    assert hit3 < reach["top10"] <= reach["anywhere"]
+    common = m["common"]
+    assert common["share"] == 0.25 and common["count"] >= len(common["top"]) > 0
+    assert all(share > 0.25 and not word.isdigit() for word, share in common["top"])
