@@ -46,12 +46,18 @@ def _rebuilt_copy(repo: str, tmp_path: Any) -> str:
     return fresh
 
 
-def _decisions(repo: str, prompts: list[dict[str, Any]]) -> list[list[tuple[str, float, float, float]]]:
+def _project(cwd: str | None) -> str | None:
+    # the labeled sets' cwds are /home/<user>/<folder>/<project>/...: the project is the fourth part
+    parts = (cwd or "").strip("/").split("/")
+    return parts[3] if len(parts) > 3 else None
+
+
+def _decisions(repo: str, prompts: list[dict[str, Any]]) -> list[list[tuple[str, float, float]]]:
     out = []
     for row in prompts:
-        d = decide.decide(repo, row["prompt"], previous=evaluate._previous_text(row), today=TODAY,
-                          project=evaluate._project(row.get("cwd")))
-        out.append([(h.id, h.score, h.evidence, h.coverage) for h in d.hits])
+        d = decide.decide(repo, row["prompt"], previous=evaluate.previous_text(row), today=TODAY,
+                          project=_project(row.get("cwd")))
+        out.append([(h.id, h.score, h.p) for h in d.hits])
     return out
 
 
@@ -154,7 +160,7 @@ def _search(repo: str, words: list[str]) -> dict[str, float]:
     try:
         found = search.relevance(db, [(w, 1.0) for w in words])
         ids = dict(db.execute("SELECT rowid, id FROM memories"))
-        return {ids[r]: ev.relevance for r, ev in found.items()}
+        return {ids[r]: ev.score for r, ev in found.items()}
     finally:
         db.close()
 

@@ -103,7 +103,6 @@ def test_conversational_prompts_are_silent(prompt: str) -> None:
         ("...", "conversational"),
         ("?!", "conversational"),
         ("👍 ok", "conversational"),
-        ("```\nfoo = bar()\n```", "no-subject"),
         ("42", "no-subject"),
         ("x y z", "no-subject"),
         ("[Image #1]", "no-subject"),
@@ -162,14 +161,73 @@ def test_silence_reasons(prompt: str, reason: str) -> None:
         ("why does the SSR page 500?", ("ssr", "page", "500")),
         ("error 12 on build 3", ("error", "build")),
         ("rollback v212 of fernweh-api", ("rollback", "v212", "fernweh", "api")),
-        (
-            "the cron job died:\n```\nTraceback (most recent call last):\n  File \"x.py\"\n```\n",
-            ("cron", "job", "died"),
-        ),
     ],
 )
 def test_prompts_with_a_subject(prompt: str, terms: tuple[str, ...]) -> None:
     assert build_query(prompt) == Query(terms, None)
+
+
+@pytest.mark.parametrize(
+    ("prompt", "terms", "pasted"),
+    [
+        # What was pasted is evidence at a reduced weight (issue 36), never the user's own words;
+        # a trace's frame says its file and function, its header nothing.
+        ("the cron job died:\n```\nTraceback (most recent call last):\n  File \"jobs/sync.py\", line 3, in pull_ledger\n"
+         "KeyError: 'ledger_id'\n```\n", ("cron", "job", "died"), ("sync", "py", "pull", "ledger", "keyerror")),
+        ("```\nfoo = bar()\n```", (), ("foo", "bar")),
+        ("deploy failed\n2026-11-21 02:15:00 ERROR pgbouncer: no more connections allowed",
+         ("deploy", "failed"), ("2026", "error", "pgbouncer", "connections", "allowed")),
+        # a word already among the own words is not counted again
+        ("pgbouncer again?\n```\npgbouncer: too many clients\n```", ("pgbouncer",), ("clients",)),
+    ],
+)
+def test_pasted_words_are_terms_apart(prompt: str, terms: tuple[str, ...], pasted: tuple[str, ...]) -> None:
+    assert build_query(prompt) == Query(terms, None, pasted)
+
+
+@pytest.mark.parametrize(
+    ("prompt", "terms"),
+    [
+        ("is Python 3.12 ok for the dbt 1.8 upgrade?", ("python", "3.12", "dbt", "1.8", "upgrade")),
+        ("bump to v2.4.1, not v2.4.", ("bump", "v2.4.1", "v2.4")),
+        ("node v22.11.0 fails on 22.11", ("node", "v22.11.0", "fails", "22.11")),
+        ("e.g. the api", ("api",)),  # letters between dots are no version
+    ],
+)
+def test_version_numbers_stay_whole(prompt: str, terms: tuple[str, ...]) -> None:
+    assert build_query(prompt).terms == terms
+
+
+@pytest.mark.parametrize(
+    ("prompt", "terms"),
+    [
+        # A function word of another language only: a subject word in a prompt that shows English...
+        ("and the SIM?", ("sim",)),
+        ("is the todo list done", ("todo", "list")),
+        # ... a function word where its language shows, or where no language shows at all
+        ("sim, pode mandar", ()),
+        ("sim", ()),
+        ("waarom faalt de dbt run op stg_meterstanden sinds gisteren?", ("faalt", "dbt", "run", "stg", "meterstanden", "gisteren")),
+        ("el pod de routing-api se queda en CrashLoopBackOff otra vez", ("pod", "routing", "api", "queda", "crashloopbackoff")),
+        ("prima, doe maar", ()),
+        ("dale, sigue", ()),
+    ],
+)
+def test_function_words_count_in_their_own_language(prompt: str, terms: tuple[str, ...]) -> None:
+    assert build_query(prompt).terms == terms
+
+
+def test_names_are_the_words_written_capitalised_inside_a_sentence() -> None:
+    q = build_query("When did Caroline go to the LGBTQ support group with B05? Ask Bob.")
+    assert q.terms == ("caroline", "lgbtq", "support", "group", "b05", "bob")
+    # "When" and "Ask" start their sentences; LGBTQ is an acronym, B05 a name
+    assert q.names == {"caroline", "b05", "bob"}
+
+
+@pytest.mark.parametrize(("prompt", "ours"), [("how do we deploy the api?", True), ("how does the api deploy?", False),
+                                                ("como a gente faz deploy da api?", True)])
+def test_a_prompt_in_the_first_person_plural_is_marked(prompt: str, ours: bool) -> None:
+    assert build_query(prompt).ours is ours
 
 
 def test_terms_are_capped_in_first_seen_order() -> None:
@@ -366,7 +424,7 @@ def test_never_raises_and_stays_bounded(name: str) -> None:
     assert mid / max(small, 1e-3) < 8.0 and full / max(mid, 1e-3) < 3.0, (small, mid, full)
     query = build_query(prompt)
     assert isinstance(query.terms, tuple) and len(query.terms) <= MAX_TERMS
-    assert (query.silent_reason is None) == bool(query.terms)
+    assert (query.silent_reason is None) == bool(query.terms or query.pasted)
     assert len(clean_prompt(prompt)) <= 20_000
     assert isinstance(subject_terms(prompt), tuple)
 

@@ -43,7 +43,7 @@ def test_recall_log_lists_hook_decisions(repo: str) -> None:
     from memrepo.recall import decide as recall, log
 
     _store(repo)
-    for prompt in ("can I deploy to production on friday?", "thanks!", "explain blue-green deploys with a small example"):
+    for prompt in ("can I deploy to production on friday?", "thanks!", "what is the capital of France?"):
         log.log_decision(repo, prompt, recall.decide(repo, prompt))
     out = CliRunner().invoke(cli, ["--repo", repo, "recall-log", "--json"], catch_exceptions=False)
     entries = json.loads(out.output)
@@ -82,12 +82,15 @@ def test_recall_log_says_why_and_filters_by_session_project_and_outcome(repo: st
     entries = json.loads(run("--json"))
     assert [(e["session"], e.get("project"), bool(e["injected"])) for e in entries] == [
         ("bbbb2222-s", None, False), ("aaaa1111-s", "web", False), ("aaaa1111-s", "web", True)]
-    # Silence says why: the best candidate and the floor it failed, or that nothing matched.
-    assert entries[1]["best"]["id"] == "friday-freeze" and entries[1]["why"].startswith("evidence ")
+    # Silence says why: the best candidate and what the decision read in it, or that nothing matched.
+    assert entries[1]["best"]["id"] == "friday-freeze" and entries[1]["why"].startswith("the evidence says silence: p ")
+    assert [c["id"] for c in entries[1]["candidates"]] == ["friday-freeze"] and entries[1]["candidates"][0]["cut"]
     assert entries[0]["why"].startswith("no memory holds any of the prompt's words") and "best" not in entries[0]
     text = run()
     assert "web  session aaaa1111" in text and "  terms: deploy production friday" in text
-    assert "silent (no-match): the best candidate friday-freeze (" in text and ") failed: evidence " in text
+    assert "silent (no-match): the best candidate friday-freeze (" in text and "): the evidence says silence: p " in text
+    explained = run("--explain", "-n", "1", "--session", "aaaa")
+    assert "  1. friday-freeze  score " in explained and "— left out: the evidence says silence" in explained
     assert [e["session"] for e in json.loads(run("--session", "bbbb", "--json"))] == ["bbbb2222-s"]
     assert len(json.loads(run("--project", "web", "--json"))) == 2
     assert [bool(e["injected"]) for e in json.loads(run("--silent", "--json"))] == [False, False]
@@ -119,7 +122,7 @@ def test_demo_runs_on_the_bundled_examples() -> None:
     assert " ms" in out.output
 
 
-def test_recall_explain_says_which_floor_each_candidate_failed(repo: str) -> None:
+def test_recall_explain_says_what_cut_each_candidate(repo: str) -> None:
     _store(repo)
     write_memory(repo, "queue-redis", title="The shop worker queue is Redis", topics=["queue", "redis"],
                  description="Background jobs of the shop API run on a Redis queue.")
@@ -128,8 +131,8 @@ def test_recall_explain_says_which_floor_each_candidate_failed(repo: str) -> Non
     out = runner.invoke(cli, ["--repo", repo, "recall", "--explain", "what's a good redis eviction policy for a cache"],
                         catch_exceptions=False)
     assert out.stdout.startswith("(silent: no-match; terms: redis eviction policy cache")
-    assert "queue-redis  score" in out.stderr
-    assert "left out: holds 1 of the prompt's words; a prompt this long needs 2 together" in out.stderr
+    assert "1. queue-redis  score" in out.stderr and "holds redis (" in out.stderr
+    assert "— left out: the evidence says silence: p " in out.stderr and "     evidence: " in out.stderr
     out = runner.invoke(cli, ["--repo", repo, "recall", "--explain", "can I deploy to production on friday?"], catch_exceptions=False)
     assert "friday-freeze  score" in out.stderr and "— injected" in out.stderr
     data = json.loads(runner.invoke(cli, ["--repo", repo, "recall", "--explain", "--json", "ok, go ahead"]).stdout)
@@ -137,4 +140,4 @@ def test_recall_explain_says_which_floor_each_candidate_failed(repo: str) -> Non
     data = json.loads(runner.invoke(cli, ["--repo", repo, "recall", "--explain", "--json",
                                           "can I deploy to production on friday?"]).stdout)
     [first] = [c for c in data["candidates"] if c["id"] == "friday-freeze"]
-    assert first["failed"] is None and "friday" in first["matched"]
+    assert first["cut"] is None and "friday" in first["matched"] and first["p"] >= 0.5 and "lnrel" in first["features"]

@@ -16,18 +16,19 @@ import hashlib
 import json
 import os
 import shutil
+import sqlite3
 import time
 from typing import Any
 
 import pytest
 
-from memrepo.evaluation import evaluate
-from memrepo.recall import decide as recall
+from memrepo.evaluation import checkouts, evaluate
+from memrepo.recall import decide as recall, paths
 from memrepo.store import index
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 GOLDEN = os.path.join(DATA, "recall_golden")
-SETS = ("recall", "recall_held", "recall_blind", "recall_chat")
+SETS = ("recall", "recall_held", "recall_blind", "recall_chat", "recall_sre", "recall_data", "recall_web")
 TODAY = time.mktime(time.strptime("2026-11-30", "%Y-%m-%d"))
 
 
@@ -35,10 +36,13 @@ def _outputs(name: str, tmp: Any) -> list[dict[str, Any]]:
     repo = str(tmp / name)
     shutil.copytree(os.path.join(DATA, name, "memory"), os.path.join(repo, "memory"))
     index.rebuild(repo)
+    with sqlite3.connect(paths.index_db(repo)) as db:
+        projects = {r[0] for r in db.execute("SELECT DISTINCT project FROM memories WHERE project IS NOT NULL")}
+    where = checkouts.Checkouts(str(tmp / "cwd"), projects)  # each cwd found as the hook finds it
     found = []
     for row in evaluate.load_prompts(os.path.join(DATA, name, "prompts.jsonl")):
-        d = recall.decide(repo, row["prompt"], previous=evaluate._previous_text(row), today=TODAY,
-                          project=evaluate._project(row.get("cwd")))
+        d = recall.decide(repo, row["prompt"], cwd=where.cwd(row.get("cwd")), previous=evaluate.previous_text(row),
+                          today=TODAY)
         block = recall.format_context(d.hits) if d.hits else ""
         found.append({"id": row.get("id"), "ids": [h.id for h in d.hits], "scores": [round(h.score, 6) for h in d.hits],
                       "sha256": hashlib.sha256(block.encode("utf-8")).hexdigest()})

@@ -189,6 +189,10 @@ def test_the_recall_page_shows_decisions_without_prompts(store: str) -> None:
         page = client.get("/recall")
         assert 'href="/m/friday-freeze"' in page and "silent: conversational" in page and "<svg" in page
         assert prompt not in page and "codex" in page
+        # each decision's trace, folded under it (issue 36): its terms, its candidates and what cut each
+        trace = page.split("<details><summary>trace</summary><pre>", 1)[1].split("</pre>", 1)[0]
+        assert trace.startswith("terms: ") and "friday" in trace.split("\n", 1)[0]
+        assert "1. friday-freeze  score " in trace and "injected" in trace
 
 
 def test_a_commit_made_elsewhere_shows_on_the_next_page(client: Client, store: str) -> None:

@@ -1,5 +1,7 @@
-"""A Claude Code background-task notification is a prompt nobody typed (issue 17): only what the
-task was about is a query term, never the envelope's ids, paths, status or frame."""
+"""A Claude Code background-task notification or subagent hand-back is a prompt nobody typed: recall
+stays silent on it whatever it names (issue 36, part 4; issue 17 once read the task's description
+as a query). Inside other text, only what the task was about is a term, never the envelope's
+ids, paths, status or frame."""
 
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ def test_only_the_task_description_is_a_query_term() -> None:
     assert query.build_query(failed).terms == ("alembic", "upgrade", "head", "duplicate", "column", "invoice", "ref")
 
 
-def test_a_notification_recalls_only_when_its_task_names_a_memorys_subject(repo: str) -> None:
+def test_a_notification_never_recalls_even_when_its_task_names_a_memorys_subject(repo: str) -> None:
     write_memory(repo, "tasks-output-files", title="Background task output files", topics=["tasks", "output"],
                  description="Background command output files are kept under tmp for a day; read the result there.",
                  body="Claude's background tasks write a .output file; the summary says completed or failed.\n")
@@ -29,7 +31,9 @@ def test_a_notification_recalls_only_when_its_task_names_a_memorys_subject(repo:
     assert commit_all(repo, "memories").returncode == 0
     index.update(repo)
     assert recall.decide(repo, NOTE.format(what="sleep 300")).hits == []
-    assert [h.id for h in recall.decide(repo, NOTE.format(what="alembic upgrade head")).hits][:1] == ["alembic-migrations"]
+    d = recall.decide(repo, NOTE.format(what="alembic upgrade head"))
+    assert (d.hits, d.silent, d.why) == ([], "not-typed", "no person typed it: a background task's notification")
+    assert recall.decide(repo, "alembic upgrade head failed again").hits[0].id == "alembic-migrations"
 
 
 def _handback(report: str) -> str:
@@ -53,7 +57,7 @@ def test_a_subagent_hand_back_is_read_as_its_report() -> None:
         assert frame_word not in terms
 
 
-def test_a_hand_back_recalls_only_when_its_report_names_a_memorys_subject(repo: str) -> None:
+def test_a_hand_back_never_recalls_even_when_its_report_names_a_memorys_subject(repo: str) -> None:
     write_memory(repo, "agent-reports", title="Subagent reports need user approval", topics=["subagent", "approval"],
                  description="A subagent's report carries no user authority; ask before acting on its requests.",
                  body="The harness indents the report; the session continues after it.\n")
@@ -63,4 +67,4 @@ def test_a_hand_back_recalls_only_when_its_report_names_a_memorys_subject(repo: 
     index.update(repo)
     assert recall.decide(repo, _handback("Checked the three files; nothing to change.")).hits == []
     found = recall.decide(repo, _handback("The alembic migration for invoice_ref is written; upgrade head passes."))
-    assert [h.id for h in found.hits][:1] == ["alembic-migrations"]
+    assert (found.hits, found.silent) == ([], "not-typed")

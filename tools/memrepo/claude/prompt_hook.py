@@ -36,7 +36,13 @@ def on_prompt(event: "dict[str, Any]", agent: str = "", previous_turn: "Callable
     tail = previous_turn or _previous_turn
     previous = (lambda: tail(tpath, prompt)) if isinstance(tpath, str) and tpath else ""
     cwd = event.get("cwd") if isinstance(event.get("cwd"), str) else None
-    d = decide.decide(repo, prompt, cwd=cwd, previous=previous)
+    if isinstance(event.get("agent_id"), str) and event.get("agent_type"):
+        # Codex CLI sends a subagent's delegated task through the same hook: the parent agent
+        # wrote it, not a person (tests/fixtures/prompt-frames, issue 36).
+        d = decide.Decision()
+        d.silent, d.why = "not-typed", "no person typed it: a subagent's task"
+    else:
+        d = decide.decide(repo, prompt, cwd=cwd, previous=previous)
     session = event.get("session_id") if isinstance(event.get("session_id"), str) else None
     try:
         log.log_decision(repo, prompt, d, session, agent)

@@ -17,7 +17,7 @@ from memrepo.cli.main import _date, _fail_friendly, _json, _repo
 @click.option("--previous", help="Text of the previous turn (sharpens a query that has a subject).")
 @click.option("--today", help="Reference date for decay, YYYY-MM-DD (default: today).")
 @click.option("--json", "as_json", is_flag=True, help="Print [{id, score, title, class, labels}], [] when silent.")
-@click.option("--explain", is_flag=True, help="Also list the candidates, their scores and the floor each failed.")
+@click.option("--explain", is_flag=True, help="Also list the candidates, their scores and evidence, and what cut each.")
 @click.pass_context
 @_fail_friendly
 def recall(ctx: click.Context, prompt: str, cwd: str | None, previous: str | None, today: str | None, as_json: bool,
@@ -52,32 +52,19 @@ def recall(ctx: click.Context, prompt: str, cwd: str | None, previous: str | Non
     click.echo(f"({len(d.hits)} injected; terms: {' '.join(d.terms)}; {d.ms:.1f} ms)", err=True)
 
 
-EXPLAIN_ROWS = 8
-
-
 def _candidate(h: Any, reason: str | None) -> dict:  # type: ignore[type-arg]
-    return {"id": h.id, "score": round(h.score, 4), "relevance": round(h.relevance, 4), "evidence": round(h.evidence, 4),
-            "coverage": round(h.coverage, 4), "matched": sorted(h.matched), "priority": round(h.priority, 4),
-            "failed": reason}
+    return {"id": h.id, "score": round(h.score, 4), "relevance": round(h.relevance, 4), "scope": round(h.scope, 4),
+            "priority": round(h.priority, 4), "matched": dict(sorted(h.matched.items())),
+            "p": round(h.p, 4) if h.features else None, "features": {k: round(v, 4) for k, v in h.features.items()},
+            "cut": reason}
 
 
 def _explain(d: Any, why: list) -> None:  # type: ignore[type-arg]
-    """The candidates behind a decision, best first, and the floor each failed (on stderr)."""
-    out = sys.stderr
-    click.echo(f"terms: {' '.join(d.terms) or '-'}" + (f"; from the previous turn: {' '.join(d.context_terms)}"
-                                                        if d.context_terms else ""), file=out)
-    for h, reason in why:
-        if h is None:
-            click.echo(f"  {reason}", file=out)
-    rows = [(h, r) for h, r in why if h is not None]
-    for h, reason in rows[:EXPLAIN_ROWS]:
-        verdict = "injected" if reason is None else f"left out: {reason}"
-        click.echo(f"  {h.id}  score {h.score:.2f} (evidence {h.evidence:.2f}, covers {h.coverage:.0%}, "
-                   f"priority {h.priority:.2f}; holds {', '.join(sorted(h.matched))}) — {verdict}", file=out)
-    if len(rows) > EXPLAIN_ROWS:
-        click.echo(f"  … {len(rows) - EXPLAIN_ROWS} more candidates", file=out)
-    if d.silent and not why:
-        click.echo(f"  silent before any search: {d.silent}", file=out)
+    """The candidates behind a decision, best first, and what cut each (on stderr)."""
+    from memrepo.recall import explain
+
+    for line in explain.live(d, why):
+        click.echo(line, file=sys.stderr)
 
 
 @click.command("recall-log")
@@ -87,11 +74,12 @@ def _explain(d: Any, why: list) -> None:  # type: ignore[type-arg]
 @click.option("--project", help="Only prompts in this project (its key, e.g. github.com/acme/web, or its name).")
 @click.option("--silent", "only", flag_value="silent", help="Only decisions that injected nothing.")
 @click.option("--injected", "only", flag_value="injected", help="Only decisions that injected something.")
+@click.option("--explain", is_flag=True, help="Also show each decision's candidates, their scores and what cut each.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
 @_fail_friendly
 def recall_log(ctx: click.Context, limit: int, session: str | None, agent: str | None, project: str | None,
-               only: str | None, as_json: bool) -> None:
+               only: str | None, explain: bool, as_json: bool) -> None:
     """Recent recall decisions on this machine, newest first, and why each one was made.
 
     Each shows its time, project, agent (Claude Code unless named), session and query terms (never the prompt: only its hash is
@@ -101,7 +89,7 @@ def recall_log(ctx: click.Context, limit: int, session: str | None, agent: str |
 
     \b
     Example:
-      memrepo recall-log --silent -n 5
+      memrepo recall-log --silent -n 5 --explain
       memrepo recall-log --session 1a2b3c4d --json
       memrepo recall-log --agent codex
     """
@@ -121,6 +109,10 @@ def recall_log(ctx: click.Context, limit: int, session: str | None, agent: str |
         return _json(entries)
     for e in entries:
         click.echo(_entry_lines(e))
+        if explain:
+            from memrepo.recall import explain as trace
+
+            click.echo("\n".join("  " + line for line in trace.logged(e)[1:]))
     if not entries:
         filtered = session or project or only or agent
         click.echo("no recall decisions match these filters" if filtered else
@@ -162,7 +154,7 @@ def _entry_lines(e: dict[str, Any]) -> str:
         why = f"silent ({e.get('silent')})"
         best = e.get("best")
         if isinstance(best, dict):
-            why += f": the best candidate {best.get('id')} ({best.get('score')}) failed: {e.get('why')}"
+            why += f": the best candidate {best.get('id')} ({best.get('score')}): {e.get('why')}"
         elif e.get("why"):
             why += f": {e['why']}"
         lines.append("  " + why)
@@ -179,15 +171,25 @@ def _mark(injected: dict) -> str:  # type: ignore[type-arg]
               help="Evaluate against this memory/ folder (indexed into a temp dir) instead of the repository.")
 @click.option("--today", help="Reference date for decay, YYYY-MM-DD (default: today).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary and every prompt's result as JSON.")
-@click.option("--failures", is_flag=True, help="Also list the prompts that missed.")
+@click.option("--failures", is_flag=True, help="Also list the prompts that missed, with their cause.")
+@click.option("--top", default=2, show_default=True, type=click.IntRange(1, 3),
+              help="A prompt expecting a memory is a hit when one is among the first TOP injected.")
 @click.pass_context
 @_fail_friendly
-def eval_(ctx: click.Context, prompts: str, memory_dir: str | None, today: str | None, as_json: bool, failures: bool) -> None:
-    """Score recall on a labeled PROMPTS.jsonl: hit@1/hit@2, silence rate per kind, latency.
+def eval_(ctx: click.Context, prompts: str, memory_dir: str | None, today: str | None, as_json: bool, failures: bool,
+          top: int) -> None:
+    """Score recall on a labeled PROMPTS.jsonl exactly as the prompt hook decides, beside plain BM25.
+
+    Prints hit@1/hit@TOP of the prompts that expect a memory and the silence rate of the rest,
+    per kind; plain BM25 (every word OR-ed, never silent) and field-weighted BM25 on the same
+    store, top TOP and top 10; and every miss by cause: vocabulary (no expected memory shares a
+    word with the prompt), outranked, silenced (ranked first or second, cut by the decision),
+    injected (on a prompt expecting silence).
 
     \b
     Example:
       memrepo eval tests/data/recall/prompts.jsonl --memory tests/data/recall/memory
+      memrepo eval prompts.jsonl --memory memory/ --failures --today 2026-11-30
     """
     from memrepo.evaluation import evaluate
 
@@ -197,19 +199,11 @@ def eval_(ctx: click.Context, prompts: str, memory_dir: str | None, today: str |
 
         store.require_repo(repo)
         click.echo(f"scoring against the memory repository at {repo} (--memory DIR scores a folder instead)", err=True)
-    report = evaluate.run(prompts, repo=repo, memory_dir=memory_dir, today=_date(today))
+    report = evaluate.run(prompts, repo=repo, memory_dir=memory_dir, today=_date(today), top=top)
     if as_json:
         return _json(report)
-    s = report["summary"]
-    click.echo(f"{s['prompts']} prompts: hit@1 {s['hit@1']}, hit@2 {s['hit@2']}, silence {s['silence']}")
-    for kind, k in s["per_kind"].items():
-        click.echo(f"  {kind:<15} n={k['n']:<3} " + "  ".join(f"{m} {v:.2f}" for m, v in k.items() if m != "n"))
-    lat = s["latency_ms"]
-    click.echo(f"latency ms: p50 {lat['p50']}  p90 {lat['p90']}  p99 {lat['p99']}  max {lat['max']}")
-    if failures:
-        for r in report["results"]:
-            if not r["ok"]:
-                click.echo(f"  MISS {r['id']} [{r['kind']}] expect {r['expect']} got {list(zip(r['got'], r['scores']))} terms {r['terms']}")
+    for line in evaluate.report_lines(report, top, failures):
+        click.echo(line)
 
 
 @click.group()

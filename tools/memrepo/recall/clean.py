@@ -1,8 +1,9 @@
 """A prompt reduced to the user's own words, and split into FTS5's tokens (stdlib only: runs
 before every prompt).
 
-Code blocks, stack traces, pasted logs, image placeholders and blobs are removed; URLs become
-their meaningful host and path words. `query` then picks the subject terms.
+Code blocks, stack traces and pasted logs are set apart from the user's own words (`split_prompt`);
+image placeholders and blobs are removed; URLs become their meaningful host and path words.
+`query` then picks the subject terms of each.
 """
 
 TYPE_CHECKING = False
@@ -59,19 +60,37 @@ def clean_prompt(prompt: str) -> str:
     long hex/base64 blobs; replaces URLs by their meaningful host and path words. Inline
     `code spans` stay. Reads at most MAX_INPUT_CHARS and returns at most MAX_CLEAN_CHARS.
     """
+    return split_prompt(prompt)[0]
+
+
+def split_prompt(prompt: str) -> tuple[str, str]:
+    """The user's own words and, apart, what they pasted: fenced blocks, traces and log lines.
+
+    Both come out as `clean_prompt` describes (URLs as their words, blobs and placeholders
+    removed, whitespace collapsed). What was pasted is the most specific evidence many prompts
+    have (an error string, a host, a column name: issue 36), so recall counts it, at a reduced
+    weight; it is never the user's own words.
+    """
     text = prompt[:MAX_INPUT_CHARS]
     if "<task-notification>" in text:
         text = task_notification(text)
     if HANDBACK_FRAME in text:
         text = subagent_handback(text)
+    pasted: list[str] = []
     if "```" in text:
         # Even parts lie outside fences; an unclosed fence runs to the end, as in Markdown.
-        text = "\n".join(text.split("```")[::2])
+        parts = text.split("```")
+        text = "\n".join(parts[::2])
+        pasted.extend(_trace_words(line.strip()) for part in parts[1::2] for line in part.split("\n"))
     if "[" in text:
         low = text.lower()
         if "[image" in low or "[pasted" in low or "[screenshot" in low:
             text = _pattern("placeholder").sub(" ", text)
-    text = _drop_pasted_lines(text)
+    text = _drop_pasted_lines(text, pasted)
+    return _words(text), _words("\n".join(pasted))
+
+
+def _words(text: str) -> str:
     if "://" in text or "www." in text.lower():
         text = _pattern("url").sub(_url_words, text)
     words = text.split()
@@ -161,19 +180,34 @@ def _pattern(name: str) -> "re.Pattern[str]":
     return pattern
 
 
-def _drop_pasted_lines(text: str) -> str:
-    """Drop stack-trace and log lines, and the indented lines that continue them."""
+def _drop_pasted_lines(text: str, pasted: "list[str] | None" = None) -> str:
+    """Drop stack-trace and log lines, and the indented lines that continue them (into `pasted`)."""
     kept: list[str] = []
     continuing = False
     for line in text.split("\n"):
         stripped = line.lstrip()
         if continuing and stripped and len(stripped) < len(line):
+            if pasted is not None:
+                pasted.append(line)
             continue
         kind = _pasted_kind(stripped)
         continuing = bool(kind)
         if kind is None:
             kept.append(line)
+        elif pasted is not None:
+            pasted.append(_trace_words(stripped))
     return "\n".join(kept)
+
+
+def _trace_words(line: str) -> str:
+    """What a pasted line says beyond its frame: a trace's header says nothing, a `File "x.py",
+    line 3, in f` frame says its file and function."""
+    if line.startswith(("Traceback (most recent call last)",) + _CHAINED):
+        return ""
+    if line.startswith('File "') and '", line ' in line:
+        path, _, rest = line[6:].partition('", line ')
+        return path + " " + rest.partition(" in ")[2]
+    return line
 
 
 def _pasted_kind(line: str) -> bool | None:

@@ -7,7 +7,7 @@ inject. Each decision is logged by `memrepo.recall.log`.
 
 import time
 
-from memrepo.recall import fence, paths, query, secretish, spans
+from memrepo.recall import fence, frames, paths, query, secretish, spans
 
 TYPE_CHECKING = False
 
@@ -18,32 +18,34 @@ if TYPE_CHECKING:
 
 MAX_RESULTS = 3
 CONTEXT_WEIGHT = 0.6
-COMMON_WEIGHT = 0.4
+PASTED_WEIGHT = 0.5  # fenced blocks, traces and log lines: evidence, never at full weight (issue 36)
 MAX_CONTEXT_TERMS = 12
 FOLLOW_UP_TERMS = 4
 MAX_DESCRIPTION = 300
+TRACE = 8  # candidates a decision keeps, with why each was cut, for `memrepo recall-log --explain`
 
 
 class Decision:
-    __slots__ = ("hits", "terms", "context_terms", "silent", "ms", "withhold", "project", "best", "why")
+    __slots__ = ("hits", "terms", "context_terms", "pasted_terms", "silent", "ms", "withhold", "project", "best", "why",
+                 "trace")
 
     def __init__(self) -> None:
         self.hits: "list[rank.Hit]" = []
         self.terms: tuple[str, ...] = ()
         self.context_terms: tuple[str, ...] = ()
+        self.pasted_terms: tuple[str, ...] = ()
         self.silent: str | None = None
         self.ms = 0.0
         self.withhold = False  # the words it came from may hold a secret: the log keeps no terms of it
         self.project: str | None = None  # the key of the project in scope
         self.best: "rank.Hit | None" = None  # when silent after a search: the best candidate ...
-        self.why = ""  # ... and the floor it failed (or why there was nothing to judge)
+        self.why = ""  # ... and why it was not recalled (or why there was nothing to judge)
+        self.trace: "list[tuple[rank.Hit | None, str | None]]" = []  # the first TRACE candidates and why each was cut
 
 
 def weigh(words: tuple[str, ...] | list[str], weight: float) -> list[tuple[str, float]]:
-    """Query terms with their weights: everyday words say little about what a prompt is about."""
-    from memrepo.recall.lexicon import COMMON
-
-    return [(w, weight * COMMON_WEIGHT if w in COMMON else weight) for w in words]
+    """Query terms with one weight."""
+    return [(w, weight) for w in words]
 
 
 def decide(repo: str, prompt: str, cwd: str | None = None, previous: "Any" = "",
@@ -53,37 +55,48 @@ def decide(repo: str, prompt: str, cwd: str | None = None, previous: "Any" = "",
 
     The project in scope is `project` (a key, or one already identified), else the project
     `cwd` is in (`memrepo.recall.projects.identify`: its origin, else its main checkout's name).
-    `explain` receives the candidates and the floor each failed (`rank.rank`).
+    `explain` receives every candidate and why it was cut (`rank.rank`); the decision keeps the
+    first TRACE of them in `trace` whatever the caller asks.
     """
     start = time.perf_counter()
     d = Decision()
     prompt = spans.strip_private(prompt)  # never a query term, never logged (issue 15)
     d.withhold = secretish.may_hold_secret(prompt)
-    q = query.build_query(prompt)
+    not_typed, prompt = frames.classify(prompt) if isinstance(prompt, str) else (None, prompt)
+    q = query.build_query(prompt) if not not_typed else query.Query((), "not typed")
     d.terms = q.terms
-    if q.silent_reason:
+    if not_typed:
+        d.silent, d.why = "not-typed", f"no person typed it: {not_typed}"
+    elif q.silent_reason:
         d.silent = q.silent_reason
     else:
         # A follow-up ("and the staging one?") leans on the previous turn; a prompt that says
         # enough on its own does not, and the last turn's words would only pull it off course.
-        leans = len(q.terms) <= FOLLOW_UP_TERMS
+        leans = 0 < len(q.terms) <= FOLLOW_UP_TERMS
         prev_text = spans.strip_private((previous() if callable(previous) else previous) if leans else "")
         d.withhold = d.withhold or secretish.may_hold_secret(prev_text)
-        extra = [t for t in query.subject_terms(prev_text) if t not in q.terms][:MAX_CONTEXT_TERMS] if prev_text else []
+        have = set(q.terms) | set(q.pasted)
+        extra = [t for t in query.subject_terms(prev_text) if t not in have][:MAX_CONTEXT_TERMS] if prev_text else []
         d.context_terms = tuple(extra)
-        terms = weigh(q.terms, 1.0) + weigh(extra, CONTEXT_WEIGHT)
+        d.pasted_terms = q.pasted
+        terms = weigh(q.terms, 1.0) + weigh(q.pasted, PASTED_WEIGHT) + weigh(extra, CONTEXT_WEIGHT)
+        origin = dict.fromkeys(q.pasted, "pasted")
+        origin.update(dict.fromkeys(extra, "previous"))
         from memrepo.recall import noisy, projects, rank, search  # here, not at the top: a silent prompt never loads sqlite
 
         scope = project or projects.identify(cwd)
         d.project = scope.key if isinstance(scope, projects.Project) else scope
         silence: "list[tuple[rank.Hit | None, str]]" = []
+        why: "list[tuple[rank.Hit | None, str | None]]" = [] if explain is None else explain
         db = search.connect(paths.index_db(repo))
         try:
             d.hits = rank.rank(db, terms, project=scope, limit=MAX_RESULTS, today=today,
-                               own=set(q.terms) if extra else frozenset(), noisy=noisy.noisy_ids(repo), explain=explain,
-                               silence=silence)
+                               own=have if extra else frozenset(), noisy=noisy.noisy_ids(repo), explain=why,
+                               silence=silence, origin=origin, named=q.names, ours=q.ours,
+                               explain_rows=TRACE if explain is None else None)
         finally:
             db.close()
+        d.trace = why[:TRACE]
         if not d.hits:
             d.silent = "no-match"
             if silence:

@@ -43,8 +43,12 @@ def log_decision(repo: str, prompt: str, d: "Decision", session: str | None = No
         "silent": d.silent,
         "ms": round(d.ms, 2),
     }
+    if d.pasted_terms and not d.withhold:
+        entry["pasted_terms"] = list(d.pasted_terms)
+    if d.trace:
+        entry["candidates"] = [_candidate(h, cut) for h, cut in d.trace if h is not None]
     if d.withhold:
-        entry["withheld"] = len(d.terms) + len(d.context_terms)
+        entry["withheld"] = len(d.terms) + len(d.context_terms) + len(d.pasted_terms)
     if d.project:
         entry["project"] = d.project
     if d.why:  # why it stayed silent: the floor the best candidate failed, or why nothing was judged
@@ -56,6 +60,16 @@ def log_decision(repo: str, prompt: str, d: "Decision", session: str | None = No
     if agent:
         entry["agent"] = agent
     _append(path, entry)
+
+
+def _candidate(h: "Any", cut: "str | None") -> "dict[str, Any]":
+    """A candidate as the log keeps it: its id and score, p_inject when it was judged, and what cut it."""
+    out: "dict[str, Any]" = {"id": h.id, "score": round(h.score, 4)}
+    if h.features:
+        out["p"] = round(h.p, 3)
+    if cut:
+        out["cut"] = cut
+    return out
 
 
 def _append(path: str, entry: "dict[str, Any]") -> None:

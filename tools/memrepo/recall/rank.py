@@ -1,54 +1,52 @@
-"""Scores and floors of recall (stdlib only: the prompt path).
+"""Scores of recall and its decision (stdlib only: the prompt path).
 
-A memory's score is its relevance to the query (`search.relevance`) times its priority.
+A memory's score is its relevance to the query (`search.relevance`: field-weighted BM25) times
+its scope and priority; the decision to inject is `calibrate.p_inject` of the best match.
 
-- Priority: decay by class half-life, and penalties for superseded and unverified memories.
-  Decay orders comparable matches and never decides (issue 17): it can take at most
-  1 - DECAY_FLOOR off a score, so a newer memory outranks an older one only when their
-  relevance is within that much, never a much stronger match.
+- Priority breaks ties and never outvotes relevance (issue 36): decay by class half-life takes
+  at most 1 - DECAY_FLOOR off a score, and a memory injected often and never used ranks as a
+  fully decayed one. Superseded, retired and unverified memories are penalised.
 - Scope: another project's memory counts for less unless the prompt names that project (its
   label, `memrepo.recall.projects`); a bare legacy `project:` is this project's when one of its
   names matches.
 
-Floors judge each memory's evidence alone (`search.Evidence`): enough of it, enough of the
-prompt explained by it, and two of the prompt's words held together (one, for a prompt of one
-or two words). Every memory injected clears them on its own, except a memory of a session
-another of whose memories cleared them: one conversation is one context (a chat-style store's
-question and the reply that answered it).
+The best match is injected when its features (`calibrate.features`) give `p_inject` at least
+`calibrate.THRESHOLD`; further candidates come with it while they score at least
+`calibrate.RUNNER_UP` of it, up to the limit.
 """
 
 import time
 
-from memrepo.recall import projects, search
+from memrepo.recall import calibrate, projects, search
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import sqlite3
 
-OTHER_PROJECT = 0.35
+OTHER_PROJECT = 0.7
 SUPERSEDED_PENALTY = 0.3
 UNVERIFIED_PENALTY = 0.8
-DECAY_FLOOR = 0.85  # decay is 0.5 ** (age / half-life) as DESIGN.md says, mapped onto [DECAY_FLOOR, 1]
-
-ABS_FLOOR = 1.0  # evidence (bm25 over ln N, by where each term matched) in scope
-BREADTH_FLOOR = 0.15  # evidence × share of the prompt's idf mass matched
+CONTEXT_ONLY = 0.5  # a memory only the previous turn's words found (issue 17)
+DECAY_FLOOR = 0.95  # decay is 0.5 ** (age / half-life) as DESIGN.md says, mapped onto [DECAY_FLOOR, 1]
 
 
 class Hit:
     __slots__ = ("id", "cls", "status", "superseded_by", "project", "updated", "half_life", "verification",
-                 "verify_reason", "title", "description", "session", "relevance", "evidence", "coverage", "priority", "score",
-                 "own", "matched")
+                 "verify_reason", "title", "description", "session", "relevance", "scope", "priority", "score",
+                 "own", "matched", "features", "p", "bare")
 
-    def __init__(self, row: tuple, relevance: float, coverage: float, evidence: float | None = None) -> None:  # type: ignore[type-arg]
+    def __init__(self, row: tuple, relevance: float) -> None:  # type: ignore[type-arg]
         (self.id, self.cls, self.status, self.superseded_by, self.project, self.updated, self.half_life,
          self.verification, self.verify_reason, self.title, self.description, self.session) = row
-        self.relevance = relevance
-        self.evidence = relevance if evidence is None else evidence
-        self.coverage = coverage
-        self.matched: set[str] = set()  # the query terms it holds
+        self.relevance = relevance  # field-weighted BM25 over the query's weighted terms
+        self.matched: dict[str, int] = {}  # the query terms it holds -> where (search.Evidence)
+        self.scope = 1.0
         self.priority = 1.0
         self.score = relevance
         self.own = True  # found by the prompt's own words (False: only by the previous turn's)
+        self.features: dict[str, float] = {}
+        self.p = 0.0  # calibrate.p_inject of its features
+        self.bare = False  # it lists no aliases, topics or entities: prose is all it can match in
 
     def labels(self) -> list[str]:
         out = []
@@ -61,7 +59,7 @@ class Hit:
         return out
 
     def as_dict(self) -> dict:  # type: ignore[type-arg]
-        return {"id": self.id, "score": round(self.score, 4), "title": self.title, "class": self.cls,
+        return {"id": self.id, "score": float(f"{self.score:.4g}"), "title": self.title, "class": self.cls,
                 "status": self.status, "labels": self.labels(), "project": self.project,
                 "description": self.description}
 
@@ -115,74 +113,100 @@ def rank(db: "sqlite3.Connection", terms: list[tuple[str, float]], project: "str
          limit: int = 3, floors: bool = True, today: float | None = None,
          own: frozenset[str] | set[str] = frozenset(), noisy: frozenset[str] | set[str] = frozenset(),
          explain: "list[tuple[Hit | None, str | None]] | None" = None,
-         silence: "list[tuple[Hit | None, str]] | None" = None) -> list[Hit]:
-    """The memories to recall for weighted terms, best first; [] when nothing clears the floors.
+         silence: "list[tuple[Hit | None, str]] | None" = None,
+         origin: "dict[str, str] | None" = None, named: frozenset[str] | set[str] = frozenset(),
+         ours: bool = False, explain_rows: int | None = None) -> list[Hit]:
+    """The memories to recall for weighted terms, best first; [] when the decision is silence.
 
-    `project` is a key (`--project`) or a Project. `own` names the prompt's own terms when
-    others come from the previous turn; `noisy`, memories injected often and never used.
-    `explain`, when given, receives every candidate in score order with the floor it failed
-    (None: it cleared them), or (None, why) when there were no candidates to judge. `silence`,
-    when given, receives one entry when nothing is recalled: the best candidate and the floor it
-    failed, or (None, why) without candidates (what the recall log keeps).
+    `project` is a key (`--project`) or a Project. `own` names the prompt's own terms (its words
+    and what it pasted) when others come from the previous turn; `origin` maps a term to 'own',
+    'pasted' or 'previous' (default 'own'), `named` the terms written as names. `noisy`: memories
+    injected often and never used. `floors=False` ranks without deciding (`memrepo search`).
+    `ours`: the prompt speaks of the user's own team ("our", "we").
+    `explain`, when given, receives every candidate in score order with why it was left out
+    (None: injected), or (None, why) when there were no candidates to judge; only the first
+    `explain_rows` of them when it is given. `silence`, when
+    given, receives one entry when nothing is recalled: the best candidate and why, or (None,
+    why) without candidates (what the recall log keeps).
     """
     if not terms:
         return []
+    origin = origin or {}
     facts = search.Lookups(db, [t for t, _ in terms])
     if own and not any(facts.dfs.get(t, 0) for t in own):
         # The previous turn sharpens a prompt whose own words the store knows; when it knows none
         # of them ("explain that again but shorter" after a deploy turn), it alone never recalls.
-        why = "the store knows none of the prompt's own words: the previous turn alone never recalls"
-        for out in (explain, silence):
-            if out is not None:
-                out.append((None, why))
-        return []
-    words = {t for t, _ in terms}
-    # Aboutness is co-occurrence: one word of a prompt that says more is what a memory shares with
-    # it by chance (a textbook question in the store's field, a tool's name in a pasted log), so a
-    # memory must hold two of the words of a prompt of three or more; of a shorter one, one.
-    together = 2 if len(own if own else words) >= 3 else 1
+        return _nothing("the store knows none of the prompt's own words: the previous turn alone never recalls",
+                        explain, silence)
+    n_own = sum(1 for t, _ in terms if origin.get(t, "own") == "own")
+    # On a large store the search looks first at memories holding two of a longer prompt's words
+    # (search._candidates); a store under its walk budget searches them all.
+    together = 2 if n_own >= 3 else 1
     scored = search.relevance(db, terms, own=own, lookups=facts, together=together)
     if not scored:
-        why = "no memory holds any of the prompt's words (or they are in too many to tell any apart)"
-        for out in (explain, silence):
-            if out is not None:
-                out.append((None, why))
-        return []
+        return _nothing("no memory holds any of the prompt's words (or they are in too many to tell any apart)",
+                        explain, silence)
     scope = projects.scope_of(project)
     now = time.time() if today is None else today
+    words = {t for t, _ in terms}
     hits = []
     for ev in scored.values():
-        hit = Hit(ev.row[2:], ev.relevance, ev.coverage, ev.evidence)
+        hit = Hit(ev.row[2:], ev.score)
         hit.matched = ev.matched
+        hit.bare = not ev.row[1]
         hit.own = ev.own or not own
-        in_scope = _scope(hit, scope, words)
-        hit.relevance *= in_scope
-        hit.evidence *= in_scope
+        hit.scope = _scope(hit, scope, words)
         hit.priority = _priority(hit, now, noisy)
-        hit.score = hit.relevance * hit.priority
+        hit.score = hit.relevance * hit.scope * hit.priority * (1.0 if hit.own else CONTEXT_ONLY)
         hits.append(hit)
     hits.sort(key=lambda h: (-h.score, h.id))
-    kept = [h for h in hits if not why_not(h, together)] if floors else hits
-    if floors and kept:
-        sessions = {h.session for h in kept if h.session}
-        if sessions:
-            # One conversation is one context: a turn of a session recall found, that the prompt
-            # matched too, comes with it (a question's turn and the reply that answered it).
-            chosen = {h.id for h in kept}
-            kept = [h for h in hits if h.id in chosen or (h.session in sessions and h.own)]
-    if explain is not None:
-        chosen = {h.id for h in kept}
-        explain.extend((h, None if h.id in chosen else why_not(h, together)) for h in hits)
-    if floors:
-        kept = _live(db, kept, {h.id: h for h in hits})
-    if silence is not None and not kept:
+    _judge(hits, calibrate.Query(terms, facts.dfs, facts.n, origin, named, facts.tech, ours))
+    if not floors:
+        kept = hits
+    else:
         best = hits[0]
-        silence.append((best, why_not(best, together) or "no live memory: superseded or retired, without a live successor"))
+        kept = [best] if best.p >= calibrate.THRESHOLD else []
+        if kept:
+            # Beside the best match come comparable ones of this project (or global, or a project the
+            # prompt names): another project's memory is recalled only as the best match there is.
+            kept += [h for h in hits[1:] if h.score >= calibrate.RUNNER_UP * best.score and h.scope == 1.0]
     if own:
         # The previous turn sharpens a query, never replaces its subject (DESIGN, rule 3): what the
-        # prompt's own words found comes first; the floors above are unchanged.
-        kept.sort(key=lambda h: not h.own)
+        # prompt's own words found comes first.
+        kept = sorted(kept, key=lambda h: not h.own)
+    if explain is not None:
+        chosen = {h.id for h in kept[:limit]}
+        explain.extend((h, None if h.id in chosen else why_not(h, hits[0], i, limit)) for i, h in enumerate(hits[:explain_rows]))
+    if floors:
+        kept = _live(db, kept[:limit], {h.id: h for h in hits})
+    if silence is not None and not kept:
+        best = hits[0]
+        silence.append((best, why_not(best, best, 0, limit) or "no live memory: superseded or retired, without a live successor"))
     return kept[:limit]
+
+
+def _nothing(why: str, *outs: "list[tuple[Hit | None, str]] | list[tuple[Hit | None, str | None]] | None") -> list[Hit]:
+    for out in outs:
+        if out is not None:
+            out.append((None, why))
+    return []
+
+
+JUDGED = 3  # the candidates whose features are computed: the best decides, the next two are explained
+
+
+def _judge(hits: list[Hit], q: calibrate.Query) -> None:
+    """The features and p_inject of the first candidates, in score order."""
+    from memrepo.recall.lexicon import COMMON
+
+    for i, h in enumerate(hits[:JUDGED]):
+        nxt = hits[i + 1].score if i + 1 < len(hits) else 0.0
+        # What it says of the prompt is judged before its priority: a superseded memory still shows
+        # that the store knows the subject (its live successor comes with it, `_live`).
+        relevance = h.score / h.priority if h.priority else h.score
+        h.features = calibrate.features(q, relevance, h.matched, nxt * relevance / h.score if h.score else 0.0,
+                                        h.scope == 1.0, h.bare, COMMON)
+        h.p = calibrate.p_inject(h.features)
 
 
 MAX_CHAIN = 16  # supersession hops followed to a live memory (a cycle or a longer chain: none)
@@ -220,27 +244,30 @@ def _fetch(db: "sqlite3.Connection", note_id: str, loser: Hit) -> "Hit | None":
     row = db.execute(f"SELECT {search.COLUMNS} FROM memories WHERE id = ?", (note_id,)).fetchone()
     if row is None:
         return None
-    hit = Hit(tuple(row), loser.relevance, loser.coverage, loser.evidence)
-    hit.own, hit.priority, hit.score = loser.own, loser.priority, loser.score
+    hit = Hit(tuple(row), loser.relevance)
+    hit.own, hit.scope, hit.priority, hit.score = loser.own, loser.scope, loser.priority, loser.score
+    hit.features, hit.p = loser.features, loser.p
     return hit
 
 
-def why_not(h: Hit, together: int = 1) -> str | None:
-    """The floor a memory fails, in words, or None when it clears them all."""
-    if h.evidence < ABS_FLOOR:
-        return f"evidence {h.evidence:.2f} under the floor {ABS_FLOOR}"
-    if h.evidence * h.coverage < BREADTH_FLOOR:
-        return (f"breadth {h.evidence * h.coverage:.2f} under the floor {BREADTH_FLOOR}: it explains "
-                f"{h.coverage:.0%} of the prompt's informative words")
-    if len(h.matched) < together:
-        return f"holds {len(h.matched)} of the prompt's words; a prompt this long needs {together} together"
+def why_not(h: Hit, best: Hit, i: int, limit: int) -> str | None:
+    """Why a candidate was left out, in words, or None when it was recalled."""
+    if h is best:
+        if h.p >= calibrate.THRESHOLD:
+            return None
+        return f"the evidence says silence: p {h.p:.2f} under {calibrate.THRESHOLD} ({explain_features(h.features)})"
+    if best.p < calibrate.THRESHOLD:
+        return "the best match was not recalled"
+    if h.score < calibrate.RUNNER_UP * best.score:
+        return f"scores {h.score / best.score:.0%} of the best match, under {calibrate.RUNNER_UP:.0%}"
+    if h.scope != 1.0:
+        return "another project's memory: recalled only as the best match"
+    if i >= limit:
+        return f"beyond the {limit} recalled"
     return None
 
 
-def _clears(h: Hit, breadth: float = BREADTH_FLOOR) -> bool:
-    """The absolute floor: enough evidence, and enough of the prompt explained by it.
-
-    Breadth is evidence × coverage: a strong match on one word of a long question about
-    something else (a general programming question that brushes the store) stays silent.
-    """
-    return h.evidence >= ABS_FLOOR and h.evidence * h.coverage >= breadth
+def explain_features(f: "dict[str, float]") -> str:
+    """The features that moved a decision most, in words: each one's part of the logit."""
+    parts = sorted(((calibrate.COEF.get(k, 0.0) * v, k, v) for k, v in f.items()), key=lambda t: -abs(t[0]))[:4]
+    return ", ".join(f"{k} {v:.2f} ({c:+.1f})" for c, k, v in parts)

@@ -1,11 +1,10 @@
 """The SQL of recall (stdlib only: the prompt path): open the cache, quote terms, find candidates
 and weigh how each one matched. `rank` turns that relevance into scores and applies the floors.
 
-Relevance is FTS5 bm25 with field weights, summed per term so that each term can weigh what
-it says: the prompt's own words more than the previous turn's, specific words more than
-everyday ones and words that only ever name a technology. A term counts fully where it names
-the memory's subject (title, aliases, topics), less where it is one of many names the memory
-lists, or only in its prose.
+Relevance is FTS5's bm25 with field weights, summed per term so that each term weighs what the
+query gives it (the prompt's own words fully, what it pasted and the previous turn's words
+less): plain field-weighted BM25, the baseline every heuristic on top of it must beat (issue
+36). Where each term matched (subject, names, prose) is kept for the decision.
 """
 
 import math
@@ -39,12 +38,6 @@ FINDER_DF_SHARE = 0.12
 COMMON_DF_MIN = 60
 SEED_DF_SHARE = 0.04
 
-PROSE_FACTOR = 0.6
-TECH_FACTOR = 0.3  # matched only in `tech:`
-HUB_ENTITIES = 4  # a memory listing more names than this counts each name for less
-TECH_WEIGHT = 0.5  # a word that only ever names a technology in this store
-OOV_IDF = 1.0  # a word no memory holds, relative to the rarest possible word
-CONTEXT_ONLY = 0.5  # a memory only the previous turn's words found
 # What the cache's term statistics were made for (store/docstats.py writes it into meta).
 DOCSTATS = "v1 w2=" + ",".join(str(int(w * 2)) for w in WEIGHTS) + " g=subject,names,prose"
 K1, B = 1.2, 0.75  # FTS5's bm25() constants
@@ -70,19 +63,6 @@ def _bm25(weights: tuple[float, ...] | tuple[int, ...]) -> str:
 
 def _marks(n: int) -> str:
     return ",".join("?" * n)
-
-
-def _idf(df: int, n: int) -> float:
-    """A smoothed idf that stays positive when a term is in most memories (a store of five must work).
-
-    A word no memory holds weighs like the rarest one: it is likely what the prompt is about.
-    """
-    return math.log(1.0 + (n - df + 0.5) / (df + 0.5)) if df else OOV_IDF * math.log(1.0 + (n + 0.5) / 0.5)
-
-
-def _fts_idf(df: int, n: int) -> float:
-    # FTS5's own bm25() idf, clamped as SQLite clamps it; dividing by it leaves the tf part.
-    return max(math.log((n - df + 0.5) / (df + 0.5)), 1e-6)
 
 
 class Lookups:
@@ -299,67 +279,42 @@ def _hits(db: "sqlite3.Connection", facts: Lookups, active: list[tuple[str, floa
 
 
 class Evidence:
-    """How one memory matched: its relevance (what orders the matches), its evidence (the same
-    sum with each term counted by where it matched: what the floors judge) and the share of the
-    query that evidence explains."""
+    """How one memory matched: its score (field-weighted BM25 summed over the query's weighted
+    terms: what orders the matches) and, for each term it holds, where it holds it (`bits`:
+    1 subject: title, aliases or topics; 2 names: entities; 4 prose: description or body; 0 only
+    in `tech:`), which the decision reads (`memrepo.recall.calibrate`)."""
 
-    __slots__ = ("relevance", "evidence", "coverage", "own", "row", "matched")
+    __slots__ = ("score", "own", "row", "matched")
 
     def __init__(self, row: tuple) -> None:  # type: ignore[type-arg]
-        self.row = row  # (rowid, n_entities, *_COLUMNS)
-        self.relevance = 0.0
-        self.evidence = 0.0
-        self.coverage = 0.0
-        self.matched: set[str] = set()  # the query's terms it holds
+        self.row = row  # (rowid, subjects, *_COLUMNS)
+        self.score = 0.0
+        self.matched: dict[str, int] = {}  # the query's terms it holds -> where
         self.own = False  # matched one of the prompt's own terms, not only the previous turn's
-
-
-def _factor(subject: float, names: float, prose: float, n_entities: int) -> float:
-    if subject:
-        return 1.0
-    if names:
-        # A memory that lists many names (clients, people) matches every prompt naming one.
-        return min(1.0, math.sqrt(HUB_ENTITIES / max(1, n_entities)))
-    return PROSE_FACTOR if prose else TECH_FACTOR
 
 
 def relevance(db: "sqlite3.Connection", terms: list[tuple[str, float]], limit: int = CANDIDATES,
               own: frozenset[str] | set[str] = frozenset(), lookups: Lookups | None = None,
               together: int = 1) -> dict[int, Evidence]:
     """rowid -> Evidence for the best candidates of weighted terms; `together`: how many of the
-    terms a memory must hold to be recalled (`rank`), which bounds the search on a large store."""
+    terms the best memories are known to hold, which bounds the search on a large store."""
     if not terms:
         return {}
     facts = lookups or Lookups(db, [t for t, _ in terms])
     n = facts.n
     cap = max(COMMON_DF_MIN, int(n * COMMON_DF_SHARE))
-    terms = [(t, w * TECH_WEIGHT if t in facts.tech else w) for t, w in terms]
     dfs = facts.dfs
-    idf = {t: _idf(dfs[t], n) for t in dfs}
-    mass = sum(w * idf[t] for t, w in terms) or 1.0
     active = [(t, w) for t, w in terms if 0 < dfs[t] <= cap]
     seeds = _seeds(active, dfs, n) if active else []
     rowids = _candidates(db, seeds, [t for t, _ in active], dfs, limit, together) if seeds else []
     if not rowids:
         return {}
-    norm = math.log(max(n, 2) + 1.0)
     found = {row[0]: Evidence(row) for row in
-             db.execute(f"SELECT rowid, n_entities, {_COLUMNS} FROM memories WHERE rowid IN ({_marks(len(rowids))})", rowids)}
-    rescale = {t: idf[t] / _fts_idf(dfs[t], n) for t, _ in active}
+             db.execute(f"SELECT rowid, subjects, {_COLUMNS} FROM memories WHERE rowid IN ({_marks(len(rowids))})", rowids)}
     for i, rowid, s, subject, names, prose in _hits(db, facts, active, rowids):
         term, weight = active[i]
         ev = found[rowid]
-        factor = _factor(subject, names, prose, ev.row[1] or 0)
-        part = weight * s * rescale[term] / norm
-        ev.relevance += part
-        ev.evidence += factor * part
-        ev.matched.add(term)
-        ev.coverage += weight * factor * idf[term] / mass
+        ev.score += weight * s
+        ev.matched[term] = (1 if subject else 0) | (2 if names else 0) | (4 if prose else 0)
         ev.own = ev.own or term in own
-    if own:
-        # The previous turn sharpens a query that has a subject; a memory it alone found ranks lower.
-        for ev in found.values():
-            if not ev.own:
-                ev.relevance *= CONTEXT_ONLY
-                ev.evidence *= CONTEXT_ONLY
     return found

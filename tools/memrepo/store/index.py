@@ -42,7 +42,7 @@ CREATE TABLE memories(
   created TEXT,
   updated TEXT,
   half_life REAL,
-  n_entities INTEGER NOT NULL DEFAULT 0,
+  subjects INTEGER NOT NULL DEFAULT 0,
   verification TEXT,
   verify_reason TEXT,
   title TEXT NOT NULL,
@@ -252,6 +252,12 @@ def _words(value: Any) -> str:
     return " ; ".join(str(v) for v in value) if isinstance(value, list) else ""
 
 
+def _subjects(meta: dict[str, Any]) -> int:
+    """How many aliases, topics and entities a memory lists: 0 for one that only has prose (a
+    dialogue turn an importer made), whose matches recall reads differently (recall.calibrate)."""
+    return sum(len(meta[k]) for k in ("aliases", "topics", "entities") if isinstance(meta.get(k), list))
+
+
 def _row(note: Note, rel: str, digest: str, st: os.stat_result, clean: Callable[[str], str]) -> tuple[Any, ...]:
     m = note.meta
     cls = m["class"]
@@ -265,14 +271,14 @@ def _row(note: Note, rel: str, digest: str, st: os.stat_result, clean: Callable[
     record = (m["id"], rel, cls, m.get("source"), m.get("status") or "active", m.get("superseded_by"),
               m.get("project"), created, updated, half_life, ver.get("status"), reason or None,
               clean(m["title"]), clean(m["description"]), m.get("session"), digest, st.st_mtime_ns, st.st_size,
-              len(m["entities"]) if isinstance(m.get("entities"), list) else 0)
+              _subjects(m))
     text = (clean(m["title"]), _words(m.get("aliases")), _words(m.get("topics")), _words(m.get("entities")),
             _words(m.get("tech")), clean(m["description"]), clean(note.body))
     return record, text
 
 
 _INSERT = ("INSERT INTO memories(id, path, class, source, status, superseded_by, project, created, updated,"
-           " half_life, verification, verify_reason, title, description, session, hash, mtime_ns, size, n_entities)"
+           " half_life, verification, verify_reason, title, description, session, hash, mtime_ns, size, subjects)"
            " VALUES (" + ",".join("?" * 19) + ")")
 
 

@@ -162,8 +162,9 @@ def recall(repo: str) -> tuple[str, str]:
                                                  else ' <span class="warn">unused</span>'))
                  for i in e.get("injected", []) if isinstance(i, dict)]
         why = h(e.get("silent") or e.get("why") or "")
+        outcome = "<br>".join(marks) or f'<span class="muted">silent: {why}</span>'
         rows.append([h(e.get("t")), h(e.get("agent") or "claude"), h(e.get("project") or ""),
-                     f'<span class="muted">{h(e.get("prompt_sha"))}</span>', "<br>".join(marks) or f'<span class="muted">silent: {why}</span>'])
+                     f'<span class="muted">{h(e.get("prompt_sha"))}</span>', outcome + _trace(e)])
     noisy = sorted(injected, key=lambda m: (used_count[m] / injected[m], -injected[m]))[:10]
     body = (f"<p class=muted>{len(entries)} decisions on this machine; prompts are kept as hashes only</p>"
             + _chart(per_day)
@@ -172,6 +173,16 @@ def recall(repo: str) -> tuple[str, str]:
             + f"<h2>The last {min(RECALL_ROWS, len(entries))} decisions</h2>"
             + table(["time", "agent", "project", "prompt", "injected (score) or why silent"], rows))
     return "Recall", body
+
+
+def _trace(entry: dict[str, Any]) -> str:
+    """A decision's trace, folded under its outcome: the terms, each candidate, what cut it."""
+    from memrepo.recall import explain
+
+    lines = explain.logged(entry)
+    if len(lines) <= 2 and not entry.get("why"):
+        return ""
+    return f'<details><summary>trace</summary><pre>{h(chr(10).join(lines))}</pre></details>'
 
 
 def _chart(per_day: dict[str, collections.Counter[str]], days: int = 30) -> str:

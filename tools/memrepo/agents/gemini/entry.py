@@ -5,7 +5,8 @@ the shape Claude Code's hooks print (`hookSpecificOutput.additionalContext`), un
 event names (tests/e2e/GEMINI-NOTES.md):
 
 - BeforeAgent, after the user submits a prompt: recall. The context becomes a
-  `<hook_context>` part after the prompt, in the same user message.
+  `<hook_context>` part after the prompt, in the same user message. A custom command arrives
+  expanded; recall reads only its arguments (`commands`).
 - SessionStart: refresh the cache when it needs it, note the session. No context: in
   `gemini -p` it is glued to the front of the prompt, and on `--resume` the CLI then drops
   that prompt from the history (§4). What Claude Code gets at session start (the profile) is
@@ -80,7 +81,14 @@ def on_before_agent(event: "dict[str, Any]") -> str:
 
     prompt = event.get("prompt")
     if isinstance(prompt, str):
-        event = dict(event, prompt=own_prompt(prompt))
+        prompt = own_prompt(prompt)
+        import os  # loaded already: Gemini runs the hook without -S, and site imports os
+
+        from memrepo.agents.gemini import commands
+
+        cwd = event.get("cwd") if isinstance(event.get("cwd"), str) else None
+        typed = commands.typed_part(prompt, cwd, os.environ.get("HOME"))  # a custom command's expansion: its arguments
+        event = dict(event, prompt=prompt if typed is None else typed)
     start = _take_start_text(event.get("session_id"))
     try:
         recalled = prompt_hook.on_prompt(event, AGENT, tail.previous_turn)
