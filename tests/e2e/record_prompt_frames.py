@@ -626,6 +626,24 @@ class Case:
     tui: bool = False
 
 
+
+def tui_cases(cases: list[Any], setup: Callable[[Any], Any], records: Callable[..., list[Any]]) -> Callable[..., Any]:
+    """A decorator for the TUI cases of one agent: start the rig's TUI after `setup`, run the
+    case's body, keep `records` of it, close the rig whatever happens."""
+    def tui(slug: str, how: str, rules: list[Any] | None = None, args: tuple[str, ...] = ()) -> Callable[[Callable[..., Any]], None]:
+        def deco(body: Callable[[Any], Any]) -> None:
+            def run(factory: Callable[..., Any]) -> list[Any]:
+                rig = factory(rules)
+                try:
+                    setup(rig)
+                    rig.tui_start(*args)
+                    return records(rig, slug, how, body(rig))
+                finally:
+                    rig.close()
+            cases.append(Case(slug, how, run, tui=True))
+        return deco
+    return tui
+
 def claude_cases() -> list[Case]:
     cases: list[Case] = []
 
@@ -702,19 +720,7 @@ def claude_cases() -> list[Case]:
            note="SessionStart hook returns additionalContext")
 
     # -- TUI ------------------------------------------------------------------------------------
-    def tui(slug: str, how: str, rules: list[Rule] | None = None, args: tuple[str, ...] = ()) -> Callable[[Callable[..., Any]], None]:
-        def deco(body: Callable[[ClaudeRig], Any]) -> None:
-            def run(rig_factory: Callable[..., ClaudeRig]) -> list[Record]:
-                rig = rig_factory(rules)
-                try:
-                    cc_setup_commands(rig)
-                    rig.tui_start(*args)
-                    m = body(rig)
-                    return claude_records(rig, slug, how, m)
-                finally:
-                    rig.close()
-            cases.append(Case(slug, how, run, tui=True))
-        return deco
+    tui = tui_cases(cases, cc_setup_commands, claude_records)
 
     def warm(rig: ClaudeRig) -> None:
         rig.turn("how do I build this project?")
@@ -1245,19 +1251,7 @@ def codex_cases() -> list[Case]:
         Rule("BG_CMD", "tool", "exec_command", {"cmd": "sleep 3; echo build-finished", "yield_time_ms": 250})],
         note="fake model answers with exec_command yield_time_ms 250 (a command still running when the call returns)")
 
-    def tui(slug: str, how: str, rules: list[Rule] | None = None) -> Callable[[Callable[..., Any]], None]:
-        def deco(body: Callable[[CodexRig], Any]) -> None:
-            def run(factory: Callable[..., CodexRig]) -> list[Record]:
-                rig = factory(rules)
-                try:
-                    setup(rig)
-                    rig.tui_start()
-                    m = body(rig)
-                    return codex_records(rig, slug, how, m)
-                finally:
-                    rig.close()
-            cases.append(Case(slug, how, run, tui=True))
-        return deco
+    tui = tui_cases(cases, setup, codex_records)
 
     def warm(rig: CodexRig) -> None:
         rig.turn("how do I build this project?")
@@ -1604,19 +1598,7 @@ def gemini_cases() -> list[Case]:
         "command": "sleep 3; echo build-finished", "description": "Run the slow build", "is_background": True})],
         note="fake model calls run_shell_command with is_background")
 
-    def tui(slug: str, how: str, rules: list[Rule] | None = None) -> Callable[[Callable[..., Any]], None]:
-        def deco(body: Callable[[GeminiRig], Any]) -> None:
-            def run(factory: Callable[..., GeminiRig]) -> list[Record]:
-                rig = factory(rules)
-                try:
-                    setup(rig)
-                    rig.tui_start()
-                    m = body(rig)
-                    return gemini_records(rig, slug, how, m)
-                finally:
-                    rig.close()
-            cases.append(Case(slug, how, run, tui=True))
-        return deco
+    tui = tui_cases(cases, setup, gemini_records)
 
     def warm(rig: GeminiRig) -> None:
         rig.turn("how do I build this project")
