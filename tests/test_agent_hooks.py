@@ -69,7 +69,7 @@ def log_lines(repo: str) -> list[dict]:
     ("gemini", "BeforeAgent", "before_agent", "BeforeAgent"),
 ])
 def test_an_answerable_prompt_gets_the_memory_and_nothing_else(store: str, agent: str, event: str, name: str, hook_event: str) -> None:
-    proc = run(agent, event, fixture(agent, name, prompt="how do I run the tests here?", transcript_path=""), store)
+    proc = run(agent, event, fixture(agent, name, prompt="how do we run the tests here?", transcript_path=""), store)
     assert proc.returncode == 0 and proc.stderr == b"", proc.stderr
     out = json.loads(proc.stdout)
     # Codex drops the whole output of a hook that prints an unknown top-level key (CODEX-NOTES.md §4).
@@ -104,7 +104,7 @@ def test_bad_stdin_fails_open(store: str, agent: str, event: str, stdin: bytes) 
                                                  ("gemini", "BeforeAgent", "before_agent")])
 def test_no_index_fails_open(repo: str, agent: str, event: str, name: str) -> None:
     shutil.rmtree(os.path.join(repo, "index"), ignore_errors=True)
-    proc = run(agent, event, fixture(agent, name, prompt="how do I run the tests?", transcript_path=""), repo)
+    proc = run(agent, event, fixture(agent, name, prompt="how do we run the tests?", transcript_path=""), repo)
     assert proc.returncode == 0 and proc.stdout == b"" and b"memrepo" in proc.stderr
 
 
@@ -155,7 +155,7 @@ def test_gemini_session_start_adds_no_context_and_the_first_prompt_brings_the_pr
     first = run("gemini", "BeforeAgent", fixture("gemini", "before_agent", prompt="ok, go ahead", transcript_path=""), store)
     context = json.loads(first.stdout)["hookSpecificOutput"]["additionalContext"]
     assert "British English" in context and "build-command" not in context
-    again = run("gemini", "BeforeAgent", fixture("gemini", "before_agent", prompt="how do I run the tests here?",
+    again = run("gemini", "BeforeAgent", fixture("gemini", "before_agent", prompt="how do we run the tests here?",
                                                  transcript_path=""), store)
     context = json.loads(again.stdout)["hookSpecificOutput"]["additionalContext"]
     assert "British English" not in context and "(id: build-command)" in context
@@ -203,7 +203,7 @@ def test_the_turn_end_judges_usage_from_the_agent_s_reply_field(store: str, tmp_
     for agent, event, name, prompt_event, prompt_name, reply_field in (
             ("codex", "Stop", "stop", "UserPromptSubmit", "user_prompt_submit", "last_assistant_message"),
             ("gemini", "AfterAgent", "after_agent", "BeforeAgent", "before_agent", "prompt_response")):
-        assert run(agent, prompt_event, fixture(agent, prompt_name, prompt="how do I run the tests here?", transcript_path=""),
+        assert run(agent, prompt_event, fixture(agent, prompt_name, prompt="how do we run the tests here?", transcript_path=""),
                    store).stdout
         reply = "Use `make check` from the repository root: it builds and runs the tests."
         proc = run(agent, event, fixture(agent, name, transcript_path="", **{reply_field: reply}), store)
@@ -267,7 +267,7 @@ HEAVY = ("git", "frontmatter", "yaml", "click")
 ])
 def test_the_prompt_hook_loads_no_heavy_module(store: str, agent: str, event: str, name: str, transcript: Path) -> None:
     """As installed (`python -I -S …/entry.py`), a follow-up reading the agent's transcript included."""
-    stdin = fixture(agent, name, prompt="and how do I run the tests with it?", transcript_path=str(transcript))
+    stdin = fixture(agent, name, prompt="and how do we run the tests with it?", transcript_path=str(transcript))
     cmd = command(agent, event)
     proc = subprocess.run([cmd[0], "-X", "importtime", *cmd[1:]], input=stdin,
                           capture_output=True, env=dict(os.environ, MEMREPO_DIR=store), timeout=60)
@@ -280,7 +280,7 @@ def test_the_prompt_hook_loads_no_heavy_module(store: str, agent: str, event: st
 def test_the_codex_plugin_hook_runs_through_hooks_run(store: str) -> None:
     """The Codex plugin's command (hooks/codex.json): `sh hooks/run codex EVENT`, python -I -S, tools/ on the path."""
     run_sh = Path(__file__).resolve().parent.parent / "hooks" / "run"
-    stdin = fixture("codex", "user_prompt_submit", prompt="how do I run the tests here?", transcript_path=str(CODEX_ROLLOUT))
+    stdin = fixture("codex", "user_prompt_submit", prompt="how do we run the tests here?", transcript_path=str(CODEX_ROLLOUT))
     proc = subprocess.run(["sh", str(run_sh), "codex", "UserPromptSubmit"], input=stdin,
                           capture_output=True, env=dict(os.environ, MEMREPO_DIR=store, MEMREPO_PYTHON=sys.executable),
                           timeout=60)

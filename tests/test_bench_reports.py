@@ -31,7 +31,7 @@ def test_the_curate_report_says_its_verdicts_are_hand_written() -> None:
 def test_the_enrich_report_says_its_aliases_are_scripted() -> None:
     data, text = report("report_enrich.py")
     assert text.splitlines()[0] == data["source"] and "scripted fake-model replies" in data["source"]
-    assert (data["before"]["hit@2"], data["after"]["hit@2"]) == (0.25, 1.0)
+    assert data["before"]["hit@2"] <= 0.25 and data["after"]["hit@2"] == 1.0
 
 
 def test_the_usage_report_says_its_labels_are_hand_written() -> None:

@@ -65,10 +65,10 @@ def test_recall_before_and_after_enrichment(repo: str, model_rules: str) -> None
     before = evaluate.run(prompts, repo=repo, today=TODAY)["summary"]
     report = enrich.run(repo)
     after = evaluate.run(prompts, repo=repo, today=TODAY)["summary"]
-    # Before, two of the eight prompts hit, each through the one word it shares with its memory;
-    # the aliases bring every one.
-    assert (before["hit@2"], after["hit@2"]) == (0.25, 1.0)
-    assert (before["hit@1"], after["hit@1"]) == (0.25, 1.0)
+    # Before, a prompt shares at most one word with its memory, which the decision reads as weak
+    # evidence (at most two of the eight hit); the aliases bring every one.
+    assert before["hit@2"] <= 0.25 and after["hit@2"] == 1.0
+    assert before["hit@1"] <= 0.25 and after["hit@1"] == 1.0
     assert report["model_calls"] == 1 and len(report["enriched"]) == 8
     assert report["dropped"]["tabs-in-makefiles"] == ["tabs in Makefiles"]
     note = notes.read(paths.note_path(repo, "tabs-in-makefiles"))

@@ -543,3 +543,16 @@ def test_a_word_too_common_to_find_memories_still_scores_them(repo: str, monkeyp
     finally:
         db.close()
     assert set(found["month-end"].matched) == {"feed"}
+
+
+def test_a_new_users_first_rules_are_recalled(repo: str) -> None:
+    # Issue 36: an absolute floor on a bm25 sum kept a store of one rule silent ("evidence 0.77
+    # under the floor 1.0"); the same prompt recalled once four unrelated memories were added.
+    _store(repo, {"deploys-tue-thu": dict(class_="rule", source="user", title="Deploys only Tuesday to Thursday",
+                                          description="No deploys on Fridays or Mondays")})
+    assert ids(recall.decide(repo, "can I deploy on friday?", today=TODAY)) == ["deploys-tue-thu"]
+    _store(repo, {"never-commit-secrets": dict(class_="rule", source="user", title="Never commit secrets",
+                                               description="Secrets live in Bitwarden; never paste tokens into code or chat")})
+    assert ids(recall.decide(repo, "can I deploy on friday?", today=TODAY)) == ["deploys-tue-thu"]
+    assert ids(recall.decide(repo, "is it ok to ship this on a monday morning", today=TODAY)) == ["deploys-tue-thu"]
+    assert ids(recall.decide(repo, "I have an API token for stripe, where do I put it?", today=TODAY)) == ["never-commit-secrets"]

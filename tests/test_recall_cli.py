@@ -71,7 +71,7 @@ def test_recall_log_says_why_and_filters_by_session_project_and_outcome(repo: st
     web = os.path.join(str(tmp_path), "web")
     subprocess.run(["git", "init", "-q", web], check=True)
     _hook(repo, "can I deploy to production on friday?", "aaaa1111-s", web)
-    _hook(repo, "friday", "aaaa1111-s", web)
+    _hook(repo, "is Kestrel on Nomad frozen on friday too?", "aaaa1111-s", web)
     _hook(repo, "what is the capital of France?", "bbbb2222-s", str(tmp_path))
 
     def run(*args: str) -> str:
@@ -128,11 +128,12 @@ def test_recall_explain_says_what_cut_each_candidate(repo: str) -> None:
                  description="Background jobs of the shop API run on a Redis queue.")
     assert commit_all(repo).returncode == 0
     runner = CliRunner(mix_stderr=False) if "mix_stderr" in CliRunner.__init__.__code__.co_varnames else CliRunner()
-    out = runner.invoke(cli, ["--repo", repo, "recall", "--explain", "what's a good redis eviction policy for a cache"],
+    # Products the store has never heard of, named beside the one it knows: a question about something else.
+    out = runner.invoke(cli, ["--repo", repo, "recall", "--explain", "does Valkey evict keys like Redis does, or like Dragonfly?"],
                         catch_exceptions=False)
-    assert out.stdout.startswith("(silent: no-match; terms: redis eviction policy cache")
+    assert out.stdout.startswith("(silent: no-match; terms: valkey evict keys redis dragonfly")
     assert "1. queue-redis  score" in out.stderr and "holds redis (" in out.stderr
-    assert "— left out: the evidence says silence: p " in out.stderr and "     evidence: " in out.stderr
+    assert "— left out: the evidence says silence: p " in out.stderr and "     evidence: names " in out.stderr
     out = runner.invoke(cli, ["--repo", repo, "recall", "--explain", "can I deploy to production on friday?"], catch_exceptions=False)
     assert "friday-freeze  score" in out.stderr and "— injected" in out.stderr
     data = json.loads(runner.invoke(cli, ["--repo", repo, "recall", "--explain", "--json", "ok, go ahead"]).stdout)

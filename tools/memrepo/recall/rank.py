@@ -160,7 +160,9 @@ def rank(db: "sqlite3.Connection", terms: list[tuple[str, float]], project: "str
         hit.score = hit.relevance * hit.scope * hit.priority * (1.0 if hit.own else CONTEXT_ONLY)
         hits.append(hit)
     hits.sort(key=lambda h: (-h.score, h.id))
-    _judge(hits, calibrate.Query(terms, facts.dfs, facts.n, origin, named, facts.tech, ours))
+    # The best match decides; the next ones are judged too only for a caller who reads them all.
+    _judge(hits, calibrate.Query(terms, facts.dfs, facts.n, origin, named, facts.tech, ours),
+           JUDGED if explain is not None and explain_rows is None else 1)
     if not floors:
         kept = hits
     else:
@@ -192,14 +194,14 @@ def _nothing(why: str, *outs: "list[tuple[Hit | None, str]] | list[tuple[Hit | N
     return []
 
 
-JUDGED = 3  # the candidates whose features are computed: the best decides, the next two are explained
+JUDGED = 3  # the candidates whose features a full explanation shows: the best decides, the next two are explained
 
 
-def _judge(hits: list[Hit], q: calibrate.Query) -> None:
-    """The features and p_inject of the first candidates, in score order."""
+def _judge(hits: list[Hit], q: calibrate.Query, judged: int) -> None:
+    """The features and p_inject of the first `judged` candidates, in score order."""
     from memrepo.recall.lexicon import COMMON
 
-    for i, h in enumerate(hits[:JUDGED]):
+    for i, h in enumerate(hits[:judged]):
         nxt = hits[i + 1].score if i + 1 < len(hits) else 0.0
         # What it says of the prompt is judged before its priority: a superseded memory still shows
         # that the store knows the subject (its live successor comes with it, `_live`).
