@@ -28,6 +28,7 @@ import argparse
 import math
 import os
 import re
+import sqlite3
 import sys
 import tempfile
 import time
@@ -37,7 +38,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import labeled  # noqa: E402
 
 from memrepo.evaluation import checkouts, evaluate  # noqa: E402
-from memrepo.recall import calibrate, decide  # noqa: E402
+from memrepo.recall import calibrate, decide, paths  # noqa: E402
 
 TODAY = time.mktime((2026, 11, 30, 0, 0, 0, 0, 0, -1))
 L2 = 1.0
@@ -52,10 +53,6 @@ def collect(name: str, tmp: str) -> list[dict[str, Any]]:
     """One record per prompt: its kind, what it expects and the candidates in score order."""
     out = []
     for store, repo, rows in labeled.stores(name, os.path.join(tmp, name)):
-        import sqlite3
-
-        from memrepo.recall import paths
-
         with sqlite3.connect(paths.index_db(repo)) as db:
             projects = {r[0] for r in db.execute("SELECT DISTINCT project FROM memories WHERE project IS NOT NULL")}
         where = checkouts.Checkouts(os.path.join(tmp, "cwd", name, store), projects)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memrepo.recall import calibrate, rank
+from memrepo.recall import decide, rank
 
 ROWS = 8
 _WHERE = ((1, "subject"), (2, "names"), (4, "prose"))
@@ -20,16 +20,10 @@ def _where(bits: int) -> str:
 def _terms(terms: list[str], pasted: list[str], previous: list[str]) -> str:
     line = f"terms: {' '.join(terms) or '-'}"
     if pasted:
-        line += f"; pasted (weight {_pasted_weight()}): {' '.join(pasted)}"
+        line += f"; pasted (weight {decide.PASTED_WEIGHT}): {' '.join(pasted)}"
     if previous:
         line += f"; from the previous turn: {' '.join(previous)}"
     return line
-
-
-def _pasted_weight() -> float:
-    from memrepo.recall import decide
-
-    return decide.PASTED_WEIGHT
 
 
 def _verdict(cut: str | None) -> str:
@@ -57,8 +51,7 @@ def live(d: Any, why: list[tuple[rank.Hit | None, str | None]], rows: int = ROWS
 
 def features(f: dict[str, float]) -> str:
     """Every feature with its part of the decision's logit, largest first."""
-    parts = sorted(((calibrate.COEF.get(k, 0.0) * v, k, v) for k, v in f.items()), key=lambda t: -abs(t[0]))
-    return ", ".join(f"{k} {v:.2f} ({c:+.2f})" for c, k, v in parts)
+    return rank.explain_features(f, None, 2)
 
 
 def logged(entry: dict[str, Any]) -> list[str]:

@@ -269,7 +269,8 @@ def why_not(h: Hit, best: Hit, i: int, limit: int) -> str | None:
     return None
 
 
-def explain_features(f: "dict[str, float]") -> str:
-    """The features that moved a decision most, in words: each one's part of the logit."""
-    parts = sorted(((calibrate.COEF.get(k, 0.0) * v, k, v) for k, v in f.items()), key=lambda t: -abs(t[0]))[:4]
-    return ", ".join(f"{k} {v:.2f} ({c:+.1f})" for c, k, v in parts)
+def explain_features(f: "dict[str, float]", most: "int | None" = 4, digits: int = 1) -> str:
+    """The features that moved a decision most (`most` of them; None: all), in words: each one's
+    part of the logit, largest first."""
+    parts = sorted(((calibrate.COEF.get(k, 0.0) * v, k, v) for k, v in f.items()), key=lambda t: -abs(t[0]))[:most]
+    return ", ".join(f"{k} {v:.2f} ({c:+.{digits}f})" for c, k, v in parts)

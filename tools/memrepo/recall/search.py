@@ -166,12 +166,13 @@ def _candidates(db: "sqlite3.Connection", seeds: list[str], active: list[str], d
 
     bm25() costs FTS5 a call per row that holds a seed: at 100,000 memories, three seeds of a
     few thousand memories each cost more than the rest of the hook. When the seeds' rows exceed
-    WALK_BUDGET and a memory must hold `together` >= 2 of the query's terms to be recalled
-    (`rank`), a memory holding one term alone can never be recalled, so the candidates are the
-    memories where the terms occur together, found by FTS5's doclist intersection before bm25
+    WALK_BUDGET and the prompt has `together` >= 2 words of its own (`rank`), the candidates are
+    the memories where the terms occur together, found by FTS5's doclist intersection before bm25
     sees a row: first those holding two seeds, then, while fewer than `limit`, those holding a
-    seed and one of the rarer other active terms (as many as fit the budget). On a store where
-    the seeds' rows fit the budget, the search is the OR of the seeds as it always was.
+    seed and one of the rarer other active terms (as many as fit the budget). This is a bound on
+    the search, not a rule of the decision (issue 36 removed the rule that a memory must hold two
+    words): on such a store a memory holding one of a longer prompt's words alone is not found.
+    On a store where the seeds' rows fit the budget, the search is the OR of the seeds.
     """
     if together < 2 or len(active) < 2 or sum(dfs[t] for t in seeds) <= WALK_BUDGET:
         return _top(db, " OR ".join(quote(t) for t in seeds), limit)
