@@ -107,24 +107,41 @@ def _repo_option(command: click.Command) -> None:
 
 @cli.command()
 @click.argument("directory", required=False, type=click.Path(file_okay=False))
+@click.option("--from", "source", metavar="URL", help="Join the memory at this git URL (a second machine, a teammate): "
+              "clone it into DIRECTORY, or add it as `origin` of an existing clone.")
+@click.option("--branch", metavar="NAME", help="The remote's branch that holds the memory, when it holds memory on several.")
 @click.pass_context
 @_fail_friendly
-def init(ctx: click.Context, directory: str | None) -> None:
+def init(ctx: click.Context, directory: str | None, source: str | None, branch: str | None) -> None:
     """Make DIRECTORY (default: the memory repository) a memory repository.
 
     Runs `git init` if needed, creates memory/, index/, .githooks/ (templates), installs
     the git hooks into this clone's untracked hooks directory (unsetting an old
     core.hooksPath=.githooks) and makes the first commit. Running it twice changes nothing.
 
+    In a clone that holds no memory yet, init checks out the branch the remote holds memory
+    on (whatever the remote's HEAD says) rather than starting a second history beside it.
+
     \b
-    Example:
+    Examples:
       memrepo init ~/.memrepo
+      memrepo init --from git@github.com:me/memory.git     (a second machine, a teammate)
     """
     from memrepo.store import repoinit
 
-    report = repoinit.init(directory or _repo(ctx))
+    report = repoinit.init(directory or _repo(ctx), source=source, branch=branch)
     verb = "Created" if report["git_init"] else "Initialized"
-    click.echo(f"{verb} memory repository at {report['path']}")
+    if report["joined"]:
+        verb = "Joined"
+    click.echo(f"{verb} memory repository at {report['path']}" + (f" ({report['joined']})" if report["joined"] else ""))
+    adopted = report["adopted"]
+    if adopted is not None:
+        click.echo(f"  branch: {adopted.branch}, tracking {adopted.remote}/{adopted.branch} "
+                   f"({adopted.memories} memor{'y' if adopted.memories == 1 else 'ies'})")
+        if adopted.left:
+            click.echo(f"  left branch {adopted.left} as it was (it held no memory)")
+        if adopted.rescue:
+            click.echo(f"  earlier commits of this clone kept as {adopted.rescue}")
     click.echo(f"  git hooks: {report['wiring']}")
     click.echo(f"  committed: {', '.join(report['written'])}" if report["commit"] else "  nothing to commit: already set up")
     click.echo(f"  indexed: {report['indexed']} memories")

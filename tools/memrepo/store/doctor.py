@@ -79,6 +79,45 @@ def _index_checks(repo: str) -> list[Check]:
     return checks
 
 
+def _branch_check(repo: str) -> Check | None:
+    """This clone's branch against the memory its remote holds, as last fetched (no network):
+    an unborn or memory-less branch beside a remote branch that holds memory is a fork waiting
+    to be pushed. None when the repository has no remote."""
+    from memrepo.store import join
+
+    remote = join.default_remote(repo)
+    if remote is None:
+        return None
+    here = join.current_branch(repo)
+    held = {b: n for b, n in join.memory_branches(repo, remote).items() if n > 0}
+    if here is None or not held or here in join.remote_branches(repo, remote):
+        return Check("branch", True, f"on {here or 'a detached HEAD'}" + (f", which {remote} has" if here and held else ""))
+    mine = join.memory_count(repo, "HEAD")
+    where = ", ".join(f"{b} ({n} memor{'y' if n == 1 else 'ies'})" for b, n in sorted(held.items()))
+    detail = f"this clone is on {here}, which {remote} does not have, while {remote} holds memory on {where}: " \
+             "sync would refuse to push a second memory beside it"
+    if mine <= 0:
+        return Check("branch", False, detail, f"memrepo init {repo} (this clone holds no memory yet: it checks out "
+                                              f"{remote}'s branch)")
+    theirs = sorted(held)[0]
+    return Check("branch", False, detail, f"git -C {repo} merge --allow-unrelated-histories {remote}/{theirs}, then "
+                                          f"git -C {repo} branch --set-upstream-to={remote}/{theirs}")
+
+
+def _remote_memory(repo: str) -> str:
+    """For a plain `git clone` of the team's memory not yet initialised: what init would check out."""
+    from memrepo.store import join
+
+    if not os.path.exists(os.path.join(repo, ".git")):
+        return ""
+    remote = join.default_remote(repo)
+    held = {b: n for b, n in join.memory_branches(repo, remote).items() if n > 0} if remote else {}
+    if not held:
+        return ""
+    where = ", ".join(f"{b} ({n} memor{'y' if n == 1 else 'ies'})" for b, n in sorted(held.items()))
+    return f" yet: it is a clone of {remote}, which holds memory on {where}; init checks that out"
+
+
 ALWAYS_ON_TOKENS = 1300
 
 
@@ -139,13 +178,16 @@ def run(repo: str, always_on: str = "") -> list[Check]:
         if setup_running(boot):
             return [Check("background setup", True, _setup_detail(boot), "wait for it (it ends with `done`); "
                           f"the log is {paths.index_dir(repo)}/bootstrap.log", warn=True)]
-        return [Check("repository", False, f"no memory repository at {repo}", f"memrepo init {repo}")]
+        return [Check("repository", False, f"no memory repository at {repo}" + _remote_memory(repo), f"memrepo init {repo}")]
     checks = [Check("repository", True, repo)]
     from memrepo.vcs import gitcmd
 
     if gitcmd.head(repo, env=gitcmd.no_git_env(), timeout=10) is None:
         checks.append(Check("first commit", False, "the repository has no commit yet: the index, sync and every pass "
-                            "need one", f"memrepo init {repo} (it makes the first commit)"))
+                            "need one", f"memrepo init {repo} (it makes the first commit, or checks out the remote's memory)"))
+    branch = _branch_check(repo)
+    if branch is not None:
+        checks.append(branch)
     ok, detail = hookwire.wiring(repo)
     checks.append(Check("git hooks", ok, detail, "" if ok else f"memrepo init {repo}"))
     checks.extend(_settings_checks(repo))

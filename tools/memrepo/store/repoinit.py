@@ -6,7 +6,7 @@ import os
 from typing import Any
 
 from memrepo.vcs import commit as vcs_commit, gitops, hookwire, status
-from memrepo.store import index, private
+from memrepo.store import index, join, private
 from memrepo.recall import paths
 from memrepo.errors import MemrepoError
 
@@ -69,11 +69,22 @@ def _uncommitted(root: str) -> list[str]:
     return sorted(status.dirty_paths(root, *rels) or ()) if rels else []
 
 
-def init(path: str) -> dict[str, Any]:
+def init(path: str, source: str | None = None, branch: str | None = None) -> dict[str, Any]:
     """Make `path` a memory repository: git init if needed, layout, hook and merge driver wiring,
-    first commit, index."""
+    first commit, index.
+
+    `source`, a remote's URL, joins memory that already exists there (a second machine, a
+    teammate): `path` is cloned from it, or an existing clone gets it as `origin`. With or
+    without it, a clone that holds no memory of its own checks out the branch its remote holds
+    memory on (`join.adopt`) instead of committing a second, unrelated history.
+    """
     root = os.path.abspath(os.path.expanduser(path))
+    joined = join.clone_or_attach(source, root) if source else None
     created = gitops.init_repo(root)
+    adopted = join.adopt(root, branch)
+    if branch is not None and adopted is None and join.current_branch(root) != branch:
+        raise MemrepoError(f"{root} holds memories of its own on {join.current_branch(root)!r}, so init did not switch to {branch!r}",
+                           hint=f"merge them with `memrepo sync`, or check out {branch!r} yourself")
     # Wire first: when it refuses (core.hooksPath owned by another tool) nothing has been written.
     wiring = hookwire.wire(root)
     changed = layout(root)
@@ -89,7 +100,7 @@ def init(path: str) -> dict[str, Any]:
     report = index.update(root)
     return {"path": root, "git_init": created, "written": changed, "wiring": wiring, "merge_driver": merge_driver,
             "commit": commit, "indexed": report.added + report.updated + report.unchanged,
-            "commit_graph": _commit_graph(root)}
+            "commit_graph": _commit_graph(root), "joined": joined, "adopted": adopted}
 
 
 def _commit_graph(root: str) -> str:

@@ -89,11 +89,16 @@ def sync(repo: str, remote: str | None = None, push: bool = True, wait: float = 
             raise SyncStopped(f"{len(dirty)} memory file(s) have uncommitted changes: {', '.join(sorted(dirty)[:5])}",
                               hint=f"commit them (`git -C {repo} commit -- {paths.MEMORY_DIR}`) or put them back, then sync")
         t = rem.target(repo, remote)
+        if gitcmd.head(repo) is None:
+            raise SyncStopped(f"{repo} has no commit yet, so there is nothing to sync",
+                              hint=f"run `memrepo init {repo}`: it checks out the memory {t.remote} holds, or starts one")
         report = SyncReport(remote=t.label)
         for n in range(ROUNDS):
             theirs = rem.fetch(repo, t)
             if n == 0:
                 rem.fetch_review(repo, t)
+            if theirs is None and n == 0:
+                _refuse_second_branch(repo, t)
             if theirs is not None:
                 _pull(repo, t, theirs, report)
             ours = gitcmd.head(repo)
@@ -108,6 +113,29 @@ def sync(repo: str, remote: str | None = None, push: bool = True, wait: float = 
                               hint="someone is pushing right now: run `memrepo sync` again in a minute")
     index.update(repo)
     return report
+
+
+def _refuse_second_branch(repo: str, t: rem.Target) -> None:
+    """The remote has no branch of this name: refuse when it holds memory on another one, rather
+    than push a second, unrelated memory beside the team's (a clone of a remote whose HEAD named
+    a branch nobody pushed, then a fresh `memrepo init`)."""
+    from memrepo.store import join
+
+    others = [b for b in rem.fetch_heads(repo, t) if b != t.remote_branch]
+    held = {b: n for b, n in join.memory_branches(repo, t.remote).items() if b in others and n > 0}
+    if not held:
+        return
+    theirs = join.choose(repo, t.remote) or sorted(held)[0]
+    mine = join.memory_count(repo, "HEAD")
+    where = f"{t.remote} holds memory on {', '.join(sorted(held))}; this repository is on {t.branch}, which {t.remote} " \
+            f"does not have, so pushing it would start a second memory there. Nothing was pushed."
+    if mine <= 0:
+        raise SyncStopped(where, hint=f"run `memrepo init {repo}`: this clone holds no memory yet, so it checks out "
+                                      f"{t.remote}/{theirs} instead")
+    raise SyncStopped(where, hint=f"merge the two: `git -C {repo} merge --allow-unrelated-histories {t.remote}/{theirs}`, "
+                                  f"then `git -C {repo} branch --set-upstream-to={t.remote}/{theirs}` if {theirs} is the "
+                                  "branch to keep, then `memrepo sync`; or push this one on purpose: "
+                                  f"`git -C {repo} push {t.remote} {t.branch}`")
 
 
 def _pull(repo: str, t: rem.Target, theirs: str, report: SyncReport) -> None:

@@ -105,6 +105,21 @@ def fetch_review(repo: str, t: Target) -> bool:
     return rc == 0
 
 
+def fetch_heads(repo: str, t: Target) -> list[str]:
+    """The remote's other branches (not the review ones), fetched into their tracking refs so their
+    trees can be read; names only, [] when the remote cannot be listed."""
+    rc, out, _ = gitcmd.run_git("ls-remote", "--heads", t.remote, cwd=repo)
+    if rc != 0:
+        return []
+    names = [line.split("\t", 1)[1][len("refs/heads/"):] for line in out.decode("utf-8", "surrogateescape").splitlines()
+             if "\trefs/heads/" in line]
+    names = [n for n in names if not n.startswith(REVIEW_PREFIX) and n != t.remote_branch]
+    if names:
+        specs = [f"+refs/heads/{n}:refs/remotes/{t.remote}/{n}" for n in names]
+        gitcmd.run_git("fetch", "--no-progress", "--no-tags", "--no-write-fetch-head", t.remote, *specs, cwd=repo)
+    return names
+
+
 def is_ancestor(repo: str, older: str, newer: str) -> bool:
     rc, _, _ = gitcmd.run_git("merge-base", "--is-ancestor", older, newer, cwd=repo)
     return rc == 0
@@ -175,6 +190,8 @@ def push(repo: str, t: Target) -> bool:
     rc, out, err = gitcmd.run_git("push", "--quiet", "--porcelain", t.remote, f"HEAD:refs/heads/{t.remote_branch}", cwd=repo)
     if rc == 0:
         gitcmd.run_git("update-ref", t.tracking, "HEAD", cwd=repo)
+        if _config(repo, f"branch.{t.branch}.remote") is None:  # the first push: the next sync knows where it syncs
+            gitcmd.run_git("branch", "-q", f"--set-upstream-to={t.remote}/{t.remote_branch}", t.branch, cwd=repo)
         return True
     text = _text(out) + "\n" + _text(err)
     if "[rejected]" in text or "non-fast-forward" in text or "fetch first" in text:
