@@ -63,7 +63,8 @@ def test_a_failed_claim_is_stamped_committed_shown_by_recall_and_cleared_later(r
     entry = trailers.read(repo, limit=1)[0]
     assert entry["commit"] == report.commit == head(repo)
     assert entry["subject"] == "verify: restamp 2 memories (1 unverified, 1 verified)"
-    assert entry["trailers"] == {"Action": "verify", "Run": RUN, "Memories": "2"}
+    assert entry["trailers"] == {"Action": "verify", "Run": RUN, "Memories": "2",
+                                 "Model": "not run (--no-model): text rules and stored claims only"}
     assert git(repo, "status", "--porcelain").stdout == ""
 
     d = recall.decide(repo, "where is the celery beat schedule configured?", project="shop")
@@ -99,11 +100,22 @@ def test_uncommitted_and_superseded_memories_are_left_alone(repo: str, world: di
         verify.run(repo, ["no-such-memory"], use_model=False)
 
 
-def test_a_failing_model_command_falls_back_to_the_rules(repo: str, world: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failing_model_command_moves_no_stamp(repo: str, world: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    # Issue 37: a run asked to hear the model that cannot is no evidence; the text rules alone
+    # once committed `verified` for every memory a timed-out model never read.
+    verify.run(repo, use_model=False, run_id=RUN, today="2026-11-29")
+    before = {note_id: _text(repo, note_id) for note_id in ("celery-beat", "runbook", "tabs")}
+    commit = head(repo)
+    write_file(world["project"], "src/shop/celeryconfig.py", "beat_schedule = {}\n")  # the rules would flip it
     monkeypatch.setenv("MEMREPO_MODEL_CMD", f"{sys.executable} -c 'raise SystemExit(2)'")
-    report = verify.run(repo, use_model=True, today="2026-11-29")
-    assert report.model_notes == ["model not used from celery-beat on: the model command exited 2: nothing on stderr"]
-    assert report.counts()["extracted"] == 3
+    report = verify.run(repo, use_model=True, today="2026-11-30")
+    assert report.model_notes == ["model not heard from celery-beat on: the model command exited 2: nothing on stderr;"
+                                  " those memories were left as they were"]
+    assert {r.id: r.skipped for r in report.results} == {
+        note_id: "left as it was: the model command failed (the model command exited 2: nothing on stderr)"
+        for note_id in ("celery-beat", "runbook", "tabs")}
+    assert report.commit is None and head(repo) == commit
+    assert {note_id: _text(repo, note_id) for note_id in before} == before
 
 
 def test_injections_in_text_and_from_the_model_never_start_a_process(repo: str, world: dict[str, str], tmp_path: Any,
@@ -224,11 +236,14 @@ def test_fixture_set_with_the_fake_model(fixture_world: Any, monkeypatch: pytest
     for key, value in report_verify.model_env().items():
         monkeypatch.setenv(key, value)
     report = verify.run(fixture_world.repo, use_model=True, today="2026-11-29")
-    assert report.counts() == {"memories": 48, "extracted": 59, "verified": 22, "unverified": 11, "unknown": 8,
+    # friday-deploys: the model's answer was invalid, so it is left as it was and not counted.
+    assert report.counts() == {"memories": 47, "extracted": 59, "verified": 22, "unverified": 11, "unknown": 8,
                                "refused": 18, "changed": 36, "model_dropped": 1, "stamped_verified": 19,
                                "stamped_unverified": 11, "stamped_unchecked": 6}
     by_id = {r.id: r for r in report.results}
     assert by_id["friday-deploys"].model_note == "the model's answer was invalid (logged to index/model-rejects.jsonl)"
+    assert by_id["friday-deploys"].skipped == f"left as it was: {by_id['friday-deploys'].model_note}"
+    assert not by_id["friday-deploys"].changed
     assert [c["claim"] for c in by_id["tooling-commands"].claims] == [
         "command_exists: git", "command_exists: lantern-cli-legacy", "command_exists: sh"]
     meta = notes.read(os.path.join(fixture_world.repo, "memory", "tooling-commands.md")).meta

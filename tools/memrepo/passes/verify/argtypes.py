@@ -22,6 +22,11 @@ class ClaimRejected(MemrepoError):
     """A claim's probe or arguments failed validation; nothing was run."""
 
 
+class NotHere(ClaimRejected):
+    """A well-formed claim this machine cannot check (a path outside every project root it knows,
+    a provider it has not configured): another machine may, so its verdict there stands."""
+
+
 # Characters a shell, an option parser or a terminal would give meaning to; none is needed
 # by any argument a probe takes (URLs have their own, narrower check).
 _META = set(";|&$`<>(){}[]*?!'\"\\#~^%,= \t\r\n") | {chr(c) for c in range(32)} | {"\x7f"}

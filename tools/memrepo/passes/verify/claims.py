@@ -22,6 +22,7 @@ from typing import Any, NamedTuple
 
 from memrepo.format import notes
 from memrepo.passes.verify import context, probes, scope
+from memrepo.passes.verify.argtypes import NotHere
 from memrepo.passes.verify.modelclaims import ANSWER_SCHEMA, from_model, prompt, veto
 from memrepo.passes.verify.shapes import Candidate, Refusal, label, mood_reason
 
@@ -180,7 +181,7 @@ def validate(candidates: list[Candidate], providers: dict[str, Any], roots: dict
             call = scope.canonical(probes.check(c.probe, scope.place(c.probe, c.args, roots), providers),
                                    roots, project)
         except probes.ClaimRejected as exc:
-            refused.append(Refusal(label(c), str(exc), c.by))
+            refused.append(Refusal(label(c), str(exc), c.by, isinstance(exc, NotHere)))
             continue
         key = (call.probe, json.dumps(call.args, sort_keys=True))
         if key not in seen:
@@ -211,8 +212,15 @@ def _hand_written(item: Any) -> bool:
     return not isinstance(item, dict) or item.get("by", "user") == "user"
 
 
-def to_meta(calls: list[tuple[probes.Call, str]], note: notes.Note) -> list[Any]:
+def to_meta(calls: list[tuple[probes.Call, str]], note: notes.Note, complete: bool = True) -> list[Any]:
     """The `claims:` value: hand-written claims exactly as the person wrote them (even ones this
-    machine refuses: a provider may be configured elsewhere), then the extracted ones with their source."""
+    machine refuses: a provider may be configured elsewhere), then the extracted ones with their source.
+
+    Not `complete` (some claim could not be checked on this machine), the extracted claims stored
+    before are kept beside this run's: one this machine cannot place is still another's claim."""
     kept = [item for item in note.get("claims") or [] if _hand_written(item)]
-    return kept + [{"probe": call.probe, "args": dict(call.args), "by": by} for call, by in calls if by != "user"]
+    found = [{"probe": call.probe, "args": dict(call.args), "by": by} for call, by in calls if by != "user"]
+    if not complete:
+        found += [item for item in note.get("claims") or [] if not _hand_written(item) and item not in found
+                  and {**item, "by": "text"} not in found and {**item, "by": "model"} not in found]
+    return kept + found

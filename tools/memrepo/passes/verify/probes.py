@@ -19,7 +19,7 @@ from typing import Any, Callable, NamedTuple
 from memrepo import proc
 from memrepo.passes.verify import fetch
 from memrepo.passes.verify.argtypes import (
-    ClaimRejected, branch_name, command_name, gh_repo, http_url, instance_id, pr_number, project_name, provider_name,
+    ClaimRejected, NotHere, branch_name, command_name, gh_repo, http_url, instance_id, pr_number, project_name, provider_name,
     rel_path, repo_path, secret_name,
 )
 from memrepo.store import config
@@ -127,7 +127,7 @@ def template(providers: dict[str, Any], provider: str, probe: str) -> list[str]:
     entry = providers.get(provider) if isinstance(providers, dict) else None
     argv = entry.get(probe) if isinstance(entry, dict) else None
     if argv is None:
-        raise ClaimRejected(f"{probe}: provider {provider!r} is not configured for it (settings `providers`)")
+        raise NotHere(f"{probe}: provider {provider!r} is not configured for it (settings `providers`)")
     placeholder = "{" + PROVIDER_PROBES[probe] + "}"
     if not (isinstance(argv, list) and argv and all(isinstance(a, str) and a for a in argv)):
         raise ClaimRejected(f"{probe}: providers.{provider}.{probe} must be a non-empty list of strings")

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from memrepo.passes.verify.argtypes import ClaimRejected, abs_path
+from memrepo.passes.verify.argtypes import NotHere, abs_path
 from memrepo.passes.verify.probes import Call
 from memrepo.store import config
 
@@ -43,7 +43,7 @@ def owner(path: str, roots: dict[str, str]) -> tuple[str, str] | None:
 
 
 def place(probe: Any, args: Any, roots: dict[str, str]) -> Any:
-    """`args` with an absolute path mapped to its project; ClaimRejected outside every root."""
+    """`args` with an absolute path mapped to its project; NotHere outside every root."""
     key = PATH_ARGS.get(probe) if isinstance(probe, str) else None
     value = args.get(key) if key and isinstance(args, dict) else None
     if not isinstance(value, str) or not value.startswith("/"):
@@ -51,7 +51,7 @@ def place(probe: Any, args: Any, roots: dict[str, str]) -> Any:
     path = abs_path(value, str(key))
     found = owner(path, roots)
     if found is None:
-        raise ClaimRejected(f"{key} {path!r} is outside every configured project root (settings `projects`); "
+        raise NotHere(f"{key} {path!r} is outside every configured project root (settings `projects`); "
                             "not checked")
     return {**args, str(key): found[1], "project": found[0]}
 

@@ -20,6 +20,7 @@ class Refusal(NamedTuple):
     claim: str
     reason: str
     by: str
+    elsewhere: bool = False  # well formed, but not checkable on this machine (`argtypes.NotHere`)
 
 
 def label(c: Candidate) -> str:

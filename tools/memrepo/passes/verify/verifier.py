@@ -57,6 +57,8 @@ class VerifyReport:
         self.commit: str | None = None
         self.results: list[MemoryResult] = []
         self.model_notes: list[str] = []
+        self.model_failed = ""  # the model command's failure, when the run was asked to hear it
+        self.use_model = True
 
     def counts(self) -> dict[str, int]:
         verdicts = [c["verdict"] for r in self.results for c in r.claims]
@@ -87,13 +89,29 @@ def _targets(repo: str, ids: list[str] | None) -> list[str]:
     return [f[:-3] for f in files.memory_files(paths.memory_dir(repo))]
 
 
-def stamp(outcomes: list[tuple[probes.Call, probes.Outcome]], project: str | None, had_stamp: bool,
-          today: str) -> dict[str, Any] | None:
-    """The `verification:` value for these outcomes; None for a memory that never had claims."""
-    if not outcomes and not had_stamp:
+def stamp(outcomes: list[tuple[probes.Call, probes.Outcome]], project: str | None, old: Any,
+          today: str, complete: bool = True) -> dict[str, Any] | None:
+    """The `verification:` value for these outcomes; None for a memory that never had claims.
+
+    Only what this machine decided moves the stamp (issue 37). A claim it could not check (a
+    project checkout, a provider or a network it lacks: an `unknown` outcome, or a claim refused
+    as not checkable here) is no verdict: the stamp another machine made stands when nothing was
+    decided here, and a failure recorded there is kept unless this machine found that claim true.
+    `complete` says that every claim of the memory was checkable here; only then does a recorded
+    failure of a claim the memory no longer makes go away.
+    """
+    old = old if isinstance(old, dict) else None
+    if not outcomes and old is None:
         return None
-    failed = [probes.describe(call, project) for call, out in outcomes if out.verdict is probes.Verdict.FALSE]
-    held = any(out.verdict is probes.Verdict.TRUE for _, out in outcomes)
+    decided = {probes.describe(call, project): out.verdict for call, out in outcomes
+               if out.verdict is not probes.Verdict.UNKNOWN}
+    if not decided and old is not None and old.get("status") in ("verified", "unverified"):
+        return old  # nothing checked here: another machine's verdict is not this machine's to undo
+    failed = [claim for claim, verdict in decided.items() if verdict is probes.Verdict.FALSE]
+    recorded = old.get("failed") if old is not None and isinstance(old.get("failed"), list) else []
+    if not complete:
+        failed += [f for f in recorded if isinstance(f, str) and f not in decided and f not in failed]
+    held = probes.Verdict.TRUE in decided.values()
     status = "unverified" if failed else "verified" if held else "unchecked"
     ver: dict[str, Any] = {"status": status, "checked": today}
     if failed:
@@ -125,9 +143,11 @@ def check_note(repo: str, note: notes.Note, settings: dict[str, Any], use_model:
                      for (call, by), (_, out) in zip(extraction.calls, outcomes)]
     old_ver = note.get("verification")
     result.previous = old_ver.get("status") if isinstance(old_ver, dict) else None
-    new_ver = stamp(outcomes, project, old_ver is not None, today)
+    complete = all(out.verdict is not probes.Verdict.UNKNOWN for _, out in outcomes) \
+        and not any(r.elsewhere for r in extraction.refused)
+    new_ver = stamp(outcomes, project, old_ver, today, complete)
     result.status = new_ver["status"] if new_ver else None
-    new_claims = claims.to_meta(extraction.calls, note)
+    new_claims = claims.to_meta(extraction.calls, note, complete)
     if _same(old_ver, new_ver) and (note.get("claims") or []) == new_claims:
         return False
     meta = {k: v for k, v in note.meta.items() if k not in ("verification", "claims")}
@@ -154,6 +174,7 @@ def run(repo: str, ids: list[str] | None = None, *, use_model: bool = True, run_
     store.require_repo(repo)
     settings = config.load(repo)
     report = VerifyReport(run_id or new_run_id())
+    report.use_model = use_model
     today = today or _dt.date.today().isoformat()
     dirty, changed, read = status.dirty_paths(repo, paths.MEMORY_DIR) or set(), {}, {}
     targets = list(_targets(repo, ids))
@@ -165,22 +186,31 @@ def run(repo: str, ids: list[str] | None = None, *, use_model: bool = True, run_
         result.skipped = _skip_reason(repo, note_id, rel, dirty, explicit=bool(ids))
         if result.skipped:
             continue
+        if report.model_failed:
+            # The run was asked to hear the model and it failed: no stamp moves on text rules alone.
+            result.skipped = f"left as it was: the model command failed ({report.model_failed})"
+            continue
         read[rel] = files.read_bytes(paths.note_path(repo, note_id)).decode("utf-8")
         note = notes.parse(read[rel], paths.note_path(repo, note_id))
         try:
             touched = check_note(repo, note, settings, use_model, today, result)
         except model.ModelError as exc:
-            # One failing model command would fail every memory alike: go on without it.
-            report.model_notes.append(f"model not used from {note_id} on: {exc}")
-            use_model = False
-            touched = check_note(repo, note, settings, use_model, today, result)
+            # One failing model command would fail every memory alike: stop asking it, and move
+            # no stamp without it (issue 37: a timeout once committed a text-only `verified`).
+            report.model_failed = str(exc)
+            report.model_notes.append(f"model not heard from {note_id} on: {exc}; those memories were left as they were")
+            result.skipped = f"left as it was: the model command failed ({exc})"
+            continue
+        if result.model_note:
+            result.skipped = f"left as it was: {result.model_note}"
+            continue
         if touched:
             result.changed = True
             changed[rel] = notes.serialize(note)
     progress("verify: memories checked", len(targets), len(targets))
     _log_refusals(repo, report)
     if changed:
-        trailers: dict[str, Any] = {"Action": "verify", "Run": report.run_id}
+        trailers: dict[str, Any] = {"Action": "verify", "Run": report.run_id, "Model": _model_trailer(report)}
 
         def subject(kept: list[str]) -> str:
             _left_alone(report, set(changed) - set(kept))
@@ -191,6 +221,16 @@ def run(repo: str, ids: list[str] | None = None, *, use_model: bool = True, run_
         _left_alone(report, set(stale))
         report.commit = sha or None
     return report
+
+
+def _model_trailer(report: VerifyReport) -> str:
+    """Which model step ran for this commit's memories: `Memrepo-Model` (issue 37)."""
+    if not report.use_model:
+        return "not run (--no-model): text rules and stored claims only"
+    unheard = len([r for r in report.results if r.skipped.startswith("left as it was:")])
+    heard = len([r for r in report.results if not r.skipped])
+    return f"verify heard for {heard} memor{'y' if heard == 1 else 'ies'}" + (
+        f", not heard for {unheard} (left as they were)" if unheard else "")
 
 
 def _left_alone(report: VerifyReport, rels: set[str]) -> None:
