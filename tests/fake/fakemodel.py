@@ -7,6 +7,9 @@ Configuration by environment:
   whose strings all occur in the prompt answers. No rule matches: FAKE_MODEL_DEFAULT (raw
   text) or `{}`.
 - FAKE_MODEL_LOG: a JSONL file that receives {"prompt": ...} for every call (tests assert on it).
+- FAKE_MODEL_USAGE: a JSON object printed as the envelope's `usage` instead of the default.
+- FAKE_MODEL_PLAIN=1: print the bare answer, no envelope and no usage, like a command that
+  only prints what the model said.
 The answer is printed in `claude -p --output-format json`'s envelope, with token usage.
 """
 
@@ -35,8 +38,13 @@ def main() -> int:
                 return int(rule["exit"])
             text = rule["reply_text"] if "reply_text" in rule else json.dumps(rule.get("reply"))
             break
-    envelope = {"type": "result", "subtype": "success", "is_error": False, "result": text,
-                "usage": {"input_tokens": len(prompt) // 4, "output_tokens": len(text) // 4}}
+    if os.environ.get("FAKE_MODEL_PLAIN") == "1":
+        sys.stdout.write(text)
+        return 0
+    usage = {"input_tokens": len(prompt) // 4, "output_tokens": len(text) // 4}
+    if os.environ.get("FAKE_MODEL_USAGE"):
+        usage = json.loads(os.environ["FAKE_MODEL_USAGE"])
+    envelope = {"type": "result", "subtype": "success", "is_error": False, "result": text, "usage": usage}
     sys.stdout.write(json.dumps(envelope))
     return 0
 

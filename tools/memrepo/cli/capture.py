@@ -6,7 +6,7 @@ import time
 
 import click
 
-from memrepo.cli.main import _fail_friendly, _json, _repo
+from memrepo.cli.main import _fail_friendly, _json, _model_calls_judged, _repo
 from memrepo.errors import MemrepoError
 
 
@@ -68,18 +68,25 @@ def enrich(ctx: click.Context, ids: tuple[str, ...], as_json: bool) -> None:
 
     from memrepo.cli.progress import Reporter
 
+    from memrepo.passes import model
+
     shown = Reporter()
+    model.Tally.reset()
     report = en.run(_repo(ctx), list(ids) or None, progress=shown)
     shown.close()
     if as_json:
-        return _json(report)
-    for note_id, aliases in report["enriched"].items():
-        click.echo(f"{note_id}: {', '.join(aliases)}")
-    unchanged = [i for i in report["asked"] if i not in report["enriched"]]
-    if unchanged:
-        click.echo(f"no new aliases for: {', '.join(unchanged)}")
-    if not report["asked"]:
-        click.echo("nothing to enrich")
+        _json(report)
+    else:
+        for note_id, aliases in report["enriched"].items():
+            click.echo(f"{note_id}: {', '.join(aliases)}")
+        unchanged = [i for i in report["asked"] if i not in report["enriched"] and i not in report.get("pending", [])]
+        if unchanged:
+            click.echo(f"no new aliases for: {', '.join(unchanged)}")
+        if report.get("pending"):
+            click.echo(f"not answered, asked again next run: {', '.join(report['pending'])}")
+        if not report["asked"]:
+            click.echo("nothing to enrich")
+    _model_calls_judged("enrich")
 
 
 @click.command()
@@ -153,8 +160,7 @@ def stats(ctx: click.Context, as_json: bool) -> None:
     click.echo(f"jobs: {data['jobs']['queued']} queued, {data['jobs']['running']} running, {data['jobs']['failed']} failed;"
                f" sessions captured: {data['captured_sessions']}")
     for name, row in data["model"].items():
-        click.echo(f"model {name}: {row['calls']} calls ({row['failed']} failed), "
-                   f"{row['input_tokens']} in / {row['output_tokens']} out tokens")
+        click.echo(f"model {name}: {row['calls']} calls ({row['failed']} failed), " + _tokens(row))
     for failure in data["model_failures"]:
         click.echo(f"failed model call: {failure['t']} {failure['pass']}: {failure['error']}")
     rec = data["recall"]
@@ -167,6 +173,21 @@ def stats(ctx: click.Context, as_json: bool) -> None:
     if rec["never_used"]:
         click.echo("injected often, never used (candidates for review: `memrepo show <id>`): "
                    + ", ".join(f"{m['id']} ({m['injected']}x)" for m in rec["never_used"][:10]))
+
+
+def _tokens(row: dict[str, int]) -> str:
+    """Reported usage as the command gave it; characters / 4 only where it gave none, and said so."""
+    parts = []
+    if row["reported_calls"]:
+        cached = row["cache_read_input_tokens"] + row["cache_creation_input_tokens"]
+        parts.append(f"{row['input_tokens']:,} in" + (f" (+{cached:,} cache)" if cached else "")
+                     + f" / {row['output_tokens']:,} out tokens, as the command reported for {row['reported_calls']} "
+                     f"call{'s' * (row['reported_calls'] != 1)}")
+    if row["estimated_calls"]:
+        parts.append(f"≈{row['est_input_tokens']:,} in / ≈{row['est_output_tokens']:,} out tokens estimated "
+                     f"(characters / 4) for {row['estimated_calls']} call{'s' * (row['estimated_calls'] != 1)} "
+                     "whose command reports no usage")
+    return "; ".join(parts) or "no tokens recorded"
 
 
 def register(group: click.Group) -> None:

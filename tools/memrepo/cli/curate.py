@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from memrepo.cli.main import _fail_friendly, _json, _repo
+from memrepo.cli.main import _fail_friendly, _json, _model_calls_judged, _repo
 
 
 def _decision_line(d: dict[str, Any]) -> str:
@@ -38,16 +38,21 @@ def curate(ctx: click.Context, dry_run: bool, no_model: bool, as_json: bool) -> 
 
     from memrepo.cli.progress import Reporter
 
+    from memrepo.passes import model
+
     shown = Reporter()
+    model.Tally.reset()
     report = cur.run(_repo(ctx), dry_run=dry_run, use_model=not no_model, progress=shown).as_dict()
     shown.close()
     if as_json:
-        return _json(report)
-    click.echo(f"run {report['run_id']}{' (dry run: nothing written)' if dry_run else ''}, {report['model_calls']} model calls")
-    for title, key in (("applied", "applied"), ("sent to review", "review"), ("left alone", "skipped")):
-        click.echo(f"{title}: {len(report[key])}")
-        for d in report[key]:
-            click.echo(_decision_line(d))
+        _json(report)
+    else:
+        click.echo(f"run {report['run_id']}{' (dry run: nothing written)' if dry_run else ''}, {report['model_calls']} model calls")
+        for title, key in (("applied", "applied"), ("sent to review", "review"), ("left alone", "skipped")):
+            click.echo(f"{title}: {len(report[key])}")
+            for d in report[key]:
+                click.echo(_decision_line(d))
+    _model_calls_judged("curate")
 
 
 def _proposal_line(p: dict[str, Any]) -> str:

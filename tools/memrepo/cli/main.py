@@ -35,6 +35,27 @@ def _fail_friendly(fn: F) -> F:
     return wrapper
 
 
+def _model_calls_judged(what: str) -> None:
+    """After a pass: name its failed model calls, and fail the command when none answered.
+
+    A prose or invalid answer counts as a failed call (issue 37), so `memrepo enrich` against a
+    model that only apologises exits 1 instead of saying there was nothing new. The pass starts
+    its count with `model.Tally.reset()`.
+    """
+    from memrepo.passes import model
+
+    tally = model.Tally
+    if not tally.failed:
+        return
+    total = tally.ok + tally.failed
+    click.echo(f"{what}: {tally.failed} of {total} model call{'s' * (total != 1)} failed "
+               f"(last: {tally.last_error[:200]})", err=True)
+    if not tally.ok:
+        raise MemrepoError(f"{what}: no model call answered, so nothing was learned from the model",
+                           hint="check the model command (MEMREPO_MODEL_CMD, or `model_cmd` in index/local.json); "
+                                "`memrepo stats` lists the failed calls")
+
+
 def _repo(ctx: click.Context) -> str:
     """The memory repository this command works on (a command's own --repo, the global one,
     $MEMREPO_DIR, else ~/.memrepo); warns once when the working directory is another one."""

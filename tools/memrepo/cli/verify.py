@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from memrepo.cli.main import _fail_friendly, _json, _repo
+from memrepo.cli.main import _fail_friendly, _json, _model_calls_judged, _repo
 
 
 @click.command("verify")
@@ -27,11 +27,15 @@ def verify(ctx: click.Context, ids: tuple[str, ...], no_model: bool, as_json: bo
     from memrepo.cli.progress import Reporter
     from memrepo.passes.verify import verifier
 
+    from memrepo.passes import model
+
     shown = Reporter()
+    model.Tally.reset()
     report = verifier.run(_repo(ctx), list(ids) or None, use_model=not no_model, progress=shown)
     shown.close()
     if as_json:
-        return _json(report.as_dict())
+        _json(report.as_dict())
+        return _model_calls_judged("verify")
     for r in report.results:
         if r.skipped:
             click.echo(f"skip {r.id}: {r.skipped}")
@@ -44,6 +48,7 @@ def verify(ctx: click.Context, ids: tuple[str, ...], no_model: bool, as_json: bo
     click.echo(f"{c['memories']} memories, {c['extracted']} claims: {c['verified']} verified, {c['unverified']} unverified, "
                f"{c['unknown']} unknown, {c['refused']} refused")
     click.echo(f"committed {report.commit[:12]} (run {report.run_id})" if report.commit else "no stamp changed; nothing committed")
+    _model_calls_judged("verify")
 
 
 def register(group: click.Group) -> None:

@@ -37,6 +37,9 @@ MAX_OUTPUT = 2 * 1024 * 1024
 HEALTH_WINDOW = 3  # doctor warns when this many of the latest calls all failed
 MAX_DEPTH = 32  # nesting an answer may have; every pass's schema is a handful of levels deep
 LEDGER = "model-ledger.jsonl"
+# What `claude --output-format json` reports in `usage`; the cache fields are input too.
+USAGE_KEYS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+CHARS_PER_TOKEN = 4  # for a command that reports no usage: an estimate, and labelled so
 REJECTS = "model-rejects.jsonl"
 
 
@@ -119,7 +122,7 @@ def _answer(stdout: str) -> tuple[str, dict[str, int]]:
         structured = envelope.get("structured_output")  # `--json-schema`: the CLI's validated answer
         _usage = envelope.get("usage")
         usage: dict[str, Any] = _usage if isinstance(_usage, dict) else {}
-        tokens = {k: int(v) for k, v in usage.items() if k in ("input_tokens", "output_tokens") and isinstance(v, int)}
+        tokens = {k: int(v) for k, v in usage.items() if k in USAGE_KEYS and isinstance(v, int) and not isinstance(v, bool)}
         if envelope.get("is_error"):
             raise ModelError(f"the model command reported an error: {envelope['result'][:200]}")
         if isinstance(structured, (dict, list)):
@@ -135,6 +138,20 @@ def call(repo: str, pass_name: str, prompt: str, timeout: float | None = None,
     The prompt goes out as `[memrepo background pass: <pass>]` and the pass's prompt, so a
     session file the command leaves behind is recognised as memrepo's, not the user's.
     """
+    text, entry = _ask(repo, pass_name, prompt, timeout, schema)
+    _succeeded(repo, entry)
+    return text
+
+
+def _succeeded(repo: str, entry: dict[str, Any], **extra: Any) -> None:
+    entry.update(ok=True, **extra)
+    _append(repo, LEDGER, entry)
+    Tally.count(str(entry.get("pass", "?")))
+
+
+def _ask(repo: str, pass_name: str, prompt: str, timeout: float | None,
+         schema: dict[str, Any] | None) -> tuple[str, dict[str, Any]]:
+    """One call: (the answer text, its ledger entry, not yet written); a failure is written and raised."""
     if config.recall_only(repo):
         raise RecallOnly("recall-only mode is on: memrepo runs no model call",
                          hint=f"unset {config.ENV_RECALL_ONLY}, or set \"recall_only\": false in {config.SHARED} / {config.LOCAL}")
@@ -150,7 +167,7 @@ def call(repo: str, pass_name: str, prompt: str, timeout: float | None = None,
             os.unlink(login)
 
 
-def _run(repo: str, pass_name: str, prompt: str, args: list[str], timeout: float, own: int) -> str:
+def _run(repo: str, pass_name: str, prompt: str, args: list[str], timeout: float, own: int) -> tuple[str, dict[str, Any]]:
     """One call of `args`; `own` is how many of them are the user's command (the rest memrepo added)."""
     start = time.perf_counter()
     entry: dict[str, Any] = {"t": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "pass": pass_name, "cmd": args[0]}
@@ -178,10 +195,12 @@ def _run(repo: str, pass_name: str, prompt: str, args: list[str], timeout: float
         text, tokens = _answer(res.text())
     except ModelError as exc:  # an `is_error` envelope: a failed call, recorded like the others
         raise _failed(repo, entry, "is_error", exc) from None
-    entry.update(ok=True, **tokens)
-    _append(repo, LEDGER, entry)
-    Tally.count(pass_name)
-    return text
+    if tokens:
+        entry.update(tokens)
+    else:  # the command reported no usage: what was sent and printed, labelled as an estimate
+        entry.update(est_input_tokens=-(-len(prompt) // CHARS_PER_TOKEN),
+                     est_output_tokens=-(-len(res.text()) // CHARS_PER_TOKEN))
+    return text, entry
 
 
 _LANG = re.compile(r"[A-Za-z0-9_+-]{0,20}")
@@ -259,21 +278,36 @@ def ask_json(repo: str, pass_name: str, prompt: str, schema: dict[str, Any],
     indexes ({list key: [(index, item), ...]}): some answers point into a list by index, and a
     pass may keep the work of an item it could not use pending.
     """
-    text = call(repo, pass_name, prompt, schema=schema)
+    text, entry = _ask(repo, pass_name, prompt, None, schema)
     try:
         value = extract_json(text)
     except ValueError as exc:
-        reject(repo, pass_name, [f"not JSON: {exc}"], text)
+        _invalid(repo, entry, [f"not JSON: {exc}"], text)
         return None
     value, left_out, errors = salvage(value, schema)
     if value is None:
-        reject(repo, pass_name, errors, text)
+        _invalid(repo, entry, errors, text)
         return None
     if errors:
         reject(repo, pass_name, errors, text, kept=True)
+        _succeeded(repo, entry, partial=len(errors))
+    else:
+        _succeeded(repo, entry)
     if dropped is not None:
         dropped.update(left_out)
     return value
+
+
+def _invalid(repo: str, entry: dict[str, Any], errors: list[str], text: str) -> None:
+    """An answer that is not valid by the schema is a failed call (issue 37): the ledger, `stats`
+    and the run's tally count it so, and the answer goes to index/model-rejects.jsonl."""
+    pass_name = str(entry.get("pass", "?"))
+    reject(repo, pass_name, errors, text)
+    first = errors[0] if errors else "invalid"
+    entry.update(ok=False, error=f"invalid answer ({first[:120]})")
+    _append(repo, LEDGER, entry)
+    said = " ".join(text.split())[:80]
+    Tally.count(pass_name, f"the model's answer is not valid ({first[:120]}): {said!r}")
 
 
 def salvage(value: Any, schema: dict[str, Any]) -> tuple[Any, dict[str, list[tuple[int, Any]]], list[str]]:

@@ -118,17 +118,26 @@ def _save(repo: str, report: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
+# Per pass in `stats`: calls, failed, how many reported their usage and how many were estimated,
+# then the reported tokens, the estimated ones (characters / 4) and the time.
+TOKEN_ROW = ("calls", "failed", "reported_calls", "estimated_calls", *model.USAGE_KEYS,
+             "est_input_tokens", "est_output_tokens", "ms")
+
+
 def stats(repo: str) -> dict[str, Any]:
     """Counts per class and status, the last sweep, queued jobs, model calls and tokens per pass, and
     the precision of recall's injections (`memrepo.recall.usage`)."""
     memories = store.list_memories(repo)
     per_pass: dict[str, dict[str, int]] = {}
     for entry in model.ledger(repo):
-        row = per_pass.setdefault(str(entry.get("pass", "?")), {"calls": 0, "failed": 0, "input_tokens": 0, "output_tokens": 0, "ms": 0})
+        row = per_pass.setdefault(str(entry.get("pass", "?")), dict.fromkeys(TOKEN_ROW, 0))
         row["calls"] += 1
         row["failed"] += 0 if entry.get("ok") else 1
-        for key in ("input_tokens", "output_tokens", "ms"):
-            row[key] += int(entry.get(key) or 0)
+        row["reported_calls"] += any(k in entry for k in model.USAGE_KEYS)
+        row["estimated_calls"] += "est_input_tokens" in entry  # a call that never answered is neither
+        for key in TOKEN_ROW[4:]:
+            value = entry.get(key)
+            row[key] += value if isinstance(value, int) and not isinstance(value, bool) else 0
     failures = [{k: e.get(k) for k in ("t", "pass", "error")} for e in model.ledger(repo) if not e.get("ok")][-5:]
     return {"memories": len(memories), "model_failures": failures,
             "by_class": dict(sorted(Counter(m["class"] for m in memories).items())),
