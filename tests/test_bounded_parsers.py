@@ -132,8 +132,11 @@ def test_a_deeply_nested_model_answer_leaves_the_sweep_running(repo: str, monkey
     assert commit_all(repo, "memories").returncode == 0
     env = dict(os.environ, MEMREPO_MODEL_CMD=f"{sys.executable} {FAKE_MODEL}", FAKE_MODEL_DEFAULT=NESTED)
     swept = cli(repo, "sweep", env=env)
-    assert swept.returncode == 0, swept.stderr
+    # The sweep runs to its end; an answer nobody can read is a failed call (issue 37), so a
+    # sweep where every call failed says so and exits 1.
     assert "Traceback" not in swept.stderr
+    assert swept.returncode == 1, swept.stderr
+    assert "every model call failed (2): the model's answer is not valid (not JSON: nested too deeply)" in swept.stderr
 
 
 def test_bounded_json_helpers() -> None:

@@ -144,3 +144,62 @@ def test_an_undo_whose_commit_fails_changes_nothing(repo: str, fake, tmp_path, m
     assert git(repo, "status", "--porcelain").stdout == ""
     assert not os.path.exists(os.path.join(repo, ".git", "sequencer"))
     assert runs.undo(repo, report.run_id) != []  # and it can be undone for real afterwards
+
+
+def _run_commit(repo: str, rel: str, text: str | None, run_id: str, when: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    from memrepo.vcs import commit
+
+    monkeypatch.setenv("GIT_COMMITTER_DATE", when)
+    return commit.commit_files(repo, {rel: text}, f"pass: {rel}", {"Action": "edit", "Run": run_id})
+
+
+def _memory(note_id: str, description: str) -> str:
+    return (f"---\nid: {note_id}\ntitle: Memory {note_id}\ndescription: {description}\nclass: fact\nsource: user\n"
+            f"created: '2026-01-01'\n---\nBody of {note_id}.\n")
+
+
+def test_a_run_with_two_commits_on_one_file_is_undone_in_order_after_a_merge(repo: str,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 37: by date, a merge of a clone whose clock stepped back listed the run's older
+    commit first and undo failed with "patch does not apply"; history is read child first."""
+    run_id, rel = "2026-12-05T10-00-00-skill", "memory/a.md"
+    _run_commit(repo, rel, _memory("a", "first"), "2026-12-05T09-00-00-seed", "2026-12-05T09:00:00Z", monkeypatch)
+    original = open(os.path.join(repo, rel), "rb").read()
+    _run_commit(repo, rel, _memory("a", "second"), run_id, "2026-12-05T10:00:05Z", monkeypatch)
+    git(repo, "branch", "teammate")
+    _run_commit(repo, rel, _memory("a", "third"), run_id, "2026-12-05T10:00:00Z", monkeypatch)  # the clock stepped back
+    git(repo, "checkout", "-q", "teammate")
+    _run_commit(repo, "memory/b.md", _memory("b", "theirs"), "2026-12-05T10-00-09-capture", "2026-12-05T10:00:09Z",
+                monkeypatch)
+    git(repo, "checkout", "-q", "main")
+    git(repo, "merge", "-q", "--no-edit", "teammate")
+    assert [e["subject"] for e in runs.commits_of(repo, run_id)] == ["pass: memory/a.md"] * 2
+    [sha] = runs.undo(repo, run_id)
+    assert sha == head(repo)
+    assert open(os.path.join(repo, rel), "rb").read() == original
+    assert os.path.exists(os.path.join(repo, "memory", "b.md"))  # the teammate's memory stays
+    assert git(repo, "status", "--porcelain").stdout == ""
+
+
+def test_a_run_whose_commits_cancel_out_is_undone_by_an_empty_commit(repo: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    run_id = "2026-12-05T10-00-00-skill"
+    _run_commit(repo, "memory/n.md", _memory("n", "made"), run_id, "2026-12-05T10:00:00Z", monkeypatch)
+    _run_commit(repo, "memory/n.md", None, run_id, "2026-12-05T10:00:01Z", monkeypatch)
+    before = git(repo, "rev-parse", "HEAD^{tree}").stdout
+    [sha] = runs.undo(repo, run_id)
+    assert sha == head(repo) and git(repo, "rev-parse", "HEAD^{tree}").stdout == before
+    assert git(repo, "log", "-1", "--format=%s").stdout.strip() == f"undo: run {run_id} (its commits cancel out)"
+    assert runs.undone_runs(repo) == {run_id: git(repo, "log", "-1", "--format=%(trailers:key=Memrepo-Run,valueonly)").stdout.strip()}
+
+
+def test_run_ids_are_matched_exactly(repo: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    short, longer = "2026-12-05T10-00-00-skill", "2026-12-05T10-00-00-skill-promote"
+    _run_commit(repo, "memory/a.md", _memory("a", "from skill"), short, "2026-12-05T10:00:00Z", monkeypatch)
+    _run_commit(repo, "memory/b.md", _memory("b", "from promote"), longer, "2026-12-05T10:00:01Z", monkeypatch)
+    runs.undo(repo, short)
+    assert not os.path.exists(os.path.join(repo, "memory", "a.md"))
+    assert os.path.exists(os.path.join(repo, "memory", "b.md"))
+    assert set(runs.undone_runs(repo)) == {short}
+    assert [e["run"] for e in runs.list_runs(repo) if e["undone_by"]] == [short]
+    with pytest.raises(runs.UndoError, match="no commits of run 2026-12-05T10-00-00-ski on this branch"):
+        runs.undo(repo, "2026-12-05T10-00-00-ski")

@@ -220,14 +220,17 @@ def undo(repo: str, run_id: str) -> list[str]:
         # sequencer are untouched until one journaled commit writes it, so a kill -9 at any
         # moment leaves either nothing or what `commit_files`' journal rolls back (issue 15).
         contents = _reverted(repo, shas, files, run_id)
+        if contents is None:  # the run's commits cancel out (a file made and removed): nothing to write
+            return [_record_undo(repo, run_id, "its commits cancel out", locked=True)]
         subject = f"undo: run {run_id} ({len(shas)} commit{'s' * (len(shas) != 1)})"
         body = "Reverts, newest first:\n" + "\n".join(f"  {s}" for s in shas)
         found = {"Action": "undo", "Run": fresh_run_id(repo, "undo"), "Undoes": run_id}
         return [commit.commit_files(repo, contents, subject, found, body)]
 
 
-def _reverted(repo: str, shas: list[str], files: list[str], run_id: str) -> dict[str, bytes | None]:
-    """Each of `files` as HEAD would hold it with `shas` reverted (None: deleted); UndoError on a clash."""
+def _reverted(repo: str, shas: list[str], files: list[str], run_id: str) -> dict[str, bytes | None] | None:
+    """Each of `files` as HEAD would hold it with `shas` reverted (None: deleted); UndoError on a
+    clash; None when that is what HEAD holds already."""
     rc, out, _ = gitcmd.run_git("rev-parse", "--git-dir", cwd=repo)
     git_dir = os.path.join(repo, out.decode("utf-8", "surrogateescape").strip())
     for name in os.listdir(git_dir):  # left by an undo that was killed: nothing refers to it
@@ -238,6 +241,7 @@ def _reverted(repo: str, shas: list[str], files: list[str], run_id: str) -> dict
     env = dict(os.environ, GIT_INDEX_FILE=tmp)
     try:
         _git_ok(repo, env, "read-tree", "HEAD")
+        before = _staged(repo, env, set(files))
         for sha in shas:
             _, patch, _ = gitcmd.run_git("diff-tree", "-p", "--binary", "--full-index", "--root", "--no-commit-id",
                                          sha, cwd=repo)
@@ -247,10 +251,9 @@ def _reverted(repo: str, shas: list[str], files: list[str], run_id: str) -> dict
             if rc != 0:
                 raise UndoError(f"git could not revert run {run_id}: {err.decode('utf-8', 'replace').strip()}",
                                 hint="later commits changed the same files; revert the run's commits by hand with `git revert`")
-        touched = set(files)
-        _, out, _ = gitcmd.run_git("ls-files", "-s", "-z", cwd=repo, env=env)
-        blobs = {e.split("\t", 1)[1]: e.split()[1] for e in gitcmd.split_z(out)
-                 if "\t" in e and e.split("\t", 1)[1] in touched}
+        blobs = _staged(repo, env, set(files))
+        if blobs == before:
+            return None
         data = _blobs(repo, sorted(set(blobs.values())))
         return {rel: data[blobs[rel]] if rel in blobs else None for rel in files}
     finally:
@@ -258,6 +261,13 @@ def _reverted(repo: str, shas: list[str], files: list[str], run_id: str) -> dict
             os.remove(tmp)
         with contextlib.suppress(FileNotFoundError):
             os.remove(tmp + ".lock")
+
+
+def _staged(repo: str, env: dict[str, str], touched: set[str]) -> dict[str, str]:
+    """{path: blob id} of the `touched` paths in the index `env` names (absent: not there)."""
+    _, out, _ = gitcmd.run_git("ls-files", "-s", "-z", cwd=repo, env=env)
+    return {e.split("\t", 1)[1]: e.split()[1] for e in gitcmd.split_z(out)
+            if "\t" in e and e.split("\t", 1)[1] in touched}
 
 
 def _blobs(repo: str, shas: list[str]) -> dict[str, bytes]:
@@ -280,11 +290,12 @@ def _blobs(repo: str, shas: list[str]) -> dict[str, bytes]:
     return found
 
 
-def _record_undo(repo: str, run_id: str) -> str:
-    """An empty `Memrepo-Action: undo` commit on HEAD's tree (the work tree and index untouched)."""
+def _record_undo(repo: str, run_id: str, why: str = "its review decisions", locked: bool = False) -> str:
+    """An empty `Memrepo-Action: undo` commit on HEAD's tree (the work tree and index untouched);
+    `locked`: the caller holds the repository lock already."""
     found = {"Action": "undo", "Run": fresh_run_id(repo, "undo"), "Undoes": run_id}
-    msg = trailers.message(f"undo: run {run_id} (its review decisions)", found)
-    with lock.held(repo):
+    msg = trailers.message(f"undo: run {run_id} ({why})", found)
+    with contextlib.nullcontext() if locked else lock.held(repo):
         rc, out, err = gitcmd.run_git("rev-parse", "--verify", "HEAD", cwd=repo)
         head = out.decode().strip()
         rc, out, err = gitcmd.run_git("commit-tree", f"{head}^{{tree}}", "-p", head, "-F", "-", cwd=repo, input=msg.encode())

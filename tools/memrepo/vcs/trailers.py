@@ -34,7 +34,9 @@ def read(repo: str, rev: str = "HEAD", grep: str | None = None, limit: int = 100
     Each is `{commit, date, subject, trailers: {key without the prefix: value}}`. `grep` keeps
     only commits whose message holds that fixed string. A revision git cannot read gives [].
     """
-    args = ["log", "-z", f"-n{limit}", f"--format={_FORMAT}"]
+    # Topological: a child always before its parent. By date alone, a merge of a clone whose
+    # clock stepped back lists a run's older commit first, and undo reverts them out of order.
+    args = ["log", "-z", "--topo-order", f"-n{limit}", f"--format={_FORMAT}"]
     args += ["--fixed-strings", f"--grep={grep}"] if grep else ["--extended-regexp", f"--grep={_ANY}"]
     rc, out, _ = gitcmd.run_git(*args, rev, "--", cwd=repo)
     if rc != 0:
