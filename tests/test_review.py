@@ -214,3 +214,76 @@ def test_undoing_the_run_that_proposed_closes_its_proposals(repo: str, fake) -> 
     assert run_cli(repo, "undo", report.run_id)[0] == 0
     assert review.proposals(repo) == []
     assert [p["state"] for p in review.proposals(repo, include_closed=True)] == ["undone"]
+
+
+def _teammate_proposal(repo: str, loser: str, winner: str) -> str:
+    """A branch pushed by a teammate: its message is a curator proposal to supersede `loser`, its
+    commit also deletes two memories and edits the committed settings."""
+    run = "2026-12-05T09-00-00-curate"
+    git(repo, "checkout", "-q", "-b", f"memrepo/review/{run}")
+    path = os.path.join(repo, "memory", f"{loser}.md")
+    with open(path, encoding="utf-8") as fh:
+        text = fh.read()
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(text.replace("\n---\n", f"\nstatus: superseded\nsuperseded_by: {winner}\n---\n", 1))
+    others = sorted(f for f in os.listdir(os.path.join(repo, "memory")) if f.endswith(".md") and f[:-3] not in (loser, winner))[:2]
+    for name in others:
+        os.remove(os.path.join(repo, "memory", name))
+    with open(os.path.join(repo, "memrepo.json"), "w", encoding="utf-8") as fh:
+        fh.write('{"recall": {"max_hits": 0}}\n')
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "--no-verify", "-m", f"curator (proposed): supersede {loser} by {winner}\n\n"
+        f"Memrepo-Action: supersede\nMemrepo-Id: {loser}\nMemrepo-Winner: {winner}\nMemrepo-Run: {run}\n"
+        "Memrepo-Confidence: 0.90\nMemrepo-Review: class: reference cannot supersede rule\n")
+    git(repo, "checkout", "-q", "main")
+    return others[0][:-3], others[1][:-3]
+
+
+def test_accept_refuses_a_proposal_that_holds_more_than_it_names(repo: str) -> None:
+    """Issue 37: `show` displayed the two named memories and `accept` applied the whole commit,
+    deletions and settings included — around `sync`'s refusal to take deletions."""
+    write_memory(repo, "old-rule", title="Deploy on Fridays", description="Friday deploys are fine")
+    write_memory(repo, "new-rule", title="No Friday deploys", description="Friday deploys are frozen")
+    for name in ("keep-a", "keep-b"):
+        write_memory(repo, name, title=f"Memory {name}", description="Kept")
+    assert commit_all(repo, "memories").returncode == 0
+    gone = _teammate_proposal(repo, "old-rule", "new-rule")
+    before, tree = snapshot(repo), git(repo, "rev-parse", "HEAD").stdout
+    (p,) = review.proposals(repo)
+    code, out = run_cli(repo, "review", "show", p["id"])
+    assert code == 0
+    assert "changes: D memory/keep-a.md, D memory/keep-b.md, M memory/old-rule.md, A memrepo.json" in out
+    assert (f"WARNING: this proposal also deletes memory/{gone[0]}.md; deletes memory/{gone[1]}.md; adds "
+            "memrepo.json — beyond the memories it names; `review accept` refuses it") in out
+    code, out = run_cli(repo, "review", "accept", p["id"])
+    assert code == 1
+    assert (f"proposal {p['id']} holds more than it names: it also deletes memory/{gone[0]}.md; deletes "
+            f"memory/{gone[1]}.md; adds memrepo.json; nothing was applied") in out
+    assert f"hint: see it whole with `memrepo review show {p['id']} --diff`" in out
+    assert (snapshot(repo), git(repo, "rev-parse", "HEAD").stdout) == (before, tree)
+    assert git(repo, "status", "--porcelain").stdout == ""
+    assert [q["id"] for q in review.proposals(repo)] == [p["id"]]  # still open: a person rejects it
+
+
+def test_a_capture_proposal_may_add_what_it_counts_and_change_what_it_lists(repo: str) -> None:
+    write_memory(repo, "old-rule", title="Deploy on Fridays", description="Friday deploys are fine")
+    assert commit_all(repo, "memories").returncode == 0
+    old = notes.read(os.path.join(repo, "memory", "old-rule.md"))
+    new_text = ("---\nid: {i}\ntitle: Captured {i}\ndescription: A captured memory {i}\nclass: fact\nsource: user\n"
+                "created: '2026-12-05'\n---\nCaptured.\n")
+    superseded = notes.serialize(notes.Note({**old.meta, "status": "superseded", "superseded_by": "cap-a"}, old.body, old.path))
+    files = {"memory/cap-a.md": new_text.format(i="cap-a"), "memory/cap-b.md": new_text.format(i="cap-b"),
+             "memory/old-rule.md": superseded}
+    run = "2026-12-05T09-00-00-capture"
+    trailers = {"Action": "capture", "Session": "s1", "Count": 2}
+    sha = review.propose(repo, run, files, "capture: 2 memories from session s1 (proposed)", trailers,
+                         "- supersede old-rule: Fridays are frozen now")
+    p = next(q for q in review.proposals(repo) if q["commit"] == sha)
+    assert review.beyond(repo, {**p, "body": git(repo, "show", "-s", "--format=%B", sha).stdout}) == []
+    code, out = run_cli(repo, "review", "accept", p["id"])
+    assert code == 0, out
+    assert os.path.exists(os.path.join(repo, "memory", "cap-b.md"))
+    more = review.propose(repo, "2026-12-05T09-10-00-capture", {f"memory/{i}.md": new_text.format(i=i) for i in ("cap-c", "cap-d", "cap-e")},
+                          "capture: 2 memories from session s2 (proposed)", {**trailers, "Session": "s2"}, "")
+    q = next(q for q in review.proposals(repo) if q["commit"] == more)
+    assert review.beyond(repo, {**q, "body": ""}) == ["adds memory/cap-e.md"]  # three added, two counted

@@ -152,7 +152,12 @@ def review_show(ctx: click.Context, proposal: str, as_diff: bool, as_markdown: b
                f"confidence {t.get('Confidence', '?')}" + (f", scope {t['Scope']}" if t.get("Scope") else ""))
     if t.get("Reason"):
         click.echo(f"reason: {t['Reason']}")
-    click.echo(f"held back by: {t.get('Review', '?')}\n")
+    click.echo(f"held back by: {t.get('Review', '?')}")
+    click.echo("changes: " + ", ".join(f"{c['status']} {c['path']}" for c in p["changes"]))
+    if p["beyond"]:
+        click.echo(f"WARNING: this proposal also {'; '.join(p['beyond'])} — beyond the memories it names; "
+                   f"`review accept` refuses it (`--diff` shows all of it)")
+    click.echo("")
     width = shutil.get_terminal_size((120, 24)).columns
     click.echo(side_by_side((f"{p['loser']['id']} (would be superseded)", p["loser"]["text"]),
                             (f"{p['winner']['id']} (would win)", p["winner"]["text"]), width))

@@ -12,6 +12,7 @@ back so it never proposes the same pair again).
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from typing import Any
 
@@ -194,11 +195,50 @@ def show(repo: str, ref: str) -> dict[str, Any]:
     (`loser`, `winner`: the texts at HEAD) for a side-by-side view."""
     p = _get(repo, ref)
     p["patch"] = _git(repo, "show", "--format=%B", p["commit"]) + "\n"
+    p["changes"] = [{"status": letter, "path": rel} for letter, rel in changes(repo, p["commit"])]
+    p["beyond"] = beyond(repo, {**p, "body": _git(repo, "show", "-s", "--format=%B", p["commit"])})
     t = p["trailers"]
     p["loser"] = {"id": t.get("Id", ""), "text": _memory_at(repo, "HEAD", t.get("Id", ""))}
     p["winner"] = {"id": t.get("Winner", ""), "text": _memory_at(repo, "HEAD", t.get("Winner", ""))
                    or _memory_at(repo, p["commit"], t.get("Winner", ""))}
     return p
+
+
+_VERB = {"A": "adds", "M": "changes", "D": "deletes", "T": "changes the type of"}
+_BODY_DECISION = re.compile(r"^- [a-z][a-z0-9-]* ([a-z0-9][a-z0-9-]*):", re.MULTILINE)
+
+
+def changes(repo: str, sha: str) -> list[tuple[str, str]]:
+    """[(status letter, path)] of everything commit `sha` changes, renames as a delete and an add."""
+    out = gitcmd.run_git("diff-tree", "--no-commit-id", "--no-renames", "-r", "--name-status", "-z", sha, cwd=repo)[1]
+    fields = gitcmd.split_z(out)
+    return [(fields[i][:1], fields[i + 1]) for i in range(0, len(fields) - 1, 2)]
+
+
+def beyond(repo: str, p: dict[str, Any]) -> list[str]:
+    """What proposal `p`'s commit changes beyond the memories it names, in words; [] when nothing.
+
+    A proposal names memories in its trailers (`Id`, `Winner`, each `Memrepo-Decision`) and, for
+    a capture, in its body's `- <action> <id>:` lines; a capture may also add as many memories
+    as its `Count` says. A teammate's branch can hold any commit under such a message: whatever
+    else it holds (another memory, a deletion, a setting, a hook) is not what `review show`
+    presents, so `accept` refuses it (issue 37).
+    """
+    t = p["trailers"]
+    named = {t.get("Id", ""), t.get("Winner", "")} | set(_BODY_DECISION.findall(p.get("body", "")))
+    named |= {d["id"] for d in runs.decisions(repo, f"{p['commit']}^!").get(p["commit"], [])}
+    named.discard("")
+    adds = int(t["Count"]) if t.get("Action") == "capture" and str(t.get("Count", "")).isdigit() else 0
+    extra = []
+    for letter, rel in changes(repo, p["commit"]):
+        note_id = rel[len("memory/"):-3] if rel.startswith("memory/") and rel.endswith(".md") and rel.count("/") == 1 else ""
+        if letter == "A" and note_id and adds > 0:
+            adds -= 1
+            continue
+        if letter == "M" and note_id in named:
+            continue
+        extra.append(f"{_VERB.get(letter, 'changes')} {rel}")
+    return extra
 
 
 def _require_clean(repo: str, files: list[str]) -> None:
@@ -213,6 +253,11 @@ def accept(repo: str, ref: str) -> str:
     """Bring open proposal `ref` onto the current branch as a commit (hooks run); returns its sha."""
     p = _get(repo, ref)
     n = p["id"]
+    extra = beyond(repo, {**p, "body": _git(repo, "show", "-s", "--format=%B", p["commit"])})
+    if extra:
+        raise ReviewError(f"proposal {n} holds more than it names: it also {'; '.join(extra)}; nothing was applied",
+                          hint=f"see it whole with `memrepo review show {n} --diff`; reject it with "
+                               f"`memrepo review reject {n} --reason \"changes more than it names\"`")
     files = gitcmd.split_z(gitcmd.run_git("diff-tree", "--no-commit-id", "-r", "--name-only", "-z", p["commit"], cwd=repo)[1])
     trailers = {k: v for k, v in p["trailers"].items() if k not in ("Run", "Review")}
     trailers.update({"Run": runs.fresh_run_id(repo, "review"), "Proposal": p["commit"], "Proposed-In": p["run"]})
