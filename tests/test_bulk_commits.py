@@ -48,7 +48,8 @@ def test_the_deterministic_pass_is_one_commit_with_a_decision_per_memory(repo: s
     # git itself parses every decision as a trailer
     parsed = git(repo, "interpret-trailers", "--parse", input=git(repo, "log", "-1", "--format=%B").stdout).stdout
     assert [line for line in parsed.splitlines() if line.startswith("Memrepo-Decision: ")] == [
-        f"Memrepo-Decision: stamp note-{i:02d}: cites src/job{i}.py, missing under {stale_store}" for i in range(N)]
+        f"Memrepo-Decision: stamp note-{i:02d}: cites src/job{i}.py (shop), missing from the project's checkout"
+        for i in range(N)]
     (run,) = [r for r in runs.list_runs(repo) if r["run"] == report.run_id]
     assert [(d["action"], d["subject"], d["commit"]) for d in run["decisions"]] == [
         ("stamp", f"stamp note-{i:02d}", head(repo)) for i in range(N)]

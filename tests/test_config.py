@@ -52,3 +52,14 @@ def test_broken_settings_name_the_file_and_the_fix(repo: str, content: str, mess
 def test_project_roots_ignore_malformed_entries() -> None:
     assert config.project_roots({"projects": {"a": 3, "b": {"root": ""}, "c": {"path": "/x"}, "d": "/d"}}) == {"d": "/d"}
     assert config.project_roots({"projects": ["not", "a", "mapping"]}) == {}
+
+
+def test_shareable_paths_never_carry_this_machines_layout(tmp_path: os.PathLike[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    home = os.path.join(str(tmp_path), "home", "ann")
+    monkeypatch.setenv("HOME", home)
+    roots = {"shop": os.path.join(home, "src", "shop"), "shop-api": os.path.join(home, "src", "shop", "api")}
+    assert config.shareable_path(os.path.join(home, "src", "shop", "app.py"), roots) == "shop:app.py"
+    assert config.shareable_path(os.path.join(home, "src", "shop", "api", "x.py"), roots) == "shop-api:x.py"  # deepest
+    assert config.shareable_path(os.path.join(home, ".claude", "skills", "a", "SKILL.md"), roots) == "~/.claude/skills/a/SKILL.md"
+    assert config.shareable_path(os.path.join(str(tmp_path), "elsewhere", "f.md"), roots) is None
+    assert config.shareable_path(os.path.join(home, "src", "shopping", "f.md"), roots) == "~/src/shopping/f.md"  # not shop's

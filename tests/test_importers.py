@@ -70,6 +70,10 @@ def test_claude_code_import_maps_types_scopes_and_reports_skips(repo: str) -> No
     assert (testing.get("created"), testing.get("description")) == ("2026-11-20", "Integration tests must hit a real Postgres database, never mocks")
     assert "**How to apply:**" in testing.body
     assert _trailers(repo) == {"Memrepo-Action": "import", "Memrepo-Run": report.run, "Memrepo-Source": "claude-code"}
+    # The shared history names a skipped file, never where this machine keeps it (issue 37).
+    message = git(repo, "log", "-1", "--format=%B").stdout
+    assert "skipped: MEMORY.md:6: points at staging_creds.md, which does not exist\n" in message
+    assert DATA not in message and "-home-ann-src-tallybird" not in message
     assert git(repo, "status", "--porcelain").stdout == ""
     d = recall.decide(repo, "do the integration tests need a real postgres database or mocks?", project="tallybird")
     assert [h.id for h in d.hits][:1] == ["cc-feedback-testing-90666a"]

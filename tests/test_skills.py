@@ -120,12 +120,18 @@ def test_list_show_and_human_promotion(shop: str, isolated_env: str, tmp_path: s
     assert out == f"promoted alembic-new-table to {dest}\n"
     assert open(dest).read() == open(os.path.join(shop, "skills/drafts/alembic-new-table/SKILL.md")).read()
     last = runs.log(shop, limit=1)[0]
+    # The shared history says where it went without this machine's layout (issue 37).
     assert (last["subject"], last["trailers"]["Action"], last["trailers"]["Target"]) == (
-        "skills: promote alembic-new-table", "skill-promote", dest)
+        "skills: promote alembic-new-table", "skill-promote", "~/.claude/skills/alembic-new-table/SKILL.md")
     project = os.path.join(str(tmp_path), "proj")
     os.makedirs(project)
+    with open(os.path.join(shop, "memrepo.json"), "w") as fh:
+        json.dump({"projects": {"proj": project}}, fh)
     runner.invoke(cli, ["--repo", shop, "skills", "promote", "alembic-new-table", "--project", project], catch_exceptions=False)
     assert os.path.isfile(os.path.join(project, ".claude", "skills", "alembic-new-table", "SKILL.md"))
+    assert runs.log(shop, limit=1)[0]["trailers"]["Target"] == "proj:.claude/skills/alembic-new-table/SKILL.md"
+    shared = git(shop, "log", "-2", "--format=%B", "-p").stdout
+    assert str(tmp_path) not in shared and isolated_env not in shared
     assert "promoted" in runner.invoke(cli, ["--repo", shop, "skills", "list"], catch_exceptions=False).stdout
 
 

@@ -113,7 +113,7 @@ def test_log_runs(repo: str, fake, tmp_path) -> None:  # noqa: F811
     assert [line[2:] for line in lines[4:7]] == [
         f"{batch[:12]}  repair     repair old by new [1.00] — mid is itself superseded; new is the live end of the chain",
         f"{batch[:12]}  supersede  supersede reset-b by reset-a [1.00] — same body as reset-a (whitespace aside); the older copy stays",
-        f"{batch[:12]}  stamp      stamp shop-entry [1.00] — cites src/app.py, missing under {tmp_path / 'shop'}",
+        f"{batch[:12]}  stamp      stamp shop-entry [1.00] — cites src/app.py (shop), missing from the project's checkout",
     ]
     data = json.loads(CliRunner().invoke(cli, ["--repo", repo, "log", "--runs", "--json"], catch_exceptions=False).output)
     assert [r["run"] for r in data] == [undo_run, report.run_id]

@@ -8,6 +8,7 @@ the commit fails, the files are put back as they were.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from memrepo.format import notes, validate
@@ -84,6 +85,16 @@ def commit_run(repo: str, report: Report, new: list[notes.Note], extra: dict[str
     if report.demoted:
         trailers["Demoted"] = " ".join(report.demoted)
     body = "\n".join([f"add: {i}" for i in report.added] + [f"profile: {t}" for t in report.profile]
-                     + [f"demote: {i}" for i in report.demoted] + [f"skipped: {w}: {y}" for w, y in report.skipped])
+                     + [f"demote: {i}" for i in report.demoted]
+                     + [f"skipped: {_shared(repo, w)}: {y}" for w, y in report.skipped])
     report.commit = commit.commit_files(repo, texts, f"import: {' and '.join(parts)} from {report.tool}", trailers, body)
     return report
+
+
+def _shared(repo: str, where: str) -> str:
+    """A skipped entry's place as the shared history may name it: never this machine's layout."""
+    if not os.path.isabs(where):
+        return where
+    from memrepo.store import config
+
+    return config.shareable_path(where, config.project_roots(config.load(repo))) or os.path.basename(where)

@@ -117,6 +117,26 @@ def project_roots(settings: dict[str, Any]) -> dict[str, str]:
     return roots
 
 
+def shareable_path(path: str, roots: dict[str, str]) -> str | None:
+    """`path` as history shared with other machines may hold it: `project:relative/path` inside a
+    configured project root (the deepest wins), `~/relative/path` under the home directory, None
+    anywhere else. A commit message or a committed file never carries this machine's layout
+    (issue 37: "missing under /home/<user>/src/..." reached the team's remote)."""
+    path = os.path.abspath(path)
+    best: tuple[int, str] | None = None
+    for name, root in roots.items():
+        base = os.path.abspath(os.path.expanduser(root))
+        if path == base or path.startswith(base.rstrip("/") + "/"):
+            if best is None or len(base) > best[0]:
+                best = (len(base), f"{name}:{os.path.relpath(path, base)}")
+    if best:
+        return best[1]
+    home = os.path.abspath(os.path.expanduser("~"))
+    if path.startswith(home.rstrip("/") + "/"):
+        return "~/" + os.path.relpath(path, home)
+    return None
+
+
 def _identity(root: str) -> Project | None:
     return identify(root) if os.path.isdir(root) else None
 

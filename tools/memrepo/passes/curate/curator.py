@@ -213,7 +213,7 @@ def _deterministic(run: _Run, settings: dict[str, Any]) -> None:
     pending: list[tuple[tidy.Change, dict[str, Any]]] = []
     # Each finder sees the decisions before it (a duplicate superseded here is no dead path to stamp).
     for finder in (lambda: chain_changes, lambda: tidy.duplicates(run.memories),
-                   lambda: tidy.dead_paths(run.memories, settings, _dt.date.today().isoformat())):
+                   lambda: tidy.dead_paths(run.repo, run.memories, settings, _dt.date.today().isoformat())):
         for change in finder():
             decision = {"kind": change.kind, "action": change.action, "ids": [change.note.id, *change.extra.values()],
                         "confidence": 1.0, "reason": change.reason}

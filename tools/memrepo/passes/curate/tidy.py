@@ -4,25 +4,19 @@ Each finder looks at the memories as they stand and returns Changes (one memory 
 the curator commits together, one commit per run. No model, no guessing: a path is only reported missing when
 the memory's project has a root configured on this machine (`projects: {name: path | {root: path}}`
 in memrepo.json or index/local.json) and that root exists, because a path that does not
-resolve here proves nothing elsewhere.
+resolve here proves nothing elsewhere; what counts as a cited path is the verifier's rule.
 """
 
 from __future__ import annotations
 
 import copy
 import os
-import re
 from typing import Any
 
 from memrepo.format import notes
 from memrepo.format.notes import Note
 
 MIN_DUPLICATE_CHARS = 40
-_CODE = re.compile(r"`([^`\s]+)`")
-_BARE = re.compile(r"(?<![\w/.:~-])((?:\.{1,2}/|/|~/)?[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)+\.[A-Za-z0-9]{1,8})(?![\w/])")
-_HOST = re.compile(r"^[a-z0-9-]+(\.[a-z0-9-]+)*\.[a-z]{2,}$", re.I)
-_LINE_SUFFIX = re.compile(r":\d+(:\d+)?$")
-_NOT_PATH = set("*?[]{}$<>|;&=,'\"()")
 
 
 class Change:
@@ -97,21 +91,7 @@ def duplicates(memories: dict[str, Note]) -> list[Change]:
 
 # -- cited paths -----------------------------------------------------------------
 
-def cited_paths(text: str) -> list[str]:
-    """File paths a memory's text cites: code spans that look like paths, and bare a/b.ext paths."""
-    found: list[str] = []
-    for raw in _CODE.findall(text) + _BARE.findall(text):
-        path = _LINE_SUFFIX.sub("", raw)
-        if "/" not in path or "://" in path or any(ch in _NOT_PATH for ch in path):
-            continue
-        last = path.rstrip("/").rsplit("/", 1)[-1]
-        if not (path.endswith("/") or path.startswith(("./", "../", "/", "~/")) or "." in last.lstrip(".")):
-            continue  # `origin/main`, `and/or`: not a file
-        if _HOST.match(path.split("/", 1)[0]) and not path.startswith(("./", "../", "/", "~/")):
-            continue  # example.com/page.html is an address, not a file
-        if path not in found:
-            found.append(path)
-    return found
+PATH_PROBES = frozenset({"path_exists"})
 
 
 def project_root(settings: dict[str, Any], project: Any) -> str | None:
@@ -125,26 +105,33 @@ def project_root(settings: dict[str, Any], project: Any) -> str | None:
     return root if os.path.isdir(root) else None
 
 
-def dead_paths(memories: dict[str, Note], settings: dict[str, Any], today: str) -> list[Change]:
-    """Active memories citing paths missing under their project's root: stamped unverified."""
+def dead_paths(repo: str, memories: dict[str, Note], settings: dict[str, Any], today: str) -> list[Change]:
+    """Active memories citing files missing from their project's checkout here: stamped unverified.
+
+    The claims are the verifier's (`verifier.check_note`, its path probe alone, no model), so
+    curate and verify agree on what a memory claims: a plan, a negation, a gitignored or
+    another machine's path is no claim, and the stamp is the one `memrepo verify` would write
+    (issue 37: curate's own path finder once committed three of those as missing). The reason
+    names paths relative to the project (`path_exists: src/x.py (shop)`), never the machine's root.
+    """
+    from memrepo.passes.verify import verifier
+
     changes = []
     for note in memories.values():
-        root = project_root(settings, note.get("project"))
-        if root is None or not is_active(note):
+        if project_root(settings, note.get("project")) is None or not is_active(note):
             continue
-        text = f"{note.get('description', '')}\n{note.body}"
-        missing = [p for p in cited_paths(text) if not os.path.exists(os.path.join(root, os.path.expanduser(p)))]
-        if not missing:
+        stamped = _with(note)
+        result = verifier.MemoryResult(note.id)
+        if not verifier.check_note(repo, stamped, settings, False, today, result, only=PATH_PROBES):
             continue
-        ver = note.get("verification") if isinstance(note.get("verification"), dict) else {}
-        kept = [str(f) for f in ver.get("failed") or [] if not str(f).startswith("path_exists: ")]
-        failed = kept + [f"path_exists: {p}" for p in missing]
-        if ver.get("status") == "unverified" and list(ver.get("failed") or []) == failed:
-            continue
-        stamped = _with(note, verification={"status": "unverified", "checked": today, "failed": failed})
-        changes.append(Change("dead-path", stamped, f"curator: {note.id} cites missing {missing[0]}"
+        missing = [c["claim"] for c in result.claims if c["probe"] == "path_exists" and c["verdict"] == "false"]
+        if result.status != "unverified" or not missing:
+            continue  # curate stamps dead paths; every other verdict is `memrepo verify`'s
+        first = missing[0].removeprefix("path_exists: ")
+        changes.append(Change("dead-path", stamped, f"curator: {note.id} cites missing {first}"
                               + (f" (+{len(missing) - 1})" if len(missing) > 1 else ""),
-                              "stamp", f"cites {', '.join(missing)}, missing under {root}"))
+                              "stamp", f"cites {', '.join(m.removeprefix('path_exists: ') for m in missing)}, "
+                              "missing from the project's checkout"))
     return changes
 
 

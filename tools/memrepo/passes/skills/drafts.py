@@ -259,8 +259,11 @@ def promote(repo: str, name: str, project_dir: str | None = None) -> str:
     os.makedirs(os.path.dirname(dest), exist_ok=True)
     shutil.copyfile(source, dest)
     record = _record(folder)
-    record["promoted"] = [*record.get("promoted", []), dest]
+    # Committed and pushed: where it went, as another machine can read it, or not at all.
+    shared = config.shareable_path(dest, config.project_roots(config.load(repo))) or \
+        f"a directory outside every project root: .claude/skills/{name}/SKILL.md"
+    record["promoted"] = [*record.get("promoted", []), shared]
     rel = os.path.join(DRAFTS, name, "draft.json")
-    trailers = {"Action": "skill-promote", "Run": runs.fresh_run_id(repo, "skill-promote"), "Target": dest}
+    trailers = {"Action": "skill-promote", "Run": runs.fresh_run_id(repo, "skill-promote"), "Target": shared}
     commit_files(repo, {rel: json.dumps(record, indent=2, ensure_ascii=False) + "\n"}, f"skills: promote {name}", trailers)
     return dest

@@ -119,6 +119,9 @@ def stamp(outcomes: list[tuple[probes.Call, probes.Outcome]], project: str | Non
     return ver
 
 
+NOT_RUN = probes.Outcome(probes.Verdict.UNKNOWN, "not checked by this pass")
+
+
 def _same(old: Any, new: Any) -> bool:
     def key(v: Any) -> Any:
         return (v.get("status"), v.get("failed")) if isinstance(v, dict) else v
@@ -126,8 +129,11 @@ def _same(old: Any, new: Any) -> bool:
 
 
 def check_note(repo: str, note: notes.Note, settings: dict[str, Any], use_model: bool, today: str,
-               result: MemoryResult) -> bool:
-    """Extract, probe and restamp one note in memory; True when its front matter changed."""
+               result: MemoryResult, only: frozenset[str] | None = None) -> bool:
+    """Extract, probe and restamp one note in memory; True when its front matter changed.
+
+    `only` names the probes to run (curate's dead-path step runs `path_exists` alone); a claim of
+    another probe is not checked, which counts as no verdict (`stamp` keeps what it knew)."""
     _providers = config.local_only(repo, "providers")  # templates become argv: this machine's only
     providers: dict[str, Any] = _providers if isinstance(_providers, dict) else {}
     projects = config.project_roots(settings)
@@ -136,7 +142,8 @@ def check_note(repo: str, note: notes.Note, settings: dict[str, Any], use_model:
     allow = config.local_only(repo, fetch.ALLOW_KEY)  # widening where probes reach: this machine only
     allow_hosts = tuple(h for h in allow if isinstance(h, str)) if isinstance(allow, list) else ()
     ctx = probes.Context(projects, providers, project, allow_hosts)
-    outcomes = [(call, probes.run(call, ctx)) for call, _ in extraction.calls]
+    outcomes = [(call, probes.run(call, ctx) if only is None or call.probe in only else NOT_RUN)
+                for call, _ in extraction.calls]
     result.refused, result.model_note = extraction.refused, extraction.model_note
     result.claims = [{"claim": probes.describe(call, project), "probe": call.probe, "by": by,
                       "verdict": out.verdict.value, "detail": out.detail}
