@@ -12,8 +12,10 @@ import os
 import sys
 
 import pytest
+from click.testing import CliRunner
 
 from helpers import ROOT, commit_all, write_memory
+from memrepo.cli.main import cli
 from memrepo.passes import capture, enrich, model
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "data", "capture"))
@@ -112,3 +114,48 @@ def test_enrich_keeps_the_valid_items_and_asks_again_for_the_bad_one(repo: str, 
     assert [n.id for n in enrich.needs_enrichment(repo)] == ["staging-db-port"]
     (logged,) = rejects(repo)
     assert logged["kept"] and logged["errors"] == ["$.memories[1].aliases[0]: longer than 80"]
+
+
+def test_one_bad_alias_costs_only_itself(repo: str, fake) -> None:
+    """Issue 37: one alias over 80 characters dropped the memory's whole item, three good aliases with it."""
+    write_memory(repo, "deploy-freeze", title="Deploy freeze on Fridays", description="No production deploys after Friday noon.",
+                 body="Ship on Monday instead.")
+    assert commit_all(repo, "one memory").returncode == 0
+    fake({"contains": "list up to 8 aliases", "reply": {"memories": [
+        {"id": "deploy-freeze", "aliases": ["releases late in the week", "weekend release rules",
+                                            "x" * 81, "is prod locked today"]}]}})
+    report = enrich.run(repo)
+    assert report["enriched"] == {"deploy-freeze": ["releases late in the week", "weekend release rules", "is prod locked today"]}
+    assert report["pending"] == []
+    (logged,) = rejects(repo)
+    assert logged["kept"] and logged["errors"] == ["$.memories[0].aliases[2]: longer than 80"]
+    assert model.ledger(repo)[-1]["partial"] == 1
+
+
+def test_an_optional_field_that_is_invalid_is_dropped_and_its_item_kept() -> None:
+    schema = {"type": "object", "required": ["items"], "properties": {"items": {"type": "array", "items": {
+        "type": "object", "additionalProperties": False, "required": ["id"],
+        "properties": {"id": {"type": "string"}, "note": {"type": "string", "maxLength": 5}}}}}}
+    kept, left_out, errors = model.salvage({"items": [{"id": "a", "note": "far too long"}, {"id": 3}]}, schema)
+    assert kept == {"items": [{"id": "a"}]} and left_out == {"items": [(1, {"id": 3})]}
+    assert errors == ["$.items[0].note: longer than 5", "$.items[1].id: expected string, got int"]
+    # A key the schema does not allow is not repaired (issue 16): that item is left out whole.
+    assert model.salvage({"items": [{"id": "a", "confidence": 1}, {"id": "b"}]}, schema)[:2] == (
+        {"items": [{"id": "b"}]}, {"items": [(0, {"id": "a", "confidence": 1})]})
+
+
+def test_an_unknown_id_is_reported_and_leaves_the_real_memory_pending(repo: str, fake) -> None:
+    """Issue 37: an item with a mistyped id was ignored, and the memory it meant was recorded as
+    asked, never to be asked again, with no word in the report."""
+    write_memory(repo, "staging-db-port", title="Staging database port", description="The staging Postgres listens on 5433.",
+                 body="Not the default 5432.")
+    assert commit_all(repo, "one memory").returncode == 0
+    fake({"contains": "list up to 8 aliases", "reply": {"memories": [
+        {"id": "staging-db-prot", "aliases": ["which port is staging postgres on"]}]}})
+    report = enrich.run(repo)
+    assert report["unknown_ids"] == ["staging-db-prot"]
+    assert (report["enriched"], report["pending"]) == ({}, ["staging-db-port"])
+    assert [n.id for n in enrich.needs_enrichment(repo)] == ["staging-db-port"]
+    out = CliRunner().invoke(cli, ["--repo", repo, "enrich"], catch_exceptions=False).output
+    assert "the model answered for ids it was not asked about, ignored: staging-db-prot" in out
+    assert "not answered, asked again next run: staging-db-port" in out

@@ -82,6 +82,8 @@ def enrich(ctx: click.Context, ids: tuple[str, ...], as_json: bool) -> None:
         unchanged = [i for i in report["asked"] if i not in report["enriched"] and i not in report.get("pending", [])]
         if unchanged:
             click.echo(f"no new aliases for: {', '.join(unchanged)}")
+        if report.get("unknown_ids"):
+            click.echo(f"the model answered for ids it was not asked about, ignored: {', '.join(report['unknown_ids'])}")
         if report.get("pending"):
             click.echo(f"not answered, asked again next run: {', '.join(report['pending'])}")
         if not report["asked"]:

@@ -109,10 +109,16 @@ def aliases_for(repo: str, batch: list[Note], report: dict[str, Any] | None = No
         if answer is None:
             continue
         by_id = {n.id: n for n in part}
+        unknown = [str(item["id"]) for item in answer["memories"] if item["id"] not in by_id]
+        if unknown and report is not None:
+            report.setdefault("unknown_ids", []).extend(unknown)
         if answered is not None:
-            # A memory whose item was invalid (logged) was not answered: it stays pending.
+            # A memory whose item was invalid (logged) was not answered: it stays pending. When the
+            # answer names an id that was not asked (a mistyped one), a memory it leaves out may be
+            # that one: it stays pending too, rather than recorded as having no aliases.
             invalid = {item.get("id") for _, item in left_out.get("memories", []) if isinstance(item, dict)}
-            answered.update(i for i in by_id if i not in invalid)
+            named = {item["id"] for item in answer["memories"]}
+            answered.update(i for i in by_id if i not in invalid and (i in named or not unknown))
         for item in answer["memories"]:
             note = by_id.get(item["id"])
             if note is None:

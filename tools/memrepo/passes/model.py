@@ -311,11 +311,14 @@ def _invalid(repo: str, entry: dict[str, Any], errors: list[str], text: str) -> 
 
 
 def salvage(value: Any, schema: dict[str, Any]) -> tuple[Any, dict[str, list[tuple[int, Any]]], list[str]]:
-    """(the answer without its invalid list items, their indexes per list, their errors).
+    """(the answer without its invalid parts, the indexes of the top-level list items left out, the errors).
 
-    Only items of a top-level object's lists are left out, and only beside a valid item of the
-    same list: an answer with nothing usable left in a list, or any other error, is refused as a
-    whole, (None, {}, errors), so its pass keeps the work pending and asks again.
+    One bad part costs only itself (issue 37: one alias over 80 characters lost that memory's
+    three good ones): an invalid item of a list is left out, an invalid optional field is
+    dropped, and an item keeps what is valid in it. An item whose required field is invalid, or
+    that has a key the schema does not allow (never repaired: issue 16), is left out whole; a list
+    whose every item is invalid fails what holds it. What is left must be valid by the schema, or
+    the answer is refused as a whole, (None, {}, errors), so its pass keeps the work pending.
     """
     errors = validate(value, schema)
     if not errors:
@@ -330,18 +333,53 @@ def salvage(value: Any, schema: dict[str, Any]) -> tuple[Any, dict[str, list[tup
             continue
         good = []
         for i, item in enumerate(items):
-            bad = validate(item, sub["items"], f"$.{key}[{i}]")
-            if bad:
-                left_out.setdefault(key, []).append((i, item))
-                item_errors += bad
+            usable, pruned, bad = _prune(item, sub["items"], f"$.{key}[{i}]")
+            item_errors += bad
+            if usable:
+                good.append(pruned)
             else:
-                good.append(item)
+                left_out.setdefault(key, []).append((i, item))
         kept[key] = good
         if items and not good:
             return None, {}, errors
-    if not left_out or validate(kept, schema):
+    if validate(kept, schema):
         return None, {}, errors
     return kept, left_out, item_errors
+
+
+def _prune(value: Any, schema: dict[str, Any], where: str) -> tuple[bool, Any, list[str]]:
+    """(usable, `value` with its invalid list items and optional fields taken out, the errors)."""
+    errors = validate(value, schema, where)
+    if not errors:
+        return True, value, []
+    if isinstance(value, dict) and isinstance(schema.get("properties"), dict):
+        props, required = schema["properties"], set(schema.get("required", []))
+        out: dict[str, Any] = {}
+        found: list[str] = []
+        for key, sub in value.items():
+            if key not in props:
+                if schema.get("additionalProperties") is False:
+                    return False, None, errors
+                out[key] = sub
+                continue
+            usable, pruned, bad = _prune(sub, props[key], f"{where}.{key}")
+            found += bad
+            if usable:
+                out[key] = pruned
+            elif key in required:
+                return False, None, errors
+        return (True, out, found) if not validate(out, schema, where) else (False, None, errors)
+    if isinstance(value, list) and isinstance(schema.get("items"), dict):
+        good, found = [], []
+        for i, item in enumerate(value):
+            usable, pruned, bad = _prune(item, schema["items"], f"{where}[{i}]")
+            found += bad
+            if usable:
+                good.append(pruned)
+        if value and not good:
+            return False, None, errors
+        return (True, good, found) if not validate(good, schema, where) else (False, None, errors)
+    return False, None, errors
 
 
 def reject(repo: str, pass_name: str, errors: list[str], answer: str, kept: bool = False) -> None:
