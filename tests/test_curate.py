@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from helpers import commit_all, git, head, write_file, write_memory
+from memrepo.cli.main import cli
 from memrepo.passes.curate import curator as curate, guards, review, tidy
 from memrepo.passes import model
 from memrepo.format import notes
@@ -376,3 +377,47 @@ def test_the_checks_on_the_memories_keep_genuine_supersessions(repo: str, fake, 
     fake(name)
     loser, winner = ids(name)
     assert [(d["loser"], d["winner"]) for d in curate.run(repo).applied] == [(loser, winner)]
+
+
+def _calls(tmp_path) -> int:
+    log = tmp_path / "calls.jsonl"
+    return len(log.read_text().splitlines()) if log.exists() else 0
+
+
+def test_a_pair_judged_to_stand_is_not_asked_again_until_one_changes(repo: str, fake, tmp_path) -> None:
+    """Issue 37: the second curate asked 16 pairs byte-identical to the first, all "unrelated"."""
+    store(repo, extra={
+        "deploy-rule": dict(title="Deploys need two approvals", description="Production deploys need two approvals",
+                            class_="rule", topics=["deploy", "approvals"], body="Two approvals before a production deploy.\n"),
+        "deploy-hotfix": dict(title="Hotfixes need one approval", description="A hotfix deploy needs one approval",
+                              class_="rule", topics=["deploy", "approvals"], body="A hotfix ships with one approval.\n"),
+    })
+    fake({"contains": ['"id": "deploy-rule"', '"id": "deploy-hotfix"'],
+          "reply": {"relation": "related", "winner": "deploy-rule", "confidence": 0.8, "scope": "partial",
+                    "reason": "a rule and its exception: both hold"}})
+    before = snapshot(repo)
+    first = curate.run(repo)
+    assert first.model_calls == 1 and first.applied == [] and first.review == []
+    assert first.skipped[0]["reason"] == "relation related, winner deploy-rule: both stand"
+    assert snapshot(repo) == before
+    second = curate.run(repo)
+    assert (second.model_calls, second.remembered, _calls(tmp_path)) == (0, 1, 1)
+    out = CliRunner().invoke(cli, ["--repo", repo, "curate"], catch_exceptions=False).output
+    assert "0 model calls (1 pairs not asked again: their verdict still holds)" in out
+    write_memory(repo, "deploy-hotfix", title="Hotfixes need one approval", description="A hotfix deploy needs one approval",
+                 class_="rule", topics=["deploy", "approvals"], body="A hotfix ships with one approval; say so in the channel.\n")
+    assert commit_all(repo, "edit").returncode == 0
+    third = curate.run(repo)
+    assert (third.model_calls, third.remembered) == (1, 0)  # one of them changed: asked again
+
+
+def test_an_invalid_answer_is_not_remembered(repo: str, fake, tmp_path) -> None:
+    store(repo, extra={
+        "deploy-rule": dict(title="Deploys need two approvals", description="Production deploys need two approvals",
+                            class_="rule", topics=["deploy", "approvals"], body="Two approvals before a production deploy.\n"),
+        "deploy-hotfix": dict(title="Hotfixes need one approval", description="A hotfix deploy needs one approval",
+                              class_="rule", topics=["deploy", "approvals"], body="A hotfix ships with one approval.\n"),
+    })
+    fake({"contains": '"id": "deploy-rule"', "reply_text": "These two notes seem related but I am not sure."})
+    assert curate.run(repo).model_calls == 1
+    assert curate.run(repo).model_calls == 1  # no verdict was heard: asked again

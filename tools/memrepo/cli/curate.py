@@ -47,7 +47,8 @@ def curate(ctx: click.Context, dry_run: bool, no_model: bool, as_json: bool) -> 
     if as_json:
         _json(report)
     else:
-        click.echo(f"run {report['run_id']}{' (dry run: nothing written)' if dry_run else ''}, {report['model_calls']} model calls")
+        click.echo(f"run {report['run_id']}{' (dry run: nothing written)' if dry_run else ''}, {report['model_calls']} model calls"
+                   + (f" ({report['remembered']} pairs not asked again: their verdict still holds)" if report["remembered"] else ""))
         for title, key in (("applied", "applied"), ("sent to review", "review"), ("left alone", "skipped")):
             click.echo(f"{title}: {len(report[key])}")
             for d in report[key]:

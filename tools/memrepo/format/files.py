@@ -9,8 +9,10 @@ up to a bound (issue 15).
 from __future__ import annotations
 
 import errno
+import json
 import os
 import stat
+from typing import Any
 
 MAX_FILE_BYTES = 1024 * 1024  # sixteen times the body limit; a bigger file is not read at all
 
@@ -48,3 +50,20 @@ def listing(memory_dir: str) -> tuple[list[str], list[str]]:
 def memory_files(memory_dir: str) -> list[str]:
     """Names of the memory files in `memory_dir`, sorted; links and non-files are left out."""
     return listing(memory_dir)[0]
+
+
+def read_state(path: str) -> dict[str, Any]:
+    """A pass's JSON state file under index/ (a cache: a missing, corrupt or oversized one is {})."""
+    try:
+        data = json.loads(read_bytes(path).decode("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def write_state(path: str, state: dict[str, Any]) -> None:
+    """Replace a state file whole (written beside it, then renamed: a reader sees old or new)."""
+    tmp = f"{path}.tmp-{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(state, fh, indent=1, sort_keys=True)
+    os.replace(tmp, path)

@@ -11,7 +11,6 @@ asked about in its current wording (`index/enrich-state.json`), so a sweep never
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from typing import Any
 
@@ -144,20 +143,11 @@ def _fingerprint(note: Note) -> str:
 
 
 def _load_state(repo: str, name: str = "") -> dict[str, Any]:
-    try:
-        with open(os.path.join(paths.index_dir(repo), name or STATE), encoding="utf-8") as fh:
-            data = json.load(fh)
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
+    return files.read_state(os.path.join(paths.index_dir(repo), name or STATE))
 
 
 def _save_state(repo: str, state: dict[str, Any], name: str = "") -> None:
-    path = os.path.join(paths.index_dir(repo), name or STATE)
-    tmp = f"{path}.tmp-{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(state, fh, indent=1, sort_keys=True)
-    os.replace(tmp, path)
+    files.write_state(os.path.join(paths.index_dir(repo), name or STATE), state)
 
 
 def needs_enrichment(repo: str) -> list[Note]:

@@ -30,7 +30,7 @@ from memrepo.progress import Progress, silent
 from memrepo.store import config, index, memories as store
 from memrepo.vcs import gitcmd, runs, status
 from memrepo.vcs.commit import commit_if_unchanged
-from memrepo.passes.curate import guards, pairs, review, tidy
+from memrepo.passes.curate import guards, pairs, review, tidy, verdicts
 from memrepo.passes import model
 from memrepo.format import files, notes, validate
 from memrepo.recall import paths
@@ -40,7 +40,8 @@ from memrepo.format.notes import Note
 PASS = "curate"
 MAX_PAIRS = 20
 MAX_BODY = 1500
-RELATIONS = ("contradicts", "duplicates", "refines", "unrelated")
+RELATIONS = ("contradicts", "duplicates", "refines", "related", "unrelated")
+STANDS = ("related", "unrelated")  # relations under which both memories stand, whatever the winner says
 
 
 class CurateReport:
@@ -53,10 +54,11 @@ class CurateReport:
         self.review: list[dict[str, Any]] = []
         self.skipped: list[dict[str, Any]] = []
         self.model_calls = 0
+        self.remembered = 0  # pairs not asked: their verdict of an earlier run still holds
 
     def as_dict(self) -> dict[str, Any]:
         return {"run_id": self.run_id, "dry_run": self.dry_run, "model_calls": self.model_calls,
-                "applied": self.applied, "review": self.review, "skipped": self.skipped}
+                "remembered": self.remembered, "applied": self.applied, "review": self.review, "skipped": self.skipped}
 
 
 def verdict_schema(a: str, b: str) -> dict[str, Any]:
@@ -82,7 +84,8 @@ def prompt(a: Note, b: Note) -> str:
     return f"""You curate a memory store of notes an agent relies on. Two notes follow. Decide how they relate.
 
 relation: "contradicts" (they cannot both hold now), "duplicates" (they say the same thing),
-"refines" (one states the other more completely or more recently), or "unrelated".
+"refines" (one states the other more completely or more recently), "related" (about the same
+subject and both hold: a rule and its exception, two facts about one system), or "unrelated".
 winner: the id of the note that should remain in force if one replaces the other, else "none".
 scope: "full" only if the winner covers EVERYTHING the other note claims; if it covers part of it,
 or you are unsure, say "partial".
@@ -130,6 +133,7 @@ class _Run:
         self.loaded = dict(self.memories)
         self.read = {i: notes.original(n) for i, n in self.memories.items()}
         self.dirty = status.dirty_ids(repo, paths.MEMORY_DIR)
+        self.standing: list[tuple[Note, Note, dict[str, Any]]] = []  # pairs judged to leave both standing
 
     def commit(self, note: Note, subject: str, trailers: dict[str, Any], decision: dict[str, Any]) -> bool:
         """Write and commit one memory (unless dry run); False when git refused (then nothing changed)."""
@@ -240,8 +244,9 @@ def _judge(run: _Run, a: Note, b: Note, verdict: dict[str, Any] | None) -> None:
         run.report.skipped.append({**base, "reason": f"invalid model answer, dropped (logged to index/{model.REJECTS})"})
         return
     base.update(relation=verdict["relation"], confidence=verdict["confidence"], scope=verdict["scope"], model_reason=verdict["reason"])
-    if verdict["relation"] == "unrelated" or verdict["winner"] == "none":
-        run.report.skipped.append({**base, "reason": f"relation {verdict['relation']}, winner {verdict['winner']}"})
+    if verdict["relation"] in STANDS or verdict["winner"] == "none":
+        run.report.skipped.append({**base, "reason": f"relation {verdict['relation']}, winner {verdict['winner']}: both stand"})
+        run.standing.append((a, b, verdict))
         return
     winner, loser = (a, b) if verdict["winner"] == a.id else (b, a)
     base.update(action="supersede", winner=winner.id, loser=loser.id)
@@ -256,6 +261,7 @@ def _judge(run: _Run, a: Note, b: Note, verdict: dict[str, Any] | None) -> None:
     why_not = guards.no_tension(verdict, winner, loser)
     if why_not:
         run.report.skipped.append({**base, "reason": why_not})
+        run.standing.append((a, b, verdict))
         return
     _propose(run, loser, winner, trailers, base, failed)
 
@@ -277,7 +283,17 @@ def _model_pass(run: _Run, settings: dict[str, Any], progress: Progress = silent
     section: dict[str, Any] = _section if isinstance(_section, dict) else {}
     limit = int(section.get("max_pairs", MAX_PAIRS))
     active = {i: n for i, n in run.memories.items() if tidy.is_active(n) and i not in run.dirty}
-    found = list(pairs.candidates(run.repo, active, limit, review.pairs_seen(run.repo)))
+    remembered = verdicts.standing(run.repo, active)
+    found = list(pairs.candidates(run.repo, active, limit, review.pairs_seen(run.repo) | remembered))
+    run.report.remembered = len(remembered)
+    try:
+        _judge_pairs(run, found, progress)
+    finally:
+        if not run.report.dry_run:
+            verdicts.remember(run.repo, run.standing, _dt.date.today().isoformat())
+
+
+def _judge_pairs(run: _Run, found: list[tuple[str, str]], progress: Progress) -> None:
     for done, (a_id, b_id) in enumerate(found):
         progress("curate: pairs judged", done, len(found))
         a, b = run.memories[a_id], run.memories[b_id]
