@@ -384,14 +384,18 @@ def _calls(tmp_path) -> int:
     return len(log.read_text().splitlines()) if log.exists() else 0
 
 
-def test_a_pair_judged_to_stand_is_not_asked_again_until_one_changes(repo: str, fake, tmp_path) -> None:
-    """Issue 37: the second curate asked 16 pairs byte-identical to the first, all "unrelated"."""
+def _rule_and_exception(repo: str) -> None:
     store(repo, extra={
         "deploy-rule": dict(title="Deploys need two approvals", description="Production deploys need two approvals",
                             class_="rule", topics=["deploy", "approvals"], body="Two approvals before a production deploy.\n"),
         "deploy-hotfix": dict(title="Hotfixes need one approval", description="A hotfix deploy needs one approval",
                               class_="rule", topics=["deploy", "approvals"], body="A hotfix ships with one approval.\n"),
     })
+
+
+def test_a_pair_judged_to_stand_is_not_asked_again_until_one_changes(repo: str, fake, tmp_path) -> None:
+    """Issue 37: the second curate asked 16 pairs byte-identical to the first, all "unrelated"."""
+    _rule_and_exception(repo)
     fake({"contains": ['"id": "deploy-rule"', '"id": "deploy-hotfix"'],
           "reply": {"relation": "related", "winner": "deploy-rule", "confidence": 0.8, "scope": "partial",
                     "reason": "a rule and its exception: both hold"}})
@@ -412,12 +416,7 @@ def test_a_pair_judged_to_stand_is_not_asked_again_until_one_changes(repo: str, 
 
 
 def test_an_invalid_answer_is_not_remembered(repo: str, fake, tmp_path) -> None:
-    store(repo, extra={
-        "deploy-rule": dict(title="Deploys need two approvals", description="Production deploys need two approvals",
-                            class_="rule", topics=["deploy", "approvals"], body="Two approvals before a production deploy.\n"),
-        "deploy-hotfix": dict(title="Hotfixes need one approval", description="A hotfix deploy needs one approval",
-                              class_="rule", topics=["deploy", "approvals"], body="A hotfix ships with one approval.\n"),
-    })
+    _rule_and_exception(repo)
     fake({"contains": '"id": "deploy-rule"', "reply_text": "These two notes seem related but I am not sure."})
     assert curate.run(repo).model_calls == 1
     assert curate.run(repo).model_calls == 1  # no verdict was heard: asked again

@@ -117,20 +117,34 @@ def project_roots(settings: dict[str, Any]) -> dict[str, str]:
     return roots
 
 
+def _bases(root: str) -> list[str]:
+    norm = os.path.normpath(os.path.expanduser(root))
+    return list(dict.fromkeys((norm, os.path.realpath(norm))))
+
+
+def owner(path: str, roots: dict[str, str]) -> tuple[str, str] | None:
+    """(project, path relative to its root) for an absolute `path` inside a configured root; the
+    deepest root wins when roots nest. None outside them all. Compares text; touches no file."""
+    best: tuple[int, str, str] | None = None
+    for name, root in sorted(roots.items()):
+        for base in _bases(root):
+            prefix = base.rstrip("/") + "/"
+            if path == base or path.startswith(prefix):
+                rel = path[len(prefix):].lstrip("/") if path != base else ""
+                if best is None or len(base) > best[0]:
+                    best = (len(base), name, rel or ".")
+    return (best[1], best[2]) if best else None
+
+
 def shareable_path(path: str, roots: dict[str, str]) -> str | None:
     """`path` as history shared with other machines may hold it: `project:relative/path` inside a
-    configured project root (the deepest wins), `~/relative/path` under the home directory, None
-    anywhere else. A commit message or a committed file never carries this machine's layout
-    (issue 37: "missing under /home/<user>/src/..." reached the team's remote)."""
+    configured project root (`owner`), `~/relative/path` under the home directory, None anywhere
+    else. A commit message or a committed file never carries this machine's layout (issue 37:
+    "missing under /home/<user>/src/..." reached the team's remote)."""
     path = os.path.abspath(path)
-    best: tuple[int, str] | None = None
-    for name, root in roots.items():
-        base = os.path.abspath(os.path.expanduser(root))
-        if path == base or path.startswith(base.rstrip("/") + "/"):
-            if best is None or len(base) > best[0]:
-                best = (len(base), f"{name}:{os.path.relpath(path, base)}")
-    if best:
-        return best[1]
+    found = owner(path, roots)
+    if found:
+        return f"{found[0]}:{found[1]}"
     home = os.path.abspath(os.path.expanduser("~"))
     if path.startswith(home.rstrip("/") + "/"):
         return "~/" + os.path.relpath(path, home)

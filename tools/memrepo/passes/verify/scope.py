@@ -23,23 +23,7 @@ from memrepo.store import config
 PATH_ARGS = {"path_exists": "path", "git_branch_exists": "repo"}
 
 
-def _bases(root: str) -> list[str]:
-    norm = os.path.normpath(os.path.expanduser(root))
-    return list(dict.fromkeys((norm, os.path.realpath(norm))))
-
-
-def owner(path: str, roots: dict[str, str]) -> tuple[str, str] | None:
-    """(project, path relative to its root) for an absolute `path` inside a configured root; the
-    deepest root wins when roots nest. None outside them all. Compares text; touches no file."""
-    best: tuple[int, str, str] | None = None
-    for name, root in sorted(roots.items()):
-        for base in _bases(root):
-            prefix = base.rstrip("/") + "/"
-            if path == base or path.startswith(prefix):
-                rel = path[len(prefix):].lstrip("/") if path != base else ""
-                if best is None or len(base) > best[0]:
-                    best = (len(base), name, rel or ".")
-    return (best[1], best[2]) if best else None
+owner = config.owner  # (project, relative path) of an absolute path inside a configured root
 
 
 def place(probe: Any, args: Any, roots: dict[str, str]) -> Any:
