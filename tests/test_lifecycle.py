@@ -170,6 +170,24 @@ def test_a_retired_import_stays_retired_through_a_reimport(repo: str) -> None:
     assert notes.read(paths.note_path(repo, "cc-feedback-testing-90666a")).get("status") == "retired"
 
 
+def test_an_import_that_repeats_a_forgotten_memory_elsewhere_is_skipped_and_says_why(repo: str,
+                                                                                    tmp_path: os.PathLike[str]) -> None:
+    import shutil
+
+    assert "cc-feedback-testing-90666a" in claude_code.run(repo, [CC_DIR]).added
+    assert invoke(repo, "forget", "cc-feedback-testing-90666a", "--reason", "we mock the database now").exit_code == 0
+    # The same auto-memory under another project: new ids, the same words.
+    other = os.path.join(str(tmp_path), "projects", "-home-ann-src-otherbird", "memory")
+    shutil.copytree(CC_DIR, other)
+    report = claude_code.run(repo, [other])
+    assert report.added and not any(i.startswith("cc-feedback-testing") for i in report.added), report.added
+    [why] = [y for w, y in report.skipped if w.startswith("cc-feedback-testing")]
+    assert why.startswith("says what cc-feedback-testing-90666a said, which a person retired (we mock the database now)")
+    assert "memrepo undo" in why
+    body = git(repo, "log", "-n1", "--format=%B").stdout
+    assert "skipped: cc-feedback-testing" in body
+
+
 def test_a_retired_capture_is_not_captured_again_from_a_later_session(repo: str, tmp_path: os.PathLike[str],
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MEMREPO_MODEL_CMD", f"{sys.executable} {FAKE}")
@@ -186,3 +204,96 @@ def test_a_retired_capture_is_not_captured_again_from_a_later_session(repo: str,
     assert not any(i.startswith("run-make-check") for i in report.added), report.added
     assert any(f"a person retired {rule}" in d["reason"] for d in report.dropped), report.dropped
     assert notes.read(paths.note_path(repo, rule)).get("status") == "retired"
+
+
+LATER_SESSION = "9e2ffee0-1111-4222-8333-444455556666"
+LATER_TURN = "Reminder for the shop repo: nothing goes to staging until `make check` has passed locally."
+PARAPHRASE = {"class": "rule", "title": "Staging pushes wait for a passing make check",
+              "description": "In the shop repository nothing is pushed to staging before `make check` passes locally.",
+              "topics": ["staging", "checks"], "entities": ["shop"], "tech": ["make"],
+              "body": "The user said nothing goes to staging until `make check` has passed.", "evidence": ["t1"],
+              "scope": "global"}  # global: recall from any folder would inject it
+
+
+def _later_session(tmp_path: os.PathLike[str], text: str = LATER_TURN) -> str:
+    line = {"type": "user", "cwd": "/home/user/shop", "sessionId": LATER_SESSION, "uuid": "u-1",
+            "timestamp": "2026-12-01T09:00:00.000Z", "message": {"role": "user", "content": text}}
+    return write_file(str(tmp_path), f"{LATER_SESSION}.jsonl", json.dumps(line) + "\n")
+
+
+def _forgotten_then(repo: str, tmp_path: os.PathLike[str], monkeypatch: pytest.MonkeyPatch,
+                    memory: dict[str, object], verdict: dict[str, object]) -> "capture.CaptureReport":
+    """Capture the make-check rule, forget it, then capture a later session whose honest answer is
+    `memory` and whose verdict about the pair (the candidate beside the forgotten rule) is `verdict`."""
+    rules = json.load(open(os.path.join(CAPTURE_DATA, "refute-rules.json"), encoding="utf-8"))
+    rules = [{"contains": ["Session turns (new since the last capture)", LATER_TURN[:40]],
+              "reply": {"memories": [memory], "refuted": []}},
+             {"contains": ["You curate a memory store", str(memory["title"]), "Run make check before pushing to staging"],
+              **verdict}] + rules
+    rules_path = write_file(str(tmp_path), "rules.json", json.dumps(rules))
+    monkeypatch.setenv("MEMREPO_MODEL_CMD", f"{sys.executable} {FAKE}")
+    monkeypatch.setenv("FAKE_MODEL_RULES", rules_path)
+    part = open(os.path.join(CAPTURE_DATA, "refute-part1.jsonl"), encoding="utf-8").read()
+    rule = "run-make-check-before-pushing-staging"
+    assert rule in capture.capture(repo, write_file(str(tmp_path), "7c0ffee0-1111-4222-8333-444455556666.jsonl", part)).added
+    assert invoke(repo, "forget", rule, "--reason", "we stopped running make check").exit_code == 0
+    return capture.capture(repo, _later_session(tmp_path))
+
+
+STAGING_PROMPT = "do staging pushes wait for a passing make check?"
+
+
+@pytest.mark.parametrize("relation, reason", [
+    ("duplicates", "Both say make check must pass before a push to staging."),
+    ("refines", "The same rule, adding that make check runs locally."),
+])
+def test_a_paraphrase_of_a_forgotten_rule_goes_to_review_not_into_recall(repo: str, tmp_path: os.PathLike[str],
+                                                                        monkeypatch: pytest.MonkeyPatch,
+                                                                        relation: str, reason: str) -> None:
+    verdict = {"reply": {"relation": relation, "winner": "candidate", "confidence": 0.9, "scope": "full", "reason": reason}}
+    report = _forgotten_then(repo, tmp_path, monkeypatch, PARAPHRASE, verdict)
+    assert report.added == [], report.added
+    [held] = report.held
+    assert held["resembles"] == "run-make-check-before-pushing-staging"
+    assert (f"{relation} of run-make-check-before-pushing-staging, which a person retired (we stopped running make check)"
+            in held["reason"])
+    new_id = held["id"]
+    assert not os.path.exists(paths.note_path(repo, new_id))  # not in the store, so never injected
+    assert new_id not in recalled(repo, STAGING_PROMPT) and "passing make check" not in recalled(repo, STAGING_PROMPT)
+    listed = invoke(repo, "review")
+    assert listed.exit_code == 0 and new_id in listed.output
+    proposal = held["commit"][:7]
+    shown = invoke(repo, "review", "show", proposal)
+    assert shown.exit_code == 0, shown.output
+    assert f"adds {new_id}, like run-make-check-before-pushing-staging, which a person retired" in shown.output
+    assert "WARNING" not in shown.output
+    # The person decides: accepting it brings it into the store (and so into recall).
+    sha = head(repo)
+    accepted = invoke(repo, "review", "accept", proposal)
+    assert accepted.exit_code == 0, accepted.output
+    assert head(repo) != sha and notes.read(paths.note_path(repo, new_id)).get("status", "active") == "active"
+    assert new_id in recalled(repo, STAGING_PROMPT)
+
+
+def test_a_capture_not_checked_against_a_forgotten_rule_waits_for_review(repo: str, tmp_path: os.PathLike[str],
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    # The model answers the pair in prose: no verdict (a model that fails outright fails the capture,
+    # and its turns stay pending).
+    report = _forgotten_then(repo, tmp_path, monkeypatch, PARAPHRASE, {"reply_text": "Sorry, I cannot compare these."})
+    assert report.added == []
+    [held] = report.held
+    assert "not checked against run-make-check-before-pushing-staging" in held["reason"]
+    assert not os.path.exists(paths.note_path(repo, held["id"]))
+
+
+def test_a_capture_that_contradicts_a_forgotten_rule_is_a_new_memory(repo: str, tmp_path: os.PathLike[str],
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    opposite = dict(PARAPHRASE, title="Staging pushes no longer wait for make check",
+                    description="In the shop repository pushes to staging go out without running `make check` first.",
+                    body="The user said make check is no longer needed before staging.")
+    contradicts = {"reply": {"relation": "contradicts", "winner": "candidate", "confidence": 0.9, "scope": "full",
+                             "reason": "The new rule drops the make check the old one required."}}
+    report = _forgotten_then(repo, tmp_path, monkeypatch, opposite, contradicts)
+    assert report.held == []
+    [added] = report.added
+    assert notes.read(paths.note_path(repo, added)).get("status", "active") == "active"

@@ -42,6 +42,8 @@ def capture(ctx: click.Context, transcript_path: str, session: str | None, as_js
         click.echo(f"  superseded {s['id']} by {s['by']}")
     for r in report.review:
         click.echo(f"  sent to review: supersede {r['id']} by {r['by']} ({r['relation']}; {'; '.join(r['guards_failed'])})")
+    for r in report.held:
+        click.echo(f"  sent to review, not recalled: {r['id']}: {r['reason']}")
     for r in report.left_alone:
         click.echo(f"  kept beside {r['other']} ({r['relation']}): {r['reason']}")
     for d in report.dropped:

@@ -60,8 +60,11 @@ def commit_run(repo: str, report: Report, new: list[notes.Note], extra: dict[str
 
     from memrepo.store import memories as store
 
+    from memrepo.store import lifecycle
+
     texts: dict[str, str] = {}
     removed = store.removed_ids(repo) if new else set()
+    forgotten = lifecycle.forgotten(repo) if new else {}
     for note in new:
         rel = f"{paths.MEMORY_DIR}/{note.id}.md"
         if rel in texts:
@@ -70,6 +73,11 @@ def commit_run(repo: str, report: Report, new: list[notes.Note], extra: dict[str
         if note.id in removed:
             report.skip(note.id, "removed from the store before (git log shows the deletion); not imported again "
                                  "— to keep it, restore the file with git")
+            continue
+        like = lifecycle.forgotten_like(forgotten, note)
+        if like:
+            report.skip(note.id, f"says what {like[0]} said, which a person retired ({like[1]}); not imported "
+                                 f"— to keep it, `memrepo log --runs` lists the retire and `memrepo undo RUN` brings it back")
             continue
         texts[rel] = notes.serialize(note)
         report.added.append(note.id)

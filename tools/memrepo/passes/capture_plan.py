@@ -37,6 +37,7 @@ class CaptureReport:
         self.refuted: list[dict[str, Any]] = []
         self.superseded: list[dict[str, Any]] = []
         self.review: list[dict[str, Any]] = []  # contradictions a guard held back: proposals, as the curator makes
+        self.held: list[dict[str, Any]] = []  # candidates like a memory a person forgot: proposals, never recalled
         self.left_alone: list[dict[str, Any]] = []  # a verdict about a neighbour that called for nothing, and why
         self.dropped: list[dict[str, Any]] = []
         self.commits: list[str] = []
@@ -91,9 +92,10 @@ class Plan:
         self.changes: list[tuple[Note, dict[str, Any]]] = []  # (new text of an old memory, its commit's trailers)
         self.taken: set[str] = set()
         self.tensions: list[tuple[str, str, dict[str, Any], list[str]]] = []  # (loser id, winner id, verdict, guards failed)
+        self.held: list[tuple[Note, Note, str]] = []  # (candidate, the forgotten memory it is like, why)
 
-    def add(self, note: Note, report: CaptureReport) -> None:
-        """Give the candidate a free id and keep it if it is a valid memory."""
+    def add(self, note: Note, report: CaptureReport, keep: bool = True) -> None:
+        """Give the candidate a free id and, if it is a valid memory, keep it (`keep`) among the new ones."""
         base = store.short_slug(str(note.get("title", "")))
         seed = notes.serialize(Note({k: v for k, v in note.meta.items() if k != "id"}, note.body))
         note_id = store.unique_id(self.repo, base, seed, self.taken)
@@ -104,7 +106,14 @@ class Plan:
             report.dropped.append({"title": note.get("title"), "reason": f"not a valid memory: {problems[0]}"})
             return
         self.taken.add(note_id)
-        self.new.append(note)
+        if keep:
+            self.new.append(note)
+
+    def hold(self, note: Note, forgotten: Note, why: str, report: CaptureReport) -> None:
+        """Send the candidate to review instead of recall: it is like `forgotten`, which a person retired."""
+        self.add(note, report, keep=False)
+        if note.id in self.taken:
+            self.held.append((note, forgotten, why))
 
     def change(self, old: Note, reason: str, winner: Note | None, **extra: Any) -> None:
         meta = dict(old.meta)
@@ -124,31 +133,41 @@ class Plan:
         self.change(old, reason, replacement if live else None, Refuted="yes")
 
 
-def person_retired(plan: Plan, note: Note, report: CaptureReport) -> str:
-    """Why a candidate is a memory a person retired (`memrepo retire`/`forget`), or "".
+def person_retired(plan: Plan, note: Note, report: CaptureReport) -> tuple[str, Note | None, str]:
+    """("drop" or "review", the memory a person retired that the candidate is like, why), or ("", None, "").
 
-    What a person forgot must not come back because a later session said it again: the same
-    title, or the curator's verdict that the two are duplicates, drops the candidate.
+    What a person forgot (`memrepo retire`/`forget`) must not come back because a later session
+    said it again, in the same words or in others. The same title drops the candidate. A
+    candidate the model calls a duplicate or a refinement of it goes to review, not into recall:
+    only a person undoes a person's decision. So does one it could not be checked against,
+    because the model did not answer (issue 37). A candidate that contradicts it is a new memory.
     """
     for old in neighbours(plan.repo, note, set(), status="retired"):
         reason = old.get(lifecycle.RETIRED_BY_PERSON)
         if not reason:
             continue  # retired by a pass, not by a person: a new capture may say it again
         if _same_title(note, old):
-            return f"a person retired {old.id} ({reason})"
+            return "drop", old, f"a person retired {old.id} ({reason})"
         probe = Note(dict(note.meta, id="candidate"), note.body)
         report.model_calls += 1
         verdict = model.ask_json(plan.repo, PASS, curate.prompt(probe, old), curate.verdict_schema(probe.id, old.id))
-        if verdict is not None and verdict["relation"] == "duplicates":
-            return f"a person retired {old.id} ({reason}); the model calls this the same memory: {verdict['reason']}"
-    return ""
+        if verdict is None:
+            return "review", old, (f"not checked against {old.id}, which a person retired ({reason}): "
+                                   "the model gave no valid verdict")
+        if verdict["relation"] in ("duplicates", "refines"):
+            return "review", old, (f"the model calls it {verdict['relation']} of {old.id}, which a person retired "
+                                   f"({reason}): {' '.join(verdict['reason'].split())}")
+    return "", None, ""
 
 
 def place(plan: Plan, note: Note, report: CaptureReport, skip: set[str]) -> None:
     """Add a candidate unless the store already holds it; let it supersede what it replaces (guarded)."""
-    retired = person_retired(plan, note, report)
-    if retired:
-        report.dropped.append({"title": note.get("title"), "reason": retired})
+    action, forgotten, why = person_retired(plan, note, report)
+    if action == "drop":
+        report.dropped.append({"title": note.get("title"), "reason": why})
+        return
+    if forgotten is not None:
+        plan.hold(note, forgotten, why, report)
         return
     for old in neighbours(plan.repo, note, skip):
         if _same_title(note, old) and note.get("class") == old.get("class"):
@@ -204,7 +223,9 @@ def _texts(plan: Plan) -> dict[str, str]:
 
 
 def commit(plan: Plan, report: CaptureReport, review_branch: bool = False) -> None:
-    """Write and commit the plan: the captures in one commit, each supersede/retire in its own."""
+    """Write and commit the plan: the captures in one commit, each supersede/retire in its own;
+    each candidate like a forgotten memory as a proposal of its own."""
+    _propose_held(plan, report)
     if not plan.new and not plan.changes:
         return
     if plan.new:
@@ -226,6 +247,20 @@ def commit(plan: Plan, report: CaptureReport, review_branch: bool = False) -> No
         if extra.get("Refuted"):
             report.refuted.append({"id": note.id, "action": extra["Action"], "by": extra.get("Winner"), "reason": extra["Reason"]})
     _propose_tensions(plan, report)
+
+
+def _propose_held(plan: Plan, report: CaptureReport) -> None:
+    """Each candidate like a memory a person forgot becomes a proposal that adds it, on `memrepo/review/<run>`."""
+    for note, forgotten, why in plan.held:
+        trailers = {"Action": "capture", "Run": plan.run_id, "Session": plan.session, "Count": 1, "Id": note.id,
+                    "Resembles": forgotten.id, "Review": why}
+        body = (f"A person retired {forgotten.id} ({forgotten.get(lifecycle.RETIRED_BY_PERSON)}). This capture is "
+                "like it, so it waits for a person instead of going into recall.")
+        sha = review.propose(plan.repo, plan.run_id, {f"{paths.MEMORY_DIR}/{note.id}.md": notes.serialize(note)},
+                             f"capture (proposed): add {note.id}, like forgotten {forgotten.id}", trailers, body)
+        report.held.append({"id": note.id, "title": note.get("title"), "resembles": forgotten.id, "reason": why,
+                            "commit": sha})
+        report.review_branch = review.branch_name(plan.run_id)
 
 
 def _propose_tensions(plan: Plan, report: CaptureReport) -> None:

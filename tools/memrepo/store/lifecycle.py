@@ -53,6 +53,45 @@ def _commit(repo: str, note_id: str, before: str, after: str, action: str, extra
     return sha, run
 
 
+def _said(text: object) -> str:
+    return " ".join(str(text or "").lower().split())
+
+
+def forgotten(repo: str) -> dict[str, tuple[str, str]]:
+    """{a retired memory's title or description, lowercased and one-spaced: (its id, the person's
+    reason)} for every memory a person retired or forgot (a pass's retire has no reason: not here)."""
+    import contextlib
+    import sqlite3
+
+    try:
+        with contextlib.closing(memories.fresh_db(repo)) as db:
+            ids = [r[0] for r in db.execute("SELECT id FROM memories WHERE status = 'retired' ORDER BY id")]
+    except sqlite3.Error:
+        return {}
+    out: dict[str, tuple[str, str]] = {}
+    for note_id in ids:
+        try:
+            note = notes.read(paths.note_path(repo, note_id))
+        except (OSError, ValueError):
+            continue
+        reason = note.get(RETIRED_BY_PERSON)
+        if note.get("status") == "retired" and reason:
+            for said in (_said(note.get("title")), _said(note.get("description"))):
+                if said:
+                    out.setdefault(said, (note_id, str(reason)))
+    return out
+
+
+def forgotten_like(known: dict[str, tuple[str, str]], note: notes.Note) -> tuple[str, str] | None:
+    """(id, reason) of the forgotten memory `note` repeats word for word (its title or its
+    description), or None; `known` is `forgotten(repo)`."""
+    for said in (_said(note.get("title")), _said(note.get("description"))):
+        hit = known.get(said) if said else None
+        if hit and hit[0] != note.id:
+            return hit
+    return None
+
+
 def validated(text: str, note_id: str) -> notes.Note:
     """The memory `text` holds, or NoteInvalid with every problem; its id must stay `note_id`."""
     problems, note = validate.check_text(text, _rel(note_id))

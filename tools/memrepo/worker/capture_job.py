@@ -22,7 +22,8 @@ def run_job(repo: str, job: dict[str, Any]) -> dict[str, Any]:
     for line in report.log:
         jobs.log(repo, line)
     jobs.log(repo, f"capture {report.session}: {report.turns} turns, added {report.added}, "
-                   f"refuted {[r['id'] for r in report.refuted]}, dropped {len(report.dropped)}")
+                   f"refuted {[r['id'] for r in report.refuted]}, dropped {len(report.dropped)}"
+                   + (f", sent to review like forgotten memories {[r['id'] for r in report.held]}" if report.held else ""))
     return report.as_dict()
 
 

@@ -198,6 +198,10 @@ def show(repo: str, ref: str) -> dict[str, Any]:
     p["changes"] = [{"status": letter, "path": rel} for letter, rel in changes(repo, p["commit"])]
     p["beyond"] = beyond(repo, {**p, "body": _git(repo, "show", "-s", "--format=%B", p["commit"])})
     t = p["trailers"]
+    if t.get("Resembles"):  # a capture like a memory a person forgot: that memory beside the one it would add
+        p["loser"] = {"id": t["Resembles"], "text": _memory_at(repo, "HEAD", t["Resembles"])}
+        p["winner"] = {"id": t.get("Id", ""), "text": _memory_at(repo, p["commit"], t.get("Id", ""))}
+        return p
     p["loser"] = {"id": t.get("Id", ""), "text": _memory_at(repo, "HEAD", t.get("Id", ""))}
     p["winner"] = {"id": t.get("Winner", ""), "text": _memory_at(repo, "HEAD", t.get("Winner", ""))
                    or _memory_at(repo, p["commit"], t.get("Winner", ""))}
