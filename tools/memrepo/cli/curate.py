@@ -149,12 +149,7 @@ def review_show(ctx: click.Context, proposal: str, as_diff: bool, as_markdown: b
         return click.echo(p["patch"], nl=False)
     t = p["trailers"]
     click.echo(f"proposal {p['id']} (run {p['run']}): {p['subject']}")
-    forgotten = bool(t.get("Resembles"))
-    if forgotten:
-        click.echo(f"adds {t.get('Id', '?')}, like {t['Resembles']}, which a person retired")
-    else:
-        click.echo(f"verdict: {t.get('Relation', '?')}; {t.get('Action', '?')} {t.get('Id', '?')} by {t.get('Winner', '?')}, "
-                   f"confidence {t.get('Confidence', '?')}" + (f", scope {t['Scope']}" if t.get("Scope") else ""))
+    click.echo(p["summary"])
     if t.get("Reason"):
         click.echo(f"reason: {t['Reason']}")
     click.echo(f"held back by: {t.get('Review', '?')}")
@@ -164,9 +159,8 @@ def review_show(ctx: click.Context, proposal: str, as_diff: bool, as_markdown: b
                    f"`review accept` refuses it (`--diff` shows all of it)")
     click.echo("")
     width = shutil.get_terminal_size((120, 24)).columns
-    left, right = ("(a person retired it)", "(would be added)") if forgotten else ("(would be superseded)", "(would win)")
-    click.echo(side_by_side((f"{p['loser']['id']} {left}", p["loser"]["text"]),
-                            (f"{p['winner']['id']} {right}", p["winner"]["text"]), width))
+    left, right = ((f"{side['id']} ({side['role']})", str(side["text"])) for side in (p["loser"], p["winner"]))
+    click.echo(side_by_side(left, right, width))
     click.echo(f"\naccept: memrepo review accept {p['id']}\nreject: memrepo review reject {p['id']} --reason \"…\"")
 
 

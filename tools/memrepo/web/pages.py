@@ -220,12 +220,10 @@ def review(repo: str, token: str, read_only: bool) -> tuple[str, str]:
                             text=("reason", "why (recorded in the commit)")))
         sections.append(
             f'<section id="p-{h(p["id"])}"><h2>{h(p["id"])} · {h(shown["subject"])}</h2>'
-            f'<p>verdict: {h(t.get("Relation", "?"))}; {h(t.get("Action", "?"))} {h(t.get("Id", "?"))} by '
-            f'{h(t.get("Winner", "?"))}, confidence {h(t.get("Confidence", "?"))}'
-            + (f', scope {h(t["Scope"])}' if t.get("Scope") else "") + f'<br>reason: {h(t.get("Reason", ""))}'
+            f'<p>{h(shown["summary"])}<br>reason: {h(t.get("Reason", ""))}'
             f'<br>held back by: {h(t.get("Review", "?"))}</p>'
-            f'<div class="pair"><div><h3>{h(shown["loser"]["id"])} (would be superseded)</h3><pre>{h(shown["loser"]["text"])}</pre></div>'
-            f'<div><h3>{h(shown["winner"]["id"])} (would win)</h3><pre>{h(shown["winner"]["text"])}</pre></div></div>'
+            '<div class="pair">' + "".join(f'<div><h3>{h(side["id"])} ({h(side["role"])})</h3><pre>{h(side["text"])}</pre></div>'
+                                           for side in (shown["loser"], shown["winner"])) + '</div>'
             f"<p>{buttons}</p></section>")
     return "Review", "".join(sections)
 

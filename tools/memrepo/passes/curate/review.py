@@ -199,12 +199,15 @@ def show(repo: str, ref: str) -> dict[str, Any]:
     p["beyond"] = beyond(repo, {**p, "body": _git(repo, "show", "-s", "--format=%B", p["commit"])})
     t = p["trailers"]
     if t.get("Resembles"):  # a capture like a memory a person forgot: that memory beside the one it would add
-        p["loser"] = {"id": t["Resembles"], "text": _memory_at(repo, "HEAD", t["Resembles"])}
-        p["winner"] = {"id": t.get("Id", ""), "text": _memory_at(repo, p["commit"], t.get("Id", ""))}
+        p["summary"] = f"adds {t.get('Id', '?')}, like {t['Resembles']}, which a person retired"
+        p["loser"] = {"id": t["Resembles"], "text": _memory_at(repo, "HEAD", t["Resembles"]), "role": "a person retired it"}
+        p["winner"] = {"id": t.get("Id", ""), "text": _memory_at(repo, p["commit"], t.get("Id", "")), "role": "would be added"}
         return p
-    p["loser"] = {"id": t.get("Id", ""), "text": _memory_at(repo, "HEAD", t.get("Id", ""))}
+    p["summary"] = (f"verdict: {t.get('Relation', '?')}; {t.get('Action', '?')} {t.get('Id', '?')} by {t.get('Winner', '?')}, "
+                    f"confidence {t.get('Confidence', '?')}" + (f", scope {t['Scope']}" if t.get("Scope") else ""))
+    p["loser"] = {"id": t.get("Id", ""), "text": _memory_at(repo, "HEAD", t.get("Id", "")), "role": "would be superseded"}
     p["winner"] = {"id": t.get("Winner", ""), "text": _memory_at(repo, "HEAD", t.get("Winner", ""))
-                   or _memory_at(repo, p["commit"], t.get("Winner", ""))}
+                   or _memory_at(repo, p["commit"], t.get("Winner", "")), "role": "would win"}
     return p
 
 
