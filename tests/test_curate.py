@@ -81,13 +81,27 @@ def test_genuine_supersession_is_applied_as_one_commit(repo: str, fake) -> None:
     assert trailers(repo) == {"Memrepo-Action": "supersede", "Memrepo-Run": report.run_id, "Memrepo-Confidence": "0.92",
                               "Memrepo-Reason": "v2 states the new base URL for every client v1 named",
                               "Memrepo-Id": old, "Memrepo-Winner": new, "Memrepo-Relation": "contradicts",
-                              "Memrepo-Scope": "full"}
+                              "Memrepo-Scope": "full", "Memrepo-Model": "curate 1 answered"}
     loser = notes.read(os.path.join(repo, "memory", f"{old}.md"))
     assert (loser.get("status"), loser.get("superseded_by")) == ("superseded", new)
     after = snapshot(repo)
     assert after.keys() == before.keys()
     assert [n for n in after if after[n] != before[n]] == [f"{old}.md"]
     assert git(repo, "status", "--porcelain").stdout == ""
+
+
+def test_a_commit_made_after_a_failed_call_says_so_in_its_model_trailer(repo: str, fake) -> None:
+    store(repo, "p01", "p02")
+    v1, v2 = ids("p01")
+    # The model apologises about one pair instead of judging it: a failed call, counted.
+    fake({"contains": [f'"id": "{v1}"', f'"id": "{v2}"'], "reply_text": "Sorry, I cannot compare these two notes."}, "p02")
+    report = curate.run(repo)
+    (decision,) = report.applied
+    assert decision["loser"] == ids("p02")[0]
+    asked = [json.loads(line)["prompt"] for line in open(os.environ["FAKE_MODEL_LOG"], encoding="utf-8")]
+    failed_first = next(i for i, p in enumerate(asked) if v1 in p) < next(i for i, p in enumerate(asked) if ids("p02")[0] in p)
+    assert failed_first  # pairs go in a fixed order: the apology came first here
+    assert trailers(repo, decision["commit"])["Memrepo-Model"] == "curate 1 answered, 1 failed"
 
 
 def test_recall_labels_the_loser_and_ranks_the_winner_first(repo: str, fake) -> None:
@@ -262,6 +276,7 @@ def test_missing_paths_are_stamped_unverified(repo: str, tmp_path, fake) -> None
     assert note.get("verification") == {"status": "unverified", "checked": time.strftime("%Y-%m-%d"),
                                         "failed": ["path_exists: src/jobs/nightly.py (shop)"]}
     assert (trailers(repo)["Memrepo-Action"], trailers(repo)["Memrepo-Decisions"]) == ("tidy", "1")
+    assert trailers(repo)["Memrepo-Model"] == "not asked (deterministic step)"
     assert runs.decisions(repo)[head(repo)] == [{"action": "stamp", "id": "shop-entry", "winner": "", "reason":
                                                  "cites src/jobs/nightly.py (shop), missing from the project's checkout"}]
     message = git(repo, "log", "-1", "--format=%B").stdout

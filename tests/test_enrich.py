@@ -74,7 +74,7 @@ def test_recall_before_and_after_enrichment(repo: str, model_rules: str) -> None
     note = notes.read(paths.note_path(repo, "tabs-in-makefiles"))
     assert note.get("aliases") == ["missing separator error", "build recipe indentation"]
     (entry,) = [e for e in runs.log(repo) if e["trailers"].get("Action") == "enrich"]
-    assert entry["trailers"] == {"Action": "enrich", "Run": report["run_id"], "Count": "8"}
+    assert entry["trailers"] == {"Action": "enrich", "Run": report["run_id"], "Count": "8", "Model": "enrich 1 answered"}
 
 
 def test_copies_alone_change_nothing(repo: str, model_rules: str, monkeypatch: pytest.MonkeyPatch, tmp_path: str) -> None:

@@ -286,6 +286,8 @@ def test_a_capture_not_checked_against_a_forgotten_rule_waits_for_review(repo: s
     [held] = report.held
     assert "not checked against run-make-check-before-pushing-staging" in held["reason"]
     assert not os.path.exists(paths.note_path(repo, held["id"]))
+    # The proposal says which model calls its run heard: the capture's own, and the failed verdict.
+    assert trailers(repo, held["commit"])["Memrepo-Model"] == "capture 1 answered, 1 failed"
 
 
 def test_a_capture_that_contradicts_a_forgotten_rule_is_a_new_memory(repo: str, tmp_path: os.PathLike[str],
@@ -299,3 +301,5 @@ def test_a_capture_that_contradicts_a_forgotten_rule_is_a_new_memory(repo: str, 
     assert report.held == []
     [added] = report.added
     assert notes.read(paths.note_path(repo, added)).get("status", "active") == "active"
+    # Its commit says what the run heard: the extraction and the verdict, then the aliases.
+    assert trailers(repo, report.commits[0])["Memrepo-Model"] == "capture 2 answered; enrich 1 answered"

@@ -105,6 +105,7 @@ def test_unknown_candidate_number(shop: str) -> None:
 def test_list_show_and_human_promotion(shop: str, isolated_env: str, tmp_path: str) -> None:
     runner = CliRunner()
     skills.draft(shop, [1])
+    assert runs.log(shop, limit=1)[0]["trailers"]["Model"] == "skill 1 answered"  # the draft came from the model
     skills.write_draft(shop, {"id": "shadow01", "steps": STEPS, "sessions": THREE}, RULES[0]["reply"], runs.new_run_id("skill"))
     home_skills = os.path.join(isolated_env, ".claude", "skills")
     assert not os.path.exists(home_skills)  # drafting never writes where Claude Code loads skills

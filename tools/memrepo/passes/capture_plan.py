@@ -41,13 +41,14 @@ class CaptureReport:
         self.left_alone: list[dict[str, Any]] = []  # a verdict about a neighbour that called for nothing, and why
         self.dropped: list[dict[str, Any]] = []
         self.commits: list[str] = []
+        self.heard = model.Heard()  # what each commit's `Memrepo-Model` says
         self.review_branch: str | None = None
         self.last_line = 0
         # What the worker should log about this capture (the pass itself writes no worker log).
         self.log: list[str] = []
 
     def as_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        return {k: v for k, v in self.__dict__.items() if k != "heard"}
 
 
 def session_memories(repo: str, session: str) -> list[Note]:
@@ -234,7 +235,8 @@ def commit(plan: Plan, report: CaptureReport, review_branch: bool = False) -> No
     trailers = {"Action": "capture", "Run": plan.run_id, "Session": plan.session, "Count": len(plan.new)}
     if review_branch:
         body = "\n".join(f"- {t['Action']} {t['Id']}: {t['Reason']}" for _, t in plan.changes)
-        report.commits.append(review.propose(plan.repo, plan.run_id, _texts(plan), subject + " (proposed)", trailers, body))
+        report.commits.append(review.propose(plan.repo, plan.run_id, _texts(plan), subject + " (proposed)",
+                                             {**trailers, "Model": report.heard.trailer()}, body))
         report.review_branch = review.branch_name(plan.run_id)
         report.added += [n.id for n in plan.new]
         _propose_tensions(plan, report)
@@ -253,7 +255,7 @@ def _propose_held(plan: Plan, report: CaptureReport) -> None:
     """Each candidate like a memory a person forgot becomes a proposal that adds it, on `memrepo/review/<run>`."""
     for note, forgotten, why in plan.held:
         trailers = {"Action": "capture", "Run": plan.run_id, "Session": plan.session, "Count": 1, "Id": note.id,
-                    "Resembles": forgotten.id, "Review": why}
+                    "Resembles": forgotten.id, "Review": why, "Model": report.heard.trailer()}
         body = (f"A person retired {forgotten.id} ({forgotten.get(lifecycle.RETIRED_BY_PERSON)}). This capture is "
                 "like it, so it waits for a person instead of going into recall.")
         sha = review.propose(plan.repo, plan.run_id, {f"{paths.MEMORY_DIR}/{note.id}.md": notes.serialize(note)},
@@ -273,7 +275,7 @@ def _propose_tensions(plan: Plan, report: CaptureReport) -> None:
         trailers = {"Action": "supersede", "Confidence": f"{verdict['confidence']:.2f}",
                     "Reason": " ".join(verdict["reason"].split()), "Id": loser_id, "Winner": winner_id,
                     "Relation": verdict["relation"], "Scope": verdict.get("scope", ""), "Session": plan.session,
-                    "Review": "; ".join(failed)}
+                    "Review": "; ".join(failed), "Model": report.heard.trailer()}
         body = "The capture did not apply this on its own:\n" + "\n".join(f"- {f}" for f in failed)
         sha = review.propose(plan.repo, plan.run_id, {f"{paths.MEMORY_DIR}/{loser_id}.md": notes.serialize(tidy.superseded(loser, winner_id))},
                              f"capture (proposed): supersede {loser_id} by {winner_id}", trailers, body)
@@ -283,4 +285,4 @@ def _propose_tensions(plan: Plan, report: CaptureReport) -> None:
 
 def _commit_files(repo: str, batch: list[Note], subject: str, trailers: dict[str, Any], report: CaptureReport) -> None:
     files = {f"{paths.MEMORY_DIR}/{n.id}.md": notes.serialize(n) for n in batch}
-    report.commits.append(commit_files(repo, files, subject, trailers))
+    report.commits.append(commit_files(repo, files, subject, {**trailers, "Model": report.heard.trailer()}))

@@ -177,6 +177,7 @@ def run(repo: str, ids: list[str] | None = None, run_id: str | None = None, prog
     if not targets:
         return report
     report["asked"] = [n.id for n in targets]
+    heard = model.Heard()
     answered: set[str] = set()
     found = aliases_for(repo, targets, report, answered, progress)
     state = _load_state(repo)
@@ -186,7 +187,7 @@ def run(repo: str, ids: list[str] | None = None, run_id: str | None = None, prog
             rel = f"{paths.MEMORY_DIR}/{note.id}.md"
             files[rel], read[rel] = notes.serialize(apply(note, found[note.id])), notes.original(note)
     if files:
-        trailers: dict[str, Any] = {"Action": "enrich", "Run": report["run_id"]}
+        trailers: dict[str, Any] = {"Action": "enrich", "Run": report["run_id"], "Model": heard.trailer()}
 
         def subject(kept: list[str]) -> str:
             trailers["Count"] = len(kept)

@@ -72,6 +72,27 @@ class Tally:
             row["ok"] += 1
 
 
+class Heard:
+    """The model calls a run made from its start on, per pass: what each of its commits says in
+    `Memrepo-Model`, so a commit made while the model failed says so (issue 37)."""
+
+    def __init__(self, use_model: bool = True) -> None:
+        self.use_model = use_model
+        self.start = {name: (row["ok"], row["failed"]) for name, row in Tally.by_pass.items()}
+
+    def trailer(self) -> str:
+        """`not run (--no-model)`, `no call yet`, or each pass's answered and failed calls so far."""
+        if not self.use_model:
+            return "not run (--no-model)"
+        parts = []
+        for name, row in sorted(Tally.by_pass.items()):
+            ok0, failed0 = self.start.get(name, (0, 0))
+            ok, failed = row["ok"] - ok0, row["failed"] - failed0
+            if ok or failed:
+                parts.append(f"{name} {ok} answered" + (f", {failed} failed" if failed else ""))
+        return "; ".join(parts) or "no call yet"
+
+
 def _failed(repo: str, entry: dict[str, Any], error: str, exc: ModelError) -> ModelError:
     entry.update(ok=False, error=error)
     _append(repo, LEDGER, entry)

@@ -134,6 +134,7 @@ class _Run:
         self.read = {i: notes.original(n) for i, n in self.memories.items()}
         self.dirty = status.dirty_ids(repo, paths.MEMORY_DIR)
         self.standing: list[tuple[Note, Note, dict[str, Any]]] = []  # pairs judged to leave both standing
+        self.heard = model.Heard()  # the model calls so far, for each commit's `Memrepo-Model`
 
     def commit(self, note: Note, subject: str, trailers: dict[str, Any], decision: dict[str, Any]) -> bool:
         """Write and commit one memory (unless dry run); False when git refused (then nothing changed)."""
@@ -205,7 +206,8 @@ def _batch_subject(changes: list[tidy.Change]) -> str:
 def _batch_trailers(changes: list[tidy.Change], run_id: str) -> dict[str, Any]:
     lines = [runs.decision_line(c.action, c.note.id, c.reason, c.extra.get("Winner")) for c in changes]
     return {"Action": "tidy", "Run": run_id, "Confidence": "1.00",
-            "Reason": "deterministic pass: one Memrepo-Decision per memory", "Decisions": len(lines),
+            "Reason": "deterministic pass: one Memrepo-Decision per memory", "Model": "not asked (deterministic step)",
+            "Decisions": len(lines),
             runs.DECISION: lines}
 
 
@@ -253,7 +255,7 @@ def _judge(run: _Run, a: Note, b: Note, verdict: dict[str, Any] | None) -> None:
     failed = guards.failures(verdict, winner, loser)
     trailers = {"Action": "supersede", "Run": run.report.run_id, "Confidence": f"{verdict['confidence']:.2f}",
                 "Reason": " ".join(verdict["reason"].split()), "Id": loser.id, "Winner": winner.id, "Relation": verdict["relation"],
-                "Scope": verdict["scope"]}
+                "Scope": verdict["scope"], "Model": run.heard.trailer()}
     if not failed:
         run.commit(tidy.superseded(loser, winner.id), f"curator: supersede {loser.id} by {winner.id}", trailers, base)
         return

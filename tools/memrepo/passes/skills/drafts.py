@@ -161,8 +161,10 @@ def _safe_name(name: Any, fallback: str) -> str:
     return text if NAME_RE.match(text) else (store.slugify(text, "")[:60].strip("-") or fallback)
 
 
-def write_draft(repo: str, candidate: dict[str, Any], draft: dict[str, Any], run_id: str) -> dict[str, Any]:
-    """Gate one draft, write it under drafts/ or rejected/, and commit it; returns the outcome."""
+def write_draft(repo: str, candidate: dict[str, Any], draft: dict[str, Any], run_id: str,
+                heard: str = "") -> dict[str, Any]:
+    """Gate one draft, write it under drafts/ or rejected/, and commit it; returns the outcome.
+    `heard` is the run's model calls so far, for the commit's `Memrepo-Model` trailer."""
     reasons = gate(draft, len(candidate["sessions"]), project_roots(repo))
     name = _safe_name(draft.get("name"), f"procedure-{candidate['id']}")
     folder = os.path.join(REJECTED if reasons else DRAFTS, name)
@@ -173,6 +175,8 @@ def write_draft(repo: str, candidate: dict[str, Any], draft: dict[str, Any], run
     action = "skill-reject" if reasons else "skill-draft"
     trailers: dict[str, Any] = {"Action": action, "Run": run_id, "Procedure": candidate["id"],
                                 "Sessions": len(candidate["sessions"])}
+    if heard:
+        trailers["Model"] = heard
     if reasons:
         trailers["Reason"] = "; ".join(reasons)
     body = "Refused by the gate:\n" + "\n".join(f"- {r}" for r in reasons) if reasons else ""
@@ -191,13 +195,14 @@ def draft(repo: str, numbers: list[int] | None = None) -> list[dict[str, Any]]:
         raise SkillError(f"no candidate numbered {sorted(set(numbers) - {c['n'] for c in chosen})}",
                          hint="run `memrepo skills detect` to see the candidates and their numbers")
     run_id = runs.fresh_run_id(repo, "skill")
+    heard = model.Heard()
     out = []
     for cand in chosen:
         answer = model.ask_json(repo, "skill", prompt(repo, cand), SCHEMA)
         if answer is None:
             out.append({"name": None, "procedure": cand["id"], "admitted": False, "reasons": ["the model's answer was invalid"]})
             continue
-        out.append(write_draft(repo, cand, answer, run_id))
+        out.append(write_draft(repo, cand, answer, run_id, heard.trailer()))
     return out
 
 
