@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import time
 
@@ -435,3 +436,28 @@ def test_an_invalid_answer_is_not_remembered(repo: str, fake, tmp_path) -> None:
     fake({"contains": '"id": "deploy-rule"', "reply_text": "These two notes seem related but I am not sure."})
     assert curate.run(repo).model_calls == 1
     assert curate.run(repo).model_calls == 1  # no verdict was heard: asked again
+
+
+def test_pairs_are_made_by_what_memories_are_about_not_a_shared_product_name(repo: str, fake, tmp_path) -> None:
+    """Issue 37: of 20 curate calls, 7 paired notes about people with notes about a project, linked
+    only by the product name. One shared entity relates nothing; a shared topic, two shared entities
+    or text similarity do."""
+    store(repo, extra={
+        "noor-schedule": dict(title="Noor works Tuesday to Thursday", description="Noor, frontend on tallybird, is in Tue-Thu",
+                              class_="fact", entities=["Noor", "tallybird"], topics=["schedule"],
+                              body="Noor does tallybird's frontend and works Tuesday to Thursday.\n"),
+        "teodor-oncall": dict(title="Teodor covers ops two days a week", description="Teodor runs ops for tallybird part time",
+                              class_="fact", entities=["Teodor", "tallybird"], topics=["on-call"],
+                              body="Teodor handles tallybird operations on Mondays and Fridays.\n"),
+        "deploy-window": dict(title="Deploys only Tuesday to Thursday", description="tallybird ships mid-week only",
+                              class_="rule", entities=["tallybird"], topics=["deploy"],
+                              body="No tallybird deploys on Mondays or Fridays.\n"),
+        "deploy-approvals": dict(title="Deploys need two approvals", description="tallybird production deploys need two approvals",
+                                 class_="rule", entities=["tallybird"], topics=["deploy", "approvals"],
+                                 body="Two approvals before a production deploy.\n"),
+    })
+    report = curate.run(repo)
+    asked = [json.loads(line)["prompt"] for line in (tmp_path / "calls.jsonl").read_text().splitlines()]
+    pairs = sorted(tuple(sorted(re.findall(r'"id": "([a-z-]+)"', prompt))) for prompt in asked)
+    assert pairs == [("deploy-approvals", "deploy-window")], pairs
+    assert report.model_calls == 1

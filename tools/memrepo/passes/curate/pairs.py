@@ -1,8 +1,11 @@
 """Candidate pairs for the curator's model pass: related active memories, strongest first, bounded.
 
-Related means a shared topic or entity (a technology, or the memory's own project name,
-never counts), or strong full-text similarity: each is among the other's nearest FTS
-neighbours in the index (title and description as the query). A pair no verdict could move
+Related means what the two memories are about: a shared topic or two shared entities. One
+shared entity alone relates nothing: a note about a person and a note about a deploy both name
+the product they work on (issue 37, part 7). A technology, or the memory's own project name,
+never counts. Where a memory declares no topics, strong full-text similarity stands in for
+them: each is among the other's nearest FTS neighbours in the index (title and description as
+the query); where both declare topics, their words decide, not a coincidence of text. A pair no verdict could move
 (`guards.never_applies`: two projects, two named subjects, a pointer) is not asked about.
 """
 
@@ -20,8 +23,10 @@ NEIGHBOURS = 3
 MAX_TERMS = 12
 
 
-def _subject_links(active: dict[str, Note]) -> dict[frozenset[str], float]:
+def _subject_links(active: dict[str, Note]) -> tuple[dict[frozenset[str], float], set[frozenset[str]]]:
+    """Each pair's subject score (an entity 2, a topic 1) and the pairs about one subject."""
     scores: dict[frozenset[str], float] = {}
+    about: set[frozenset[str]] = set()
     by_word: dict[tuple[str, str], list[str]] = {}
     for nid, note in active.items():
         tech = guards.words(note, "tech")
@@ -34,7 +39,9 @@ def _subject_links(active: dict[str, Note]) -> dict[frozenset[str], float]:
         for a, b in combinations(sorted(ids), 2):
             pair = frozenset((a, b))
             scores[pair] = scores.get(pair, 0.0) + (2.0 if key == "entities" else 1.0)
-    return scores
+            if key == "topics" or scores[pair] >= 4.0:
+                about.add(pair)
+    return scores, about
 
 
 def _neighbours(db: sqlite3.Connection, note: Note) -> list[str]:
@@ -60,11 +67,13 @@ def _text_links(repo: str, active: dict[str, Note]) -> dict[frozenset[str], floa
 
 def candidates(repo: str, active: dict[str, Note], limit: int, skip: set[frozenset[str]] = set()) -> list[tuple[str, str]]:
     """Up to `limit` pairs (older id first by created date) to put to the model, strongest link first."""
-    scores = _subject_links(active)
+    scores, about = _subject_links(active)
     for pair, bonus in _text_links(repo, active).items():
         scores[pair] = scores.get(pair, 0.0) + bonus
+        if any(not guards.words(active[i], "topics") for i in pair):
+            about.add(pair)
     ids = set(active)
-    ranked = sorted((p for p in scores if p not in skip and p <= ids and not guards.never_applies(*(active[i] for i in p))),
+    ranked = sorted((p for p in about if p not in skip and p <= ids and not guards.never_applies(*(active[i] for i in p))),
                     key=lambda p: (-scores[p], sorted(p)))
     out = []
     for pair in ranked[:limit]:
