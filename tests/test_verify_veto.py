@@ -82,3 +82,37 @@ def test_a_malformed_veto_vetoes_nothing_and_is_logged(shop: Any, not_claims: An
         ("path_exists: src/shop/settings/production.py (shop)", "false"), ("path_exists: src/shop/settings.py (shop)", "true")]
     with open(os.path.join(repo, "index", model.REJECTS)) as fh:
         assert json.loads(fh.readline())["errors"] == [error]
+
+
+def test_a_veto_holds_when_a_later_run_has_no_model(shop: Any) -> None:
+    """A no-model sweep read the vetoed hypothetical path again, found it missing and stamped the
+    memory unverified: the text rules alone are no evidence against the model's veto (issue 37)."""
+    repo, answer = shop
+    answer({"claims": [], "not_claims": [{"index": 0, "reason": HYPOTHETICAL}]})
+    assert verify.run(repo, use_model=True, today="2026-11-29").results[0].status == "verified"
+    path = os.path.join(repo, "memory", "settings-split.md")
+    label = 'path_exists {"path": "src/shop/settings/production.py"}'
+    assert notes.read(path).meta["verification"] == {"status": "verified", "checked": "2026-11-29",
+                                                     "not_claims": [label]}
+    head = git(repo, "rev-parse", "HEAD").stdout
+    later = verify.run(repo, use_model=False, today="2026-11-30").results[0]
+    assert later.status == "verified"
+    assert [(r.claim, r.reason) for r in later.refused] == [
+        (label, "a model said in an earlier run that it is not a claim")]
+    assert git(repo, "rev-parse", "HEAD").stdout == head  # nothing moved: no commit
+    # A model that answers again without the veto lifts it: the path is a claim once more.
+    answer({"claims": [], "not_claims": []})
+    again = verify.run(repo, use_model=True, today="2026-12-01").results[0]
+    assert again.status == "unverified"
+    assert "not_claims" not in notes.read(path).meta["verification"]
+
+
+def test_a_veto_is_kept_when_the_models_answer_is_dropped(shop: Any) -> None:
+    repo, answer = shop
+    answer({"claims": [], "not_claims": [{"index": 0, "reason": HYPOTHETICAL}]})
+    verify.run(repo, use_model=True, today="2026-11-29")
+    answer({"claims": "not a list"})  # an invalid answer: no evidence either way
+    result = verify.run(repo, use_model=True, today="2026-11-30").results[0]
+    assert result.status == "verified"
+    meta = notes.read(os.path.join(repo, "memory", "settings-split.md")).meta
+    assert meta["verification"]["not_claims"] == ['path_exists {"path": "src/shop/settings/production.py"}']

@@ -216,6 +216,11 @@ def _check_lists_and_status(meta: dict[str, Any], add: Any) -> None:
         elif "failed" in ver and any(map(fence.problem, ver["failed"])):
             why = next(filter(None, map(fence.problem, ver["failed"])))
             add("verification", f"a reason in verification.failed {why}", "let `memrepo verify` write it")
+        elif "not_claims" in ver and not _str_list(ver["not_claims"]):
+            add("verification", "verification.not_claims must be a list of text", "let `memrepo verify` write it")
+        elif "not_claims" in ver and any(map(fence.problem, ver["not_claims"])):
+            why = next(filter(None, map(fence.problem, ver["not_claims"])))
+            add("verification", f"an entry of verification.not_claims {why}", "let `memrepo verify` write it")
     claims = meta.get("claims")
     if claims is not None and not (isinstance(claims, list) and all(isinstance(c, dict) and isinstance(c.get("probe"), str) for c in claims)):
         add("claims", "claims must be a list of probe mappings", "let `memrepo verify` write it, or remove it")

@@ -63,6 +63,7 @@ class Extraction(NamedTuple):
     calls: list[tuple[probes.Call, str]]
     refused: list[Refusal]
     model_note: str
+    not_claims: list[str]  # labels of the rule claims the model marked as not claims
 
 
 # -- deterministic ---------------------------------------------------------------------
@@ -190,22 +191,44 @@ def validate(candidates: list[Candidate], providers: dict[str, Any], roots: dict
     return calls, refused
 
 
+def vetoed_before(note: notes.Note) -> list[str]:
+    """The labels of the rule claims a model marked as not claims in an earlier run
+    (`verification.not_claims`)."""
+    ver = note.get("verification")
+    labels = ver.get("not_claims") if isinstance(ver, dict) else None
+    return [x for x in labels if isinstance(x, str)] if isinstance(labels, list) else []
+
+
+def _keep_vetoes(found: list[Candidate], labels: list[str]) -> tuple[list[Candidate], list[Refusal]]:
+    """A model's earlier veto holds while no model answers: the text rules alone are no evidence
+    that the mention is a claim after all (issue 37)."""
+    gone = set(labels)
+    return ([c for c in found if label(c) not in gone],
+            [Refusal(label(c), "a model said in an earlier run that it is not a claim", c.by) for c in found
+             if label(c) in gone])
+
+
 def extract(repo: str, note: notes.Note, providers: dict[str, Any], use_model: bool,
             roots: dict[str, str] | None = None) -> Extraction:
     """Every claim of a memory, validated; raises model.ModelError when the model command fails.
     `roots` are the configured project roots (`config.project_roots`)."""
     project = note.get("project") if isinstance(note.get("project"), str) else None
     found, refused = from_text(note, roots)
-    model_note = ""
+    model_note, not_claims = "", vetoed_before(note)
     if use_model:
         answer = from_model(repo, note, providers, found)
+        if not answer.note:  # an answer was heard: its vetoes replace the earlier ones
+            not_claims = [label(c) for i, c in enumerate(found) if i in answer.vetoes]
         found, vetoed = veto(found, answer.vetoes)
         found, refused, model_note = found + answer.found, refused + vetoed + answer.refused, answer.note
+    if not use_model or model_note:
+        found, kept = _keep_vetoes(found, not_claims)
+        refused += kept
     # A dropped answer is no evidence that the model's earlier claims went away: keep them.
     keep_model = not use_model or bool(model_note)
     calls, rejected = validate(stored(note, keep_model) + found, providers, roots, project)
     unique = {(r.claim, r.reason): r for r in reversed(refused + rejected)}  # the first source wins
-    return Extraction(calls, list(reversed(unique.values())), model_note)
+    return Extraction(calls, list(reversed(unique.values())), model_note, not_claims)
 
 
 def _hand_written(item: Any) -> bool:

@@ -124,8 +124,15 @@ NOT_RUN = probes.Outcome(probes.Verdict.UNKNOWN, "not checked by this pass")
 
 def _same(old: Any, new: Any) -> bool:
     def key(v: Any) -> Any:
-        return (v.get("status"), v.get("failed")) if isinstance(v, dict) else v
+        return (v.get("status"), v.get("failed"), v.get("not_claims")) if isinstance(v, dict) else v
     return bool(key(old) == key(new))
+
+
+def _with_vetoes(ver: dict[str, Any] | None, not_claims: list[str], today: str) -> dict[str, Any] | None:
+    """The stamp carrying the model's vetoes, so that a later run without a model keeps them."""
+    if not not_claims:
+        return {k: v for k, v in ver.items() if k != "not_claims"} if ver else ver
+    return {**(ver or {"status": "unchecked", "checked": today}), "not_claims": not_claims}
 
 
 def check_note(repo: str, note: notes.Note, settings: dict[str, Any], use_model: bool, today: str,
@@ -152,7 +159,7 @@ def check_note(repo: str, note: notes.Note, settings: dict[str, Any], use_model:
     result.previous = old_ver.get("status") if isinstance(old_ver, dict) else None
     complete = all(out.verdict is not probes.Verdict.UNKNOWN for _, out in outcomes) \
         and not any(r.elsewhere for r in extraction.refused)
-    new_ver = stamp(outcomes, project, old_ver, today, complete)
+    new_ver = _with_vetoes(stamp(outcomes, project, old_ver, today, complete), extraction.not_claims, today)
     result.status = new_ver["status"] if new_ver else None
     new_claims = claims.to_meta(extraction.calls, note, complete)
     if _same(old_ver, new_ver) and (note.get("claims") or []) == new_claims:
