@@ -5,7 +5,7 @@ Clicks, not requests: search finds a memory; a review proposal accepted by its b
 commit with its trailers, and the loser's history then shows that commit's diff; undo by its
 button restores the files byte for byte; `<script>` in a memory shows as text and never runs; a
 form on another page posting without the token is refused; a foreign Host is refused. The run
-also takes the README's screenshots (docs/screenshots/*.png, rewritten with MEMREPO_SCREENSHOTS=1).
+also takes the screenshots of docs/web.md (docs/screenshots/*.png, rewritten with MEMREPO_SCREENSHOTS=1).
 
 Chromium runs with the flags that keep it off the network (no background networking, no
 component updates, no sync), and reaches only 127.0.0.1.
@@ -30,7 +30,7 @@ from test_review import tensions
 pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parent.parent
-# The README's pictures: rewritten with MEMREPO_SCREENSHOTS=1 (each run's differ in their times, and
+# docs/web.md's pictures: rewritten with MEMREPO_SCREENSHOTS=1 (each run's differ in their times, and
 # a test run should not change the checkout); otherwise taken into a temporary folder and checked.
 SHOTS = ROOT / "docs" / "screenshots" if os.environ.get("MEMREPO_SCREENSHOTS") == "1" else \
     Path(tempfile.mkdtemp(prefix="memrepo-screenshots-"))
@@ -212,7 +212,7 @@ def test_a_foreign_host_name_is_refused(browser, store: str) -> None:
 
 
 def test_screenshots_of_the_pages(browser, store: str) -> None:
-    """The README's pictures of the memories list and the recall timeline (review, runs and one
+    """docs/web.md's pictures of the memories list and the recall timeline (review, runs and one
     memory are taken by the tests above, on their own repositories)."""
     from memrepo.recall import decide, log
 

@@ -1,14 +1,18 @@
-"""Every command and subcommand explains itself under `--help`."""
+"""Every command and subcommand explains itself under `--help`, and the documentation is current:
+the CLI reference, the README's two commands, links, settings and environment variables."""
 
 from __future__ import annotations
 
 import os
+import re
 
 import click
 import pytest
 from click.testing import CliRunner
 
+import cli_reference
 from memrepo.cli.main import cli
+from memrepo.store import config
 
 
 def _walk(group: click.Group, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], click.Command]]:
@@ -27,7 +31,7 @@ COMMANDS = _walk(cli)
 
 
 def test_the_command_set() -> None:
-    # a new command must be added here on purpose (and to README.md)
+    # a new command must be added here on purpose (and docs/cli.md written again)
     assert {" ".join(p) for p, _ in COMMANDS} >= {
         "init", "add", "show", "list", "search", "index", "doctor", "log", "fmt", "recall", "install", "uninstall"}
 
@@ -54,13 +58,28 @@ def test_short_help_shows_in_the_listing(path: tuple[str, ...]) -> None:
 
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-README = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
+
+
+def _read(*parts: str) -> str:
+    with open(os.path.join(ROOT, *parts), encoding="utf-8") as fh:
+        return fh.read()
+
+
+README = _read("README.md")
+DOCS = sorted(["README.md", "CONTRIBUTING.md"] + [os.path.join("docs", n) for n in os.listdir(os.path.join(ROOT, "docs"))
+                                                   if n.endswith(".md")])
+
+
+def test_the_cli_reference_is_current() -> None:
+    # docs/cli.md is generated from --help: a changed option or help text must be written there too.
+    assert _read("docs", "cli.md") == cli_reference.render(), \
+        "docs/cli.md is out of date: run `.venv/bin/python tests/cli_reference.py --write`"
 
 
 @pytest.mark.parametrize("path", [p for p, _ in COMMANDS], ids=lambda p: " ".join(p))
-def test_every_command_is_in_the_readme(path: tuple[str, ...]) -> None:
-    # sqlite-utils' docs test: a command nobody can find in the README does not exist for users.
-    assert f"memrepo {' '.join(path)}" in README, f"`memrepo {' '.join(path)}` is not documented in README.md"
+def test_every_command_is_in_the_cli_reference(path: tuple[str, ...]) -> None:
+    # sqlite-utils' docs test: a command nobody can find in the documentation does not exist for users.
+    assert f"\n## memrepo {' '.join(path)}\n" in _read("docs", "cli.md"), f"`memrepo {' '.join(path)}` is not in docs/cli.md"
 
 
 def test_readme_quickstart_has_exactly_two_commands() -> None:
@@ -68,6 +87,77 @@ def test_readme_quickstart_has_exactly_two_commands() -> None:
     blocks = quickstart.split("```sh\n")[1:]
     commands = [b.split("```", 1)[0].strip() for b in blocks]
     assert len(commands) == 2 and all("\n" not in c for c in commands), commands
+    assert commands[0].endswith("memrepo demo"), "the first command runs the main job on the bundled examples"
     assert commands[1].endswith(".venv/bin/python -m pytest")
-    ci = open(os.path.join(ROOT, ".ci", "run"), encoding="utf-8").read()
+    ci = _read(".ci", "run")
     assert commands[1] in ci, "the CI script must run the README's test command"
+
+
+def test_the_readme_is_short() -> None:
+    # Issue 39: about 150 lines for the user; the rest lives under docs/.
+    assert len(README.splitlines()) <= 180
+
+
+def _anchors(text: str) -> set[str]:
+    """GitHub's heading anchors: lower case, punctuation but `-` and `_` dropped, spaces to dashes."""
+    found = set()
+    for line in text.splitlines():
+        if line.startswith("#") and not line.startswith("#!"):
+            title = line.lstrip("#").strip().lower()
+            found.add(re.sub(r"[^\w\- ]", "", title).replace(" ", "-"))
+    return found
+
+
+@pytest.mark.parametrize("doc", DOCS)
+def test_every_link_in_the_docs_resolves(doc: str) -> None:
+    text = _read(doc)
+    broken = []
+    for target in re.findall(r"\]\(([^)\s]+)\)", text):
+        if re.match(r"[a-z]+:", target):
+            continue
+        path, _, anchor = target.partition("#")
+        full = os.path.normpath(os.path.join(ROOT, os.path.dirname(doc), path)) if path else os.path.join(ROOT, doc)
+        if not os.path.exists(full):
+            broken.append(target)
+        elif anchor and full.endswith(".md"):
+            with open(full, encoding="utf-8") as fh:
+                if anchor not in _anchors(fh.read()):
+                    broken.append(target)
+    assert broken == [], f"{doc}: links to nothing: {broken}"
+
+
+@pytest.mark.parametrize("doc", DOCS)
+def test_the_docs_hold_no_path_of_this_machine(doc: str) -> None:
+    text = _read(doc)
+    assert ROOT not in text and os.path.expanduser("~") + "/" not in text
+
+
+def _setting_keys() -> set[str]:
+    """Every settings key the library reads, found in the source the way it reads them."""
+    keys = set(config.LOCAL_ONLY) | {"recall_only"}
+    pattern = re.compile(r'(?:config\.(?:get|local_only)\([^,()]+, |local\([^()]*\)\.get\(|settings\.get\()"([a-z_]+)"')
+    for folder, _, files in os.walk(os.path.join(ROOT, "tools", "memrepo")):
+        for name in files:
+            if name.endswith(".py"):
+                with open(os.path.join(folder, name), encoding="utf-8") as fh:
+                    keys.update(pattern.findall(fh.read()))
+    return keys
+
+
+def test_every_setting_is_documented() -> None:
+    keys = _setting_keys()
+    assert {"model_cmd", "model_timeout", "capture_review", "curate", "projects", "sync", "prompt_fallback"} <= keys
+    text = _read("docs", "configuration.md")
+    assert sorted(k for k in keys if f"`{k}`" not in text) == []
+
+
+def test_every_environment_variable_is_documented() -> None:
+    found: set[str] = set()
+    for folder, _, files in os.walk(os.path.join(ROOT, "tools", "memrepo")):
+        for name in files:
+            if name.endswith(".py"):
+                with open(os.path.join(folder, name), encoding="utf-8") as fh:
+                    found.update(re.findall(r"\bMEMREPO_[A-Z0-9_]*[A-Z0-9]\b", fh.read()))
+    assert {"MEMREPO_DIR", "MEMREPO_RECALL_ONLY", "MEMREPO_MODEL_CMD"} <= found
+    text = _read("docs", "configuration.md")
+    assert sorted(v for v in found if f"`{v}`" not in text) == []

@@ -25,7 +25,8 @@ def fts5_terms(words: list[str]) -> dict[str, str]:
 
 def real_words() -> list[str]:
     found: set[str] = set()
-    for path in glob.glob(os.path.join(ROOT, "tests", "data", "**", "*"), recursive=True) + [os.path.join(ROOT, "README.md")]:
+    prose = [os.path.join(ROOT, "README.md"), os.path.join(ROOT, "CONTRIBUTING.md")] + glob.glob(os.path.join(ROOT, "docs", "*.md"))
+    for path in glob.glob(os.path.join(ROOT, "tests", "data", "**", "*"), recursive=True) + prose:
         if os.path.isfile(path):
             found.update(re.findall(r"[a-z0-9]+", open(path, encoding="utf-8", errors="ignore").read().lower()))
     return sorted(found)

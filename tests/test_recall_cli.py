@@ -108,7 +108,7 @@ def test_eval_on_the_labeled_test_set() -> None:
     assert s["prompts"] == len(report["results"]) > 60
     assert set(s["per_kind"]) == {"answerable", "context", "update", "conversational", "offtopic"}
     assert s["per_kind"]["conversational"]["silence"] == 1.0
-    # A regression guard at the measured level (see the README's recall quality table), not a target.
+    # A regression guard at the measured level (see docs/measurements.md, Recall quality), not a target.
     assert s["hit@2"] >= 0.78 and s["silence"] >= 0.8
     assert s["latency_ms"]["p50"] > 0
 
