@@ -195,11 +195,19 @@ def test_session_start_returns_at_once_and_refreshes_in_the_background(store: st
 
 def test_session_start_on_first_use_creates_the_default_repository(tmp_path: str) -> None:
     target = str(tmp_path / "fresh")
-    proc = hook("session_start", json.dumps({"hook_event_name": "SessionStart", "source": "startup"}), target)
-    assert (proc.returncode, proc.stdout) == (0, b"")
+    start = json.dumps({"hook_event_name": "SessionStart", "source": "startup"})
+    proc = hook("session_start", start, target)
+    assert proc.returncode == 0
+    # The first session says it is setting up (issue 39: 16 s of silence on a first session) ...
+    said = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert said.startswith("memrepo is setting itself up on this machine (its first session)")
     status = wait_for_bootstrap(target)
     assert status["state"] == "done", status
     assert os.path.isdir(os.path.join(target, ".git")) and os.path.isdir(os.path.join(target, "memory"))
+    # ... the next one that it is ready, once.
+    proc = hook("session_start", start, target)
+    assert json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"].startswith("memrepo is set up:")
+    assert hook("session_start", start, target).stdout == b""
 
 
 STAND_ASIDE = {"user_prompt_submit": "UserPromptSubmit", "stop": "Stop", "pre_compact": "PreCompact",

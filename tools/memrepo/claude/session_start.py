@@ -66,10 +66,48 @@ def on_session_start(event: dict[str, Any], agent: str = "") -> str:
     else:
         _maybe_sweep(repo)
     _note_start(repo, event, agent)
-    text = always_on_text(repo)
-    if _fallback_on(repo):
-        text = (text + "\n\n" if text else "") + FALLBACK
-    return text
+    parts = [_setup_news(repo, first=reason == FIRST_USE), always_on_text(repo), FALLBACK if _fallback_on(repo) else ""]
+    return "\n\n".join(p for p in parts if p)
+
+
+# A first session waits on the repository and, for the plugin, a virtual environment (16 s
+# measured, issue 39): say so, and say once when it is ready, so nobody wonders why nothing is recalled.
+FIRST_USE = "no memory repository"
+SETTING_UP = ("memrepo is setting itself up on this machine (its first session): the memory repository and its "
+              "tools are being prepared in the background, which takes under a minute. Memories are recalled from "
+              "the next prompt after that; `memrepo doctor` shows the progress. Tell the user so if they ask.")
+READY = ("memrepo is set up: before each prompt it now recalls the memories that bear on it (at most three, none "
+         "when nothing fits). `memrepo add` stores one; /memrepo:remember asks you to.")
+SETUP_FAILED = "memrepo could not set itself up on this machine; `memrepo doctor` says why and how to fix it."
+_ANNOUNCED = ".first-session"
+
+
+def _setup_news(repo: str, first: bool) -> str:
+    """The setting-up line on a first session, the ready (or failed) line once on a later one."""
+    marker = os.path.join(paths.index_dir(repo), _ANNOUNCED)
+    if first:
+        try:
+            os.makedirs(paths.index_dir(repo), exist_ok=True)
+            open(marker, "w").close()
+        except OSError:
+            pass
+        return SETTING_UP
+    if not os.path.exists(marker):
+        return ""
+    import json
+
+    try:
+        with open(os.path.join(paths.index_dir(repo), "bootstrap.json"), encoding="utf-8") as fh:
+            state = json.load(fh).get("state")
+    except (OSError, ValueError, AttributeError):
+        return ""
+    if state not in ("done", "failed"):
+        return SETTING_UP
+    try:
+        os.remove(marker)
+    except OSError:
+        return ""
+    return READY if state == "done" else SETUP_FAILED
 
 
 # Where Claude Code's prompt hook does not fire (its VS Code extension has open reports), the

@@ -6,7 +6,7 @@ import time
 
 import click
 
-from memrepo.cli.main import _fail_friendly, _json, _model_calls_judged, _repo
+from memrepo.cli.main import _fail_friendly, _json, _memory_id, _model_calls_judged, _repo
 from memrepo.errors import MemrepoError
 
 
@@ -74,7 +74,7 @@ def enrich(ctx: click.Context, ids: tuple[str, ...], as_json: bool) -> None:
 
     shown = Reporter()
     model.Tally.reset()
-    report = en.run(_repo(ctx), list(ids) or None, progress=shown)
+    report = en.run(_repo(ctx), [_memory_id(ctx, i) for i in ids] or None, progress=shown)
     shown.close()
     if as_json:
         _json(report)

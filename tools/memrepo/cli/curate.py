@@ -262,9 +262,10 @@ def review_push(ctx: click.Context, remote: str | None, forge_name: str | None, 
 @click.command()
 @click.argument("run_id", metavar="RUN", required=False)
 @click.option("--last", is_flag=True, help="Undo the newest run that is not itself an undo and was not undone.")
+@click.option("--json", "as_json", is_flag=True, help="Print {run, commit} as JSON (commit null: the run changed no files).")
 @click.pass_context
 @_fail_friendly
-def undo(ctx: click.Context, run_id: str | None, last: bool) -> None:
+def undo(ctx: click.Context, run_id: str | None, last: bool, as_json: bool) -> None:
     """Revert every commit of RUN, newest first, in one commit (Memrepo-Action: undo).
 
     \b
@@ -283,6 +284,8 @@ def undo(ctx: click.Context, run_id: str | None, last: bool) -> None:
     from memrepo.store import index
 
     index.update(repo)  # an undo of proposals alone is an empty commit no post-commit hook saw
+    if as_json:
+        return _json({"run": target, "commit": shas[0] if shas else None})
     click.echo(f"Undid run {target}" + (f" in {shas[0][:12]}" if shas else ": it changed no files"))
 
 

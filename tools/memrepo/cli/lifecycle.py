@@ -8,7 +8,7 @@ import typing
 
 import click
 
-from memrepo.cli.main import _fail_friendly, _repo
+from memrepo.cli.main import _fail_friendly, _json, _memory_id, _repo
 
 
 def _draft_path(note_id: str) -> str:
@@ -21,9 +21,10 @@ def _draft_path(note_id: str) -> str:
 @click.argument("note_id", metavar="ID")
 @click.option("--from", "source", type=click.File("r", encoding="utf-8"),
               help="Take the new text from FILE ('-' for standard input) instead of opening $EDITOR.")
+@click.option("--json", "as_json", is_flag=True, help="Print {id, commit, run} as JSON (commit and run null: no change).")
 @click.pass_context
 @_fail_friendly
-def edit(ctx: click.Context, note_id: str, source: "typing.IO[str] | None") -> None:
+def edit(ctx: click.Context, note_id: str, source: "typing.IO[str] | None", as_json: bool) -> None:
     """Edit memory ID in $EDITOR, validate it and commit it (Memrepo-Action: edit).
 
     An invalid result is not committed: the problems are printed and your text is kept in a
@@ -38,12 +39,15 @@ def edit(ctx: click.Context, note_id: str, source: "typing.IO[str] | None") -> N
     from memrepo.store import lifecycle, memories
 
     repo = memories.require_repo(_repo(ctx))
+    note_id = _memory_id(ctx, note_id)
     before = memories.read_text(repo, note_id)
     if source is not None:
         text = source.read()
     else:
         edited = click.edit(before, extension=".md", require_save=True)
         if edited is None:
+            if as_json:
+                return _json({"id": note_id, "commit": None, "run": None})
             click.echo(f"No change to {note_id}: the editor closed without saving.")
             return
         text = edited
@@ -55,6 +59,8 @@ def edit(ctx: click.Context, note_id: str, source: "typing.IO[str] | None") -> N
             fh.write(text)
         click.echo(f"Your text is kept in {draft}; fix it, then: memrepo edit {note_id} --from {draft}", err=True)
         raise
+    if as_json:
+        return _json({"id": note_id, "commit": done[0] if done else None, "run": done[1] if done else None})
     if done is None:
         click.echo(f"No change to {note_id}.")
         return
@@ -62,10 +68,13 @@ def edit(ctx: click.Context, note_id: str, source: "typing.IO[str] | None") -> N
     click.echo(f"Edited {note_id} in {repo} ({sha[:12]}, run {run}; `memrepo undo {run}` reverts it)")
 
 
-def _retire(ctx: click.Context, note_id: str, reason: str) -> None:
+def _retire(ctx: click.Context, note_id: str, reason: str, as_json: bool) -> None:
     from memrepo.store import lifecycle
 
+    note_id = _memory_id(ctx, note_id)
     sha, run = lifecycle.retire(_repo(ctx), note_id, reason)
+    if as_json:
+        return _json({"id": note_id, "commit": sha, "run": run})
     click.echo(f"Retired {note_id} ({sha[:12]}): recall will not inject it again. "
                f"The file stays, marked retired; `memrepo undo {run}` brings it back.")
 
@@ -73,27 +82,31 @@ def _retire(ctx: click.Context, note_id: str, reason: str) -> None:
 @click.command()
 @click.argument("note_id", metavar="ID")
 @click.option("--reason", "-r", required=True, help="Why it no longer holds; kept in the memory and the commit.")
+@click.option("--json", "as_json", is_flag=True, help="Print {id, commit, run} as JSON.")
 @click.pass_context
 @_fail_friendly
-def retire(ctx: click.Context, note_id: str, reason: str) -> None:
+def retire(ctx: click.Context, note_id: str, reason: str, as_json: bool) -> None:
     """Retire memory ID: never deleted, never recalled again (status: retired, with the reason).
 
-    Neither a re-import nor a later capture brings it back.
+    Neither a re-import nor a later capture brings it back. `memrepo forget ID` is the same with a
+    default reason (what /memrepo:forget runs).
 
     \b
     Example:
       memrepo retire staging-uses-nginx --reason "staging moved to Caddy in November"
     """
-    _retire(ctx, note_id, reason)
+    _retire(ctx, note_id, reason, as_json)
 
 
 @click.command()
 @click.argument("note_id", metavar="ID")
 @click.option("--reason", "-r", help="Why (default: forgotten at the user's request).")
+@click.option("--json", "as_json", is_flag=True, help="Print {id, commit, run} as JSON.")
 @click.pass_context
 @_fail_friendly
-def forget(ctx: click.Context, note_id: str, reason: str | None) -> None:
-    """Forget memory ID: `retire` with a default reason. The file and its history stay in git.
+def forget(ctx: click.Context, note_id: str, reason: str | None, as_json: bool) -> None:
+    """Forget memory ID: an alias of `memrepo retire` whose reason is optional. The file and its
+    history stay in git.
 
     \b
     Example:
@@ -101,7 +114,7 @@ def forget(ctx: click.Context, note_id: str, reason: str | None) -> None:
     """
     from memrepo.store import lifecycle
 
-    _retire(ctx, note_id, reason or lifecycle.DEFAULT_FORGET_REASON)
+    _retire(ctx, note_id, reason or lifecycle.DEFAULT_FORGET_REASON, as_json)
 
 
 def register(group: click.Group) -> None:

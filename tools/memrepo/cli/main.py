@@ -66,6 +66,13 @@ def _repo(ctx: click.Context) -> str:
     return str(obj["repo"])
 
 
+def _memory_id(ctx: click.Context, given: str) -> str:
+    """The memory an ID argument names: the id, or the start of exactly one id."""
+    from memrepo.store import memories
+
+    return memories.resolve(memories.require_repo(_repo(ctx)), given)
+
+
 def _json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False))
 
@@ -131,9 +138,10 @@ def _repo_option(command: click.Command) -> None:
 @click.option("--from", "source", metavar="URL", help="Join the memory at this git URL (a second machine, a teammate): "
               "clone it into DIRECTORY, or add it as `origin` of an existing clone.")
 @click.option("--branch", metavar="NAME", help="The remote's branch that holds the memory, when it holds memory on several.")
+@click.option("--json", "as_json", is_flag=True, help="Print {path, joined, branch, commit, indexed, ...} as JSON.")
 @click.pass_context
 @_fail_friendly
-def init(ctx: click.Context, directory: str | None, source: str | None, branch: str | None) -> None:
+def init(ctx: click.Context, directory: str | None, source: str | None, branch: str | None, as_json: bool) -> None:
     """Make DIRECTORY (default: the memory repository) a memory repository.
 
     Runs `git init` if needed, creates memory/, index/, .githooks/ (templates), installs
@@ -151,6 +159,11 @@ def init(ctx: click.Context, directory: str | None, source: str | None, branch: 
     from memrepo.store import repoinit
 
     report = repoinit.init(directory or _repo(ctx), source=source, branch=branch)
+    if as_json:
+        import dataclasses
+
+        adopted = report["adopted"]
+        return _json({**report, "adopted": dataclasses.asdict(adopted) if adopted is not None else None})
     verb = "Created" if report["git_init"] else "Initialized"
     if report["joined"]:
         verb = "Joined"
@@ -196,11 +209,12 @@ def _read_body(body: str | None, use_stdin: bool, edit: bool) -> str:
 @click.option("--body", help="The memory's markdown body.")
 @click.option("--stdin", "use_stdin", is_flag=True, help="Read the body from standard input.")
 @click.option("--edit", is_flag=True, help="Write the body in $EDITOR.")
+@click.option("--json", "as_json", is_flag=True, help="Print {id, commit, run, repo} as JSON.")
 @click.pass_context
 @_fail_friendly
 def add(ctx: click.Context, title: str, description: str, cls: str, source: str, note_id: str | None,
         topics: tuple[str, ...], entities: tuple[str, ...], tech: tuple[str, ...], aliases: tuple[str, ...],
-        project: str | None, body: str | None, use_stdin: bool, edit: bool) -> None:
+        project: str | None, body: str | None, use_stdin: bool, edit: bool, as_json: bool) -> None:
     """Add a memory: write memory/<id>.md and commit it (trailer Memrepo-Action: add).
 
     \b
@@ -212,10 +226,15 @@ def add(ctx: click.Context, title: str, description: str, cls: str, source: str,
     from memrepo.format import notes
     from memrepo.store import memories as store
 
+    for option, value in (("--title", title), ("--description", description)):
+        if not value.strip():
+            raise click.BadParameter("is empty; write one line that says what the memory holds", param_hint=option)
     note = notes.new_note(id=note_id, title=title, description=description, class_=cls, source=source,
                           topics=[t.lower() for t in topics], entities=list(entities), tech=list(tech),
                           aliases=list(aliases), project=project, body=_read_body(body, use_stdin, edit))
     new_id, sha, run = store.add(_repo(ctx), note)
+    if as_json:
+        return _json({"id": new_id, "commit": sha, "run": run, "repo": _repo(ctx)})
     click.echo(f"Added {new_id} to {_repo(ctx)} ({sha[:12]}; `memrepo undo {run}` takes it back)")
 
 
@@ -225,10 +244,10 @@ def add(ctx: click.Context, title: str, description: str, cls: str, source: str,
 @click.pass_context
 @_fail_friendly
 def show(ctx: click.Context, note_id: str, as_json: bool) -> None:
-    """Print memory ID in full, then the commits that touched it."""
+    """Print memory ID in full, then the commits that touched it. ID may be the start of an id."""
     from memrepo.store import memories as store
 
-    data = store.show(_repo(ctx), note_id)
+    data = store.show(_repo(ctx), _memory_id(ctx, note_id))
     if as_json:
         return _json(data)
     click.echo(data["text"], nl=False)
@@ -253,7 +272,8 @@ def list_(ctx: click.Context, cls: str | None, project: str | None, status: str 
     if as_json:
         return _json(rows)
     for r in rows:
-        label = f"  [superseded by {r['superseded_by']}]" if r["superseded_by"] else ""
+        label = f"  [superseded by {r['superseded_by']}]" if r["superseded_by"] else \
+            f"  [{r['status']}]" if r["status"] not in (None, "active") else ""
         click.echo(f"{r['id']:<40} {r['class']:<10} {r['updated'] or '':<10} {r['title']}{label}")
     named = ", ".join(f"{k} {v}" for k, v in (("class", cls), ("project", project), ("status", status)) if v)
     click.echo(f"{len(rows)} memor{'y' if len(rows) == 1 else 'ies'}" + (f" matching {named}" if named else ""), err=True)

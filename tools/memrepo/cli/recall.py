@@ -43,13 +43,15 @@ def recall(ctx: click.Context, prompt: str, cwd: str | None, previous: str | Non
         return _json({"injected": hits, "terms": list(d.terms), "context_terms": list(d.context_terms), "silent": d.silent,
                       "candidates": [_candidate(h, reason) for h, reason in why if h is not None],
                       "why": [reason for h, reason in why if h is None]})
-    if explain:
-        _explain(d, why)
     if not d.hits:
         click.echo(f"(silent: {d.silent}; terms: {' '.join(d.terms) or '-'}; {d.ms:.1f} ms)")
-        return None
-    click.echo(rc.format_context(d.hits))
-    click.echo(f"({len(d.hits)} injected; terms: {' '.join(d.terms)}; {d.ms:.1f} ms)", err=True)
+    else:
+        click.echo(rc.format_context(d.hits))
+    sys.stdout.flush()  # the block, whole and on its own lines, before anything on stderr (issue 39)
+    if explain:
+        _explain(d, why)
+    if d.hits:
+        click.echo(f"({len(d.hits)} injected; terms: {' '.join(d.terms)}; {d.ms:.1f} ms)", err=True)
 
 
 def _candidate(h: Any, reason: str | None) -> dict:  # type: ignore[type-arg]
@@ -60,9 +62,11 @@ def _candidate(h: Any, reason: str | None) -> dict:  # type: ignore[type-arg]
 
 
 def _explain(d: Any, why: list) -> None:  # type: ignore[type-arg]
-    """The candidates behind a decision, best first, and what cut each (on stderr)."""
+    """The candidates behind a decision, best first, and what cut each (on stderr, after a blank
+    line: stdout stays exactly what the hook would inject)."""
     from memrepo.recall import explain
 
+    click.echo("", err=True)
     for line in explain.live(d, why):
         click.echo(line, file=sys.stderr)
 
@@ -168,7 +172,8 @@ def _mark(injected: dict) -> str:  # type: ignore[type-arg]
 @click.command("eval")
 @click.argument("prompts", type=click.Path(exists=True, dir_okay=False))
 @click.option("--memory", "memory_dir", type=click.Path(exists=True, file_okay=False),
-              help="Evaluate against this memory/ folder (indexed into a temp dir) instead of the repository.")
+              help="Evaluate against this folder of memory files (indexed into a temp dir) instead of the "
+                   "repository; --repo names a whole memory repository, --memory just a memory/ folder.")
 @click.option("--today", help="Reference date for decay, YYYY-MM-DD (default: today).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary and every prompt's result as JSON.")
 @click.option("--failures", is_flag=True, help="Also list the prompts that missed, with their cause.")
@@ -311,7 +316,8 @@ def uninstall_gemini() -> None:
 
 @click.command()
 @click.option("--memory", "memory_dir", type=click.Path(exists=True, file_okay=False),
-              help="Folder of memory files to demonstrate on (default: the example memories shipped with memrepo).")
+              help="Folder of memory files to demonstrate on (default: the example memories shipped with memrepo); "
+                   "a memory/ folder, not a repository, so it works on any copy of one.")
 @click.option("--prompt", "prompts", multiple=True, help="Prompt to try instead of the built-in ones; repeatable.")
 @click.option("--full", is_flag=True, help="Print the exact text the hook would inject.")
 @_fail_friendly

@@ -76,6 +76,9 @@ def transcripts_search(ctx: click.Context, query: str, project: str | None, sinc
 def transcript(ctx: click.Context, path_or_session: str, turn_uuid: str | None, context: int, as_json: bool) -> None:
     """Print an indexed session's turns, or one turn and its neighbours (the third level of recall).
 
+    `memrepo transcript` and `memrepo transcripts show` are the same command: the short one is what
+    the recalled block names.
+
     \b
     Example:
       memrepo transcript 9f9ec6e8 --turn 4d1c0a2e --context 2
@@ -208,6 +211,7 @@ def skills_promote(ctx: click.Context, name: str, project_dir: str | None) -> No
 
 def register(group: click.Group) -> None:
     """Add this module's commands to the `memrepo` group."""
+    transcripts.add_command(transcript, "show")
     group.add_command(transcripts)
     group.add_command(transcript)
     group.add_command(skills)

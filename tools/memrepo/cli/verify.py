@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from memrepo.cli.main import _fail_friendly, _json, _model_calls_judged, _repo
+from memrepo.cli.main import _fail_friendly, _json, _memory_id, _model_calls_judged, _repo
 
 
 @click.command("verify")
@@ -31,7 +31,7 @@ def verify(ctx: click.Context, ids: tuple[str, ...], no_model: bool, as_json: bo
 
     shown = Reporter()
     model.Tally.reset()
-    report = verifier.run(_repo(ctx), list(ids) or None, use_model=not no_model, progress=shown)
+    report = verifier.run(_repo(ctx), [_memory_id(ctx, i) for i in ids] or None, use_model=not no_model, progress=shown)
     shown.close()
     if as_json:
         _json(report.as_dict())

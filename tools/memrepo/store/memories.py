@@ -178,7 +178,7 @@ def add(repo: str, note: notes.Note) -> tuple[str, str, str]:
     for _ in range(ADD_TRIES):
         if generated:
             note.meta.pop("id", None)
-            note.meta["id"] = unique_id(repo, slugify(str(note.meta.get("title", ""))), notes.serialize(note), tried)
+            note.meta["id"] = unique_id(repo, short_slug(str(note.meta.get("title", ""))), notes.serialize(note), tried)
             note.meta = {k: note.meta[k] for k in notes.ordered_keys(note.meta)}
         note_id = note.id
         rel = f"{paths.MEMORY_DIR}/{note_id}.md"
@@ -205,6 +205,22 @@ def add(repo: str, note: notes.Note) -> tuple[str, str, str]:
             raise NoteInvalid(f"a memory with id {note_id!r} was just added by another process", [],
                               hint="choose another --id, or edit the file and commit it")
     raise NoteInvalid(f"every id tried for {note.meta.get('title')!r} was taken meanwhile", [], hint="run the command again")
+
+
+def resolve(repo: str, given: str) -> str:
+    """The id of the memory `given` names: its id, or a prefix of exactly one id (ids are long to
+    retype, issue 39). Raises NoteNotFound naming the candidates when it names none or several."""
+    if re.fullmatch(r"[a-z0-9-]+", given) and os.path.exists(paths.note_path(repo, given)):
+        return given
+    names = memfiles.memory_files(paths.memory_dir(repo)) if re.fullmatch(r"[a-z0-9-]+", given) else []
+    found = [n[:-3] for n in names if n.startswith(given) and n.endswith(".md")]
+    if len(found) == 1:
+        return found[0]
+    if found:
+        shown = ", ".join(found[:5]) + (f" and {len(found) - 5} more" if len(found) > 5 else "")
+        raise NoteNotFound(f"{given!r} is the start of {len(found)} memory ids: {shown}",
+                           hint="give more of the id")
+    raise NoteNotFound(f"no memory with id {given!r} in {repo}", hint="find ids with `memrepo list` or `memrepo search`")
 
 
 def read_text(repo: str, note_id: str) -> str:
