@@ -101,3 +101,21 @@ def test_install_refuses_beside_an_enabled_memrepo_plugin(isolated_env: str) -> 
     write_settings(isolated_env, {**THEIRS, "enabledPlugins": {"memrepo@memrepo": False}})  # disabled: fine
     assert CliRunner().invoke(cli, ["install", "claude"], catch_exceptions=False).exit_code == 0
 
+
+def _plugin_session_start(repo: str, home: str) -> str:
+    """The context the plugin's SessionStart hook injects (run as Claude Code runs a plugin hook)."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, MEMREPO_PYTHON=sys.executable, MEMREPO_DIR=repo, CLAUDE_PLUGIN_ROOT=root, HOME=home)
+    proc = subprocess.run(["sh", os.path.join(root, "hooks", "run"), "session_start"], capture_output=True, env=env,
+                          input=json.dumps({"hook_event_name": "SessionStart", "source": "startup"}).encode(), timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"] if proc.stdout else ""
+
+
+def test_the_plugin_s_session_start_warns_beside_a_settings_install(isolated_env: str, repo: str) -> None:
+    assert "memrepo uninstall claude" not in _plugin_session_start(repo, isolated_env)
+    assert CliRunner().invoke(cli, ["install", "claude"], catch_exceptions=False).exit_code == 0
+    path = os.path.join(isolated_env, ".claude", "settings.json")
+    warning = _plugin_session_start(repo, isolated_env)
+    assert f"memrepo's hooks in {path} (from `memrepo install claude`) both run" in warning
+    assert "`memrepo uninstall claude`" in warning
