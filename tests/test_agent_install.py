@@ -218,13 +218,31 @@ def test_install_gemini_honours_gemini_cli_home_from_the_cli(tmp_path: Path) -> 
 
 def test_a_gemini_settings_file_with_comments_is_refused_untouched(gemini_home: Path) -> None:
     """Gemini CLI allows comments in settings.json; rewriting it would lose them."""
-    text = '{\n  // my settings\n  "model": {"name": "x"}\n}\n'
+    text = '{\n  // my settings\n  "model": {"name": "x", "url": "https://a/b//c /* not a comment */"} /* mine */\n}\n'
     (gemini_home / "settings.json").write_text(text, encoding="utf-8")
     proc = cli("install", "gemini")
     assert proc.returncode != 0 and "settings.json has comments" in proc.stderr and "not valid JSON" not in proc.stderr
     block = json.loads(proc.stderr[proc.stderr.index("{"):])  # the block to paste, as valid JSON
     assert block == {"hooks": gemini.hooks_block(sys.executable)}
     assert (gemini_home / "settings.json").read_text() == text
+
+
+def test_a_commented_gemini_settings_file_is_read_as_gemini_reads_it(repo: str, tmp_path: Path) -> None:
+    """Doctor reads it (comments allowed); uninstall does not rewrite it and says what to remove."""
+    env = {"CODEX_HOME": str(tmp_path / "c"), "GEMINI_CLI_HOME": str(tmp_path / "g")}
+    settings = tmp_path / "g" / ".gemini" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text('{"ui": {"theme": "x"} // mine\n}\n', encoding="utf-8")
+    assert _doctor(repo, **env) == []  # no memrepo hooks there, nothing wrong either
+    assert cli("uninstall", "gemini", **env).stdout.startswith("no memrepo hooks in")
+    pasted = {"ui": {"theme": "x"}, "hooks": gemini.hooks_block(sys.executable)}  # the block, pasted by hand
+    text = "// mine\n" + json.dumps(pasted, indent=2) + "\n"
+    settings.write_text(text, encoding="utf-8")
+    [check] = _doctor(repo, **env)
+    assert check["ok"] and "4 memrepo hooks" in check["detail"]
+    proc = cli("uninstall", "gemini", **env)
+    assert proc.returncode == 1 and "has comments" in proc.stderr and "memrepo-*" in proc.stderr
+    assert settings.read_text(encoding="utf-8") == text
 
 
 def test_doctor_style_check_sees_gemini_hooks_turned_off(gemini_home: Path) -> None:

@@ -17,7 +17,7 @@ import sys
 from typing import Any
 
 from memrepo.claude import configfile
-from memrepo.claude.install import dump_json, hooks_object, load_json, strip_ours, uninstall_from
+from memrepo.claude.install import dump_json, has_ours, hooks_object, parse_json, strip_ours, uninstall_from
 from memrepo.errors import MemrepoError
 
 MARK = "memrepo.agents.gemini.entry"  # the `-m` form earlier installs wrote; still recognized
@@ -53,7 +53,9 @@ def install(python: str | None = None) -> tuple[str, bool]:
     """Add memrepo's hooks (exec'd with this interpreter); returns (settings path, changed)."""
     path = settings_path()
     block = hooks_block(python or sys.executable)
-    data = _load(path, block, "add them")
+    data = read_settings(path)
+    if _commented(path):
+        raise _by_hand(path, f"add memrepo's hooks to its \"hooks\" object by hand:\n{json.dumps({'hooks': block}, indent=2)}")
     before = repr(data)
     hooks = hooks_object(path, data)
     had_ours = strip_ours(hooks, MARKS)
@@ -68,26 +70,42 @@ def install(python: str | None = None) -> tuple[str, bool]:
 def uninstall() -> tuple[str, bool]:
     """Remove memrepo's hooks and nothing else; returns (settings path, changed)."""
     path = settings_path()
-    _load(path, None, "remove the memrepo-* handlers from")
+    if _commented(path):
+        if has_ours(read_settings(path).get("hooks"), MARKS):
+            raise _by_hand(path, "remove the handlers named memrepo-* from its \"hooks\" object by hand")
+        return path, False
     return path, uninstall_from(path, MARKS)
 
 
-def _load(path: str, block: dict[str, Any] | None, verb: str) -> dict[str, Any]:
-    """The settings object; a file with comments (JSONC) is refused with what to do by hand."""
+def read_settings(path: str) -> dict[str, Any]:
+    """settings.json as Gemini CLI reads it, comments allowed ({} when missing): for reading only."""
+    text = configfile.read_text(path)
+    if text is None:
+        return {}
+    bare = without_comments(text)
+    return parse_json(path, bare if bare != text and _parses(bare) else text)
+
+
+def _commented(path: str) -> bool:
+    text = configfile.read_text(path) or ""
+    return without_comments(text) != text
+
+
+def _parses(text: str) -> bool:
     try:
-        return load_json(path)
-    except MemrepoError:
-        text = configfile.read_text(path) or ""
-        if not has_comments(text):
-            raise
-    paste = f":\n{json.dumps({'hooks': block}, indent=2)}" if block else ""
-    raise MemrepoError(f"{path} has comments (Gemini CLI allows them) and memrepo will not rewrite it, which would "
-                       "drop them; nothing was changed",
-                       hint=f"{verb} its \"hooks\" object by hand{paste}")
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
 
 
-def has_comments(text: str) -> bool:
-    """Whether `text` is JSON once its `//` and `/* */` comments (outside strings) are taken out."""
+def _by_hand(path: str, hint: str) -> MemrepoError:
+    return MemrepoError(f"{path} has comments (Gemini CLI allows them) and memrepo will not rewrite it, which would "
+                        "drop them; nothing was changed", hint=hint)
+
+
+def without_comments(text: str) -> str:
+    """`text` without its `//` and `/* */` comments (those outside strings)."""
     out, i, quoted = [], 0, False
     while i < len(text):
         c = text[i]
@@ -105,18 +123,13 @@ def has_comments(text: str) -> bool:
             out.append(c)
             quoted = c == '"'
             i += 1
-    stripped = "".join(out)
-    try:
-        json.loads(stripped)
-    except ValueError:
-        return False
-    return stripped != text
+    return "".join(out)
 
 
 def disabled_reason() -> str:
     """Why Gemini CLI would not run the hooks even though they are installed, or "" (for `doctor`)."""
     try:
-        data = load_json(settings_path())
+        data = read_settings(settings_path())
     except MemrepoError as exc:
         return str(exc)
     config = data.get("hooksConfig")
