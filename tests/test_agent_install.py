@@ -553,3 +553,29 @@ def test_the_install_message_names_the_file_and_the_commands_written(isolated_en
         assert rest.pop(0) == f"and trusted them in {home / folder / 'config.toml'} ({len(codex.EVENTS)} [hooks.state] tables)"
     for name in names:
         assert f"what uninstall gives back of {name} is kept in {home / folder / name}.memrepo-uninstall" in rest
+
+
+def test_a_settings_file_that_is_a_link_stays_a_link(isolated_env: str) -> None:
+    """Dotfiles often link ~/.claude/settings.json into a repository: written through, never replaced."""
+    home = Path(isolated_env)
+    target = home / "dotfiles" / "claude-settings.json"
+    target.parent.mkdir()
+    target.write_text(PRIOR["settings.json"], encoding="utf-8")
+    (home / ".claude").mkdir()
+    (home / ".claude" / "settings.json").symlink_to(target)
+    before = _tree(home)
+    _run("install", "claude")
+    assert (home / ".claude" / "settings.json").is_symlink() and codex.SCRIPT_MARK not in target.read_text()
+    assert "memrepo.claude.entry" in target.read_text()
+    _run("uninstall", "claude")
+    assert _tree(home) == before and (home / ".claude" / "settings.json").is_symlink()
+
+
+def test_an_edit_then_a_second_install_then_uninstall_keeps_the_edit(codex_home: Path) -> None:
+    codex.install("/opt/a/python3")
+    hooks = codex_home / "hooks.json"
+    hooks.write_text(json.dumps({"theme": "dark", **json.loads(hooks.read_text())}), encoding="utf-8")
+    codex.install("/opt/b/python3")  # memrepo's entries move to the new interpreter; the edit stays
+    codex.uninstall()
+    assert json.loads(hooks.read_text()) == {"theme": "dark", **USER_HOOKS}
+    assert (codex_home / "config.toml").read_text() == USER_CONFIG  # untouched by the user: exact

@@ -6,7 +6,7 @@ hold a copy of the user's settings): the bytes and mode of the file before memre
 wrote last. Uninstall gives back exactly that when the file is still what memrepo wrote; when
 something else changed it since, it removes only memrepo's entries (the caller's `strip`) and
 keeps everything else, the file's mode included. Writes are atomic and keep the file's mode;
-no `.bak` is left behind.
+a settings file that is a link (dotfiles) is written through it; no `.bak` is left behind.
 """
 
 from __future__ import annotations
@@ -27,12 +27,14 @@ def read_text(path: str) -> str | None:
 
 
 def record_path(path: str) -> str:
-    return path + RECORD
+    """Where install keeps what uninstall gives back for the file at `path`."""
+    return os.path.realpath(path) + RECORD
 
 
 def write(path: str, text: str, clean: bool = True) -> None:
     """Install's write of `text` to `path`. The first one records what to give back; `clean` is
     False when the file already held memrepo's entries (then uninstall can only strip them)."""
+    path = os.path.realpath(path)
     record = _load(path)
     current = _bytes(path)
     if not (record and current is not None and record.get("after") == _sha(current)):
@@ -48,6 +50,7 @@ def write(path: str, text: str, clean: bool = True) -> None:
 def give_back(path: str, strip: Callable[[str], str]) -> bool:
     """Uninstall: the file as it was before install when nothing else changed it since, else
     `strip(text)` (memrepo's entries removed); True when the file changed."""
+    path = os.path.realpath(path)
     record = _load(path) or {}
     current = _bytes(path)
     if current is None:
