@@ -579,3 +579,18 @@ def test_an_edit_then_a_second_install_then_uninstall_keeps_the_edit(codex_home:
     codex.uninstall()
     assert json.loads(hooks.read_text()) == {"theme": "dark", **USER_HOOKS}
     assert (codex_home / "config.toml").read_text() == USER_CONFIG  # untouched by the user: exact
+
+
+@pytest.mark.parametrize("agent, name", [("codex", "config.toml"), ("codex", "hooks.json"), ("claude", "settings.json")])
+def test_a_settings_file_that_is_not_utf8_is_refused_untouched(isolated_env: str, agent: str, name: str) -> None:
+    from click.testing import CliRunner
+
+    from memrepo.cli.main import cli as main
+
+    folder = Path(isolated_env) / AGENT_FILES[agent][0]
+    folder.mkdir()
+    (folder / name).write_bytes(b'model = "caf\xe9"\n')
+    before = _tree(Path(isolated_env))
+    result = CliRunner().invoke(main, ["install", agent], catch_exceptions=False)
+    assert result.exit_code == 1 and f"{folder / name} is not UTF-8 text" in result.output
+    assert "save the file as UTF-8" in result.output and _tree(Path(isolated_env)) == before

@@ -17,13 +17,23 @@ import json
 import os
 from typing import Any, Callable
 
+from memrepo.errors import MemrepoError
+
 RECORD = ".memrepo-uninstall"
 
 
 def read_text(path: str) -> str | None:
     """The file's text, or None when there is no file."""
     data = _bytes(path)
-    return None if data is None else data.decode("utf-8")
+    return None if data is None else _decode(path, data)
+
+
+def _decode(path: str, data: bytes) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise MemrepoError(f"{path} is not UTF-8 text ({exc.reason} at byte {exc.start}); memrepo will not rewrite it, "
+                           "nothing was changed", hint="save the file as UTF-8, then run the command again") from None
 
 
 def record_path(path: str) -> str:
@@ -61,7 +71,7 @@ def give_back(path: str, strip: Callable[[str], str]) -> bool:
     if "before" in record and record.get("after") == _sha(current):
         after, mode = (None if made else base64.b64decode(record["before"])), int(record.get("mode", 0))
     else:
-        text = current.decode("utf-8")
+        text = _decode(path, current)
         stripped = strip(text)
         if stripped == text:
             _drop_record(path)
