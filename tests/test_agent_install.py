@@ -170,7 +170,8 @@ def test_install_codex_from_the_cli_into_a_fresh_codex_home(tmp_path: Path) -> N
     assert f"installed memrepo hooks in {home / 'hooks.json'}" in proc.stdout and "/hooks" in proc.stderr
     assert cli("install", "codex", CODEX_HOME=str(home)).stdout.startswith("already installed in")
     assert (home / "config.toml").read_text().startswith("[hooks.state.")
-    assert cli("uninstall", "codex", CODEX_HOME=str(home)).stdout.startswith("removed memrepo hooks from")
+    assert cli("uninstall", "codex", CODEX_HOME=str(home)).stdout == \
+        f"removed memrepo hooks: {home / 'hooks.json'} is gone, as before memrepo's install made it\n"
     assert not home.exists()  # the files install made, and the folder it made for them, are gone
 
 

@@ -304,7 +304,7 @@ def uninstall_claude() -> None:
     from memrepo.claude import install as claudeinstall
 
     path, changed = claudeinstall.uninstall()
-    click.echo(f"{'removed memrepo hooks from' if changed else 'no memrepo hooks in'} {path}")
+    _removed(path, changed)
 
 
 @uninstall.command("codex")
@@ -314,7 +314,7 @@ def uninstall_codex() -> None:
     from memrepo.agents.codex import install as codexinstall
 
     path, changed = codexinstall.uninstall()
-    click.echo(f"{'removed memrepo hooks from' if changed else 'no memrepo hooks in'} {path}")
+    _removed(path, changed)
 
 
 @uninstall.command("gemini")
@@ -324,9 +324,18 @@ def uninstall_gemini() -> None:
     from memrepo.agents.gemini import install as geminiinstall
 
     path, changed = geminiinstall.uninstall()
-    click.echo(f"{'removed memrepo hooks from' if changed else 'no memrepo hooks in'} {path}")
+    _removed(path, changed)
 
 
+
+
+def _removed(path: str, changed: bool) -> None:
+    if not changed:
+        click.echo(f"no memrepo hooks in {path}")
+    elif os.path.exists(path):
+        click.echo(f"removed memrepo hooks from {path}")
+    else:
+        click.echo(f"removed memrepo hooks: {path} is gone, as before memrepo's install made it")
 
 
 @click.command()
