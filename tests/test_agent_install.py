@@ -109,7 +109,8 @@ def test_install_codex_adds_its_hooks_and_their_trust_and_keeps_the_rest(codex_h
         assert len(state) == 1 + len(codex.EVENTS)
         assert state[f"{codex_home / 'hooks.json'}:session_end:0:0"]["trusted_hash"] == \
             trust.trusted_hash("SessionEnd", None, data["hooks"]["SessionEnd"][0]["hooks"][0])
-    assert (codex_home / "hooks.json.bak").exists() and (codex_home / "config.toml.bak").read_text() == USER_CONFIG
+    assert sorted(p.name for p in codex_home.iterdir()) == [
+        "config.toml", "config.toml.memrepo-uninstall", "hooks.json", "hooks.json.memrepo-uninstall"]  # no .bak
 
 
 def test_install_codex_twice_changes_nothing_and_a_new_interpreter_replaces_the_old(codex_home: Path) -> None:
@@ -121,7 +122,7 @@ def test_install_codex_twice_changes_nothing_and_a_new_interpreter_replaces_the_
     text = (codex_home / "hooks.json").read_text()
     assert "/opt/a/python3" not in text and text.count(codex.SCRIPT_MARK) == len(codex.EVENTS)
     config = (codex_home / "config.toml").read_text()
-    assert config.count(codex.BEGIN) == 1 and config.count("trusted_hash") == 1 + len(codex.EVENTS)
+    assert config.count("trusted_hash") == 1 + len(codex.EVENTS)
 
 
 def test_uninstall_codex_leaves_the_user_s_files_as_they_were(codex_home: Path) -> None:
@@ -134,18 +135,14 @@ def test_uninstall_codex_leaves_the_user_s_files_as_they_were(codex_home: Path) 
 
 
 def test_install_codex_replaces_a_trust_entry_written_elsewhere_for_its_own_hooks(codex_home: Path) -> None:
-    """Trusting memrepo's hooks in Codex's /hooks screen writes the same key outside memrepo's
-    block: a second table for it would make config.toml invalid TOML."""
-    codex.install("/opt/a/python3")
+    """Trusting memrepo's hooks in Codex's /hooks screen writes the same key among the user's
+    tables: a second table for it would make config.toml invalid TOML."""
     key = f"{codex_home / 'hooks.json'}:stop:0:0"
-    config = (codex_home / "config.toml").read_text()
-    start = config.index(codex.BEGIN)
-    # Codex rewrote the file: memrepo's markers are gone, its entries are plain tables now.
-    moved = config[:start] + config[start:].replace(codex.BEGIN + "\n", "").replace(codex.END + "\n", "")
-    (codex_home / "config.toml").write_text(moved)
+    mine = USER_CONFIG.replace("[projects.", f'[hooks.state.{json.dumps(key)}]\ntrusted_hash = "sha256:old"\n\n[projects.')
+    (codex_home / "config.toml").write_text(mine)
     codex.install("/opt/b/python3")
     after = (codex_home / "config.toml").read_text()
-    assert after.count(f"[hooks.state.{json.dumps(key)}]") == 1
+    assert after.count(f"[hooks.state.{json.dumps(key)}]") == 1 and "sha256:old" not in after
     if tomllib is not None:
         tomllib.loads(after)
 
@@ -172,9 +169,10 @@ def test_install_codex_from_the_cli_into_a_fresh_codex_home(tmp_path: Path) -> N
     assert proc.returncode == 0, proc.stderr
     assert f"installed memrepo hooks in {home / 'hooks.json'}" in proc.stdout and "/hooks" in proc.stderr
     assert cli("install", "codex", CODEX_HOME=str(home)).stdout.startswith("already installed in")
-    assert (home / "config.toml").read_text().startswith(codex.BEGIN)
-    assert cli("uninstall", "codex", CODEX_HOME=str(home)).stdout.startswith("removed memrepo hooks from")
-    assert json.loads((home / "hooks.json").read_text()) == {} and (home / "config.toml").read_text() == ""
+    assert (home / "config.toml").read_text().startswith("[hooks.state.")
+    assert cli("uninstall", "codex", CODEX_HOME=str(home)).stdout == \
+        f"removed memrepo hooks: {home / 'hooks.json'} is gone, as before memrepo's install made it\n"
+    assert not home.exists()  # the files install made, and the folder it made for them, are gone
 
 
 # -- Gemini -------------------------------------------------------------------------------------------
@@ -221,11 +219,31 @@ def test_install_gemini_honours_gemini_cli_home_from_the_cli(tmp_path: Path) -> 
 
 def test_a_gemini_settings_file_with_comments_is_refused_untouched(gemini_home: Path) -> None:
     """Gemini CLI allows comments in settings.json; rewriting it would lose them."""
-    text = '{\n  // my settings\n  "model": {"name": "x"}\n}\n'
+    text = '{\n  // my settings\n  "model": {"name": "x", "url": "https://a/b//c /* not a comment */"} /* mine */\n}\n'
     (gemini_home / "settings.json").write_text(text, encoding="utf-8")
     proc = cli("install", "gemini")
-    assert proc.returncode != 0 and "settings.json is not valid JSON" in proc.stderr
+    assert proc.returncode != 0 and "settings.json has comments" in proc.stderr and "not valid JSON" not in proc.stderr
+    block = json.loads(proc.stderr[proc.stderr.index("{"):])  # the block to paste, as valid JSON
+    assert block == {"hooks": gemini.hooks_block(sys.executable)}
     assert (gemini_home / "settings.json").read_text() == text
+
+
+def test_a_commented_gemini_settings_file_is_read_as_gemini_reads_it(repo: str, tmp_path: Path) -> None:
+    """Doctor reads it (comments allowed); uninstall does not rewrite it and says what to remove."""
+    env = {"CODEX_HOME": str(tmp_path / "c"), "GEMINI_CLI_HOME": str(tmp_path / "g")}
+    settings = tmp_path / "g" / ".gemini" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text('{"ui": {"theme": "x"} // mine\n}\n', encoding="utf-8")
+    assert _doctor(repo, **env) == []  # no memrepo hooks there, nothing wrong either
+    assert cli("uninstall", "gemini", **env).stdout.startswith("no memrepo hooks in")
+    pasted = {"ui": {"theme": "x"}, "hooks": gemini.hooks_block(sys.executable)}  # the block, pasted by hand
+    text = "// mine\n" + json.dumps(pasted, indent=2) + "\n"
+    settings.write_text(text, encoding="utf-8")
+    [check] = _doctor(repo, **env)
+    assert check["ok"] and "4 memrepo hooks" in check["detail"]
+    proc = cli("uninstall", "gemini", **env)
+    assert proc.returncode == 1 and "has comments" in proc.stderr and "memrepo-*" in proc.stderr
+    assert settings.read_text(encoding="utf-8") == text
 
 
 def test_doctor_style_check_sees_gemini_hooks_turned_off(gemini_home: Path) -> None:
@@ -341,7 +359,7 @@ def test_install_codex_plugin_trusts_the_plugin_s_hooks_only(codex_home: Path) -
     assert proc.returncode == 0 and "trusted the hooks of memrepo@memrepo" in proc.stdout, proc.stderr
     assert json.loads((codex_home / "hooks.json").read_text()) == USER_HOOKS  # no hooks added
     config = (codex_home / "config.toml").read_text()
-    assert config.startswith(USER_CONFIG) and config.count(codex.PLUGIN_BEGIN) == 1
+    assert config.startswith(USER_CONFIG) and config.count('[hooks.state."memrepo@memrepo:') == len(codex.EVENTS)
     if tomllib is not None:
         state = tomllib.loads(config)["hooks"]["state"]
         key = "memrepo@memrepo:hooks/codex.json:user_prompt_submit:0:0"
@@ -384,3 +402,196 @@ def test_an_install_of_the_earlier_m_form_is_replaced(codex_home: Path, gemini_h
     text = (gemini_home / "settings.json").read_text()
     assert "/old/python" not in text and text.count(gemini.SCRIPT_MARK) == len(gemini.EVENTS)
     assert gemini.uninstall()[1] and json.loads((gemini_home / "settings.json").read_text()) == {}
+
+
+# -- exact installs: uninstall gives back what install found (issue 39; issue 38, part 9) ---------------
+
+
+TRICKY_TOML = '''# my codex settings
+model = "gpt-5"   # the good one
+notes = """
+# >>> memrepo: trust for memrepo's hooks in hooks.json (memrepo install codex; uninstall removes it)
+[hooks.state."{key}"]
+trusted_hash = "sha256:in-a-string"
+# <<< memrepo
+"""
+
+[hooks.state."/elsewhere/hooks.json:user_prompt_submit:0:0"]
+trusted_hash = "sha256:mine"
+'''
+PRIOR = {  # each with formatting json.dumps would not write
+    "settings.json": '{\n    "model": "opus",\n    "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]}\n}',
+    "hooks.json": '{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "guard.sh"}]}]}}',
+}
+AGENT_FILES = {"claude": (".claude", ["settings.json"]), "codex": (".codex", ["hooks.json", "config.toml"]),
+               "gemini": (".gemini", ["settings.json"])}
+
+
+def _prior(home: Path, name: str) -> str:
+    key = f"{home / '.codex' / 'hooks.json'}:stop:0:0"  # the key memrepo's Stop hook gets
+    return TRICKY_TOML.replace("{key}", key) if name == "config.toml" else PRIOR[name]
+
+
+def _tree(folder: Path) -> dict[str, tuple[bytes, int]]:
+    """Every file and folder under `folder`: its bytes (b"" for a folder) and mode."""
+    return {str(p.relative_to(folder)): (p.read_bytes() if p.is_file() else b"", p.stat().st_mode & 0o7777)
+            for p in sorted(folder.rglob("*"))}
+
+
+def _run(*args: str) -> str:
+    from click.testing import CliRunner
+
+    from memrepo.cli.main import cli as main
+
+    result = CliRunner().invoke(main, list(args), catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+@pytest.mark.parametrize("agent", sorted(AGENT_FILES))
+@pytest.mark.parametrize("prior", [False, True], ids=["no-prior-file", "prior-file"])
+def test_install_then_uninstall_gives_back_every_byte_and_mode(isolated_env: str, agent: str, prior: bool) -> None:
+    home = Path(isolated_env)
+    folder, names = AGENT_FILES[agent]
+    if prior:
+        (home / folder).mkdir(mode=0o750)
+        for n, name in enumerate(names):
+            (home / folder / name).write_text(_prior(home, name), encoding="utf-8")
+            (home / folder / name).chmod([0o640, 0o604][n])
+    before = _tree(home)
+    _run("install", agent)
+    for name in names:
+        assert (home / folder / name).exists()
+        if prior:  # the user's mode, kept while installed
+            assert (home / folder / name).stat().st_mode & 0o777 == before[f"{folder}/{name}"][1]
+    _run("uninstall", agent)
+    assert _tree(home) == before  # no `{}` file, no .bak, no record, no folder left; modes as they were
+
+
+def _edit(path: Path) -> None:
+    """A person's edit between install and uninstall, in their own formatting, and a new mode."""
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".toml":
+        path.write_text('approval_policy = "never"  # added by hand\n' + text, encoding="utf-8")
+    else:
+        path.write_text(json.dumps({"theme": "dark", **json.loads(text)}, indent=4), encoding="utf-8")
+    path.chmod(0o604)
+
+
+@pytest.mark.parametrize("agent", sorted(AGENT_FILES))
+@pytest.mark.parametrize("prior", [False, True], ids=["no-prior-file", "prior-file"])
+def test_an_edit_between_install_and_uninstall_is_kept(isolated_env: str, agent: str, prior: bool) -> None:
+    home = Path(isolated_env)
+    folder, names = AGENT_FILES[agent]
+    if prior:
+        (home / folder).mkdir()
+        for name in names:
+            (home / folder / name).write_text(_prior(home, name), encoding="utf-8")
+    _run("install", agent)
+    for name in names:
+        _edit(home / folder / name)
+    _run("uninstall", agent)
+    assert sorted(p.name for p in (home / folder).iterdir()) == sorted(names)  # no record, no .bak
+    for name in names:
+        path = home / folder / name
+        after = path.read_text(encoding="utf-8")
+        assert path.stat().st_mode & 0o777 == 0o604
+        if name == "config.toml":
+            original = _prior(home, name) if prior else ""
+            assert after == 'approval_policy = "never"  # added by hand\n' + original  # the string and comments too
+        else:
+            assert json.loads(after) == {"theme": "dark", **(json.loads(_prior(home, name)) if prior else {})}
+
+
+def test_a_toml_multi_line_string_holding_memrepo_s_marker_text_is_never_edited(isolated_env: str) -> None:
+    """Issue 38, part 9: the string holds the markers of earlier installs and a table header with
+    the very key memrepo's Stop hook gets; install and uninstall read it as the string it is."""
+    home = Path(isolated_env)
+    (home / ".codex").mkdir()
+    config = home / ".codex" / "config.toml"
+    config.write_text(_prior(home, "config.toml"), encoding="utf-8")
+    (home / ".codex" / "hooks.json").write_text(PRIOR["hooks.json"], encoding="utf-8")
+    _run("install", "codex")
+    installed = config.read_text(encoding="utf-8")
+    assert installed.startswith(_prior(home, "config.toml"))
+    if tomllib is not None:
+        state = tomllib.loads(installed)["hooks"]["state"]
+        assert state[f"{home / '.codex' / 'hooks.json'}:stop:0:0"]["trusted_hash"] != "sha256:in-a-string"
+    config.write_text(installed + "\n# a note of mine\n", encoding="utf-8")  # edited: uninstall must parse, not restore
+    _run("uninstall", "codex")
+    assert config.read_text(encoding="utf-8").startswith(_prior(home, "config.toml"))
+    assert "# a note of mine" in config.read_text(encoding="utf-8") and "memrepo" not in config.read_text().split('"""')[-1]
+
+
+def test_an_earlier_install_s_marked_block_is_replaced(codex_home: Path) -> None:
+    """Installs before tomlkit wrote their tables between marker comments: the next install takes
+    out the markers and the old tables, and uninstall leaves the user's file."""
+    legacy = (USER_CONFIG + "\n" + codex.LEGACY_MARKERS[0] + "\n"
+              f'[hooks.state.{json.dumps(str(codex_home / "hooks.json") + ":stop:0:0")}]\ntrusted_hash = "sha256:old"\n'
+              + codex.LEGACY_MARKERS[2] + "\n")
+    (codex_home / "config.toml").write_text(legacy, encoding="utf-8")
+    codex.install("/opt/py/python3")
+    text = (codex_home / "config.toml").read_text()
+    assert not any(marker in text for marker in codex.LEGACY_MARKERS) and "sha256:old" not in text
+    codex.uninstall()
+    if tomllib is not None:
+        assert tomllib.loads((codex_home / "config.toml").read_text()) == tomllib.loads(USER_CONFIG)
+
+
+@pytest.mark.parametrize("agent", sorted(AGENT_FILES))
+def test_the_install_message_names_the_file_and_the_commands_written(isolated_env: str, agent: str) -> None:
+    home = Path(isolated_env)
+    folder, names = AGENT_FILES[agent]
+    out = _run("install", agent).splitlines()
+    path = home / folder / names[0]
+    assert out[0] == f"installed memrepo hooks in {path}:"
+    hooks = json.loads(path.read_text())["hooks"]
+    written = {event: " ".join([h["command"], *h.get("args", [])]) for event, groups in hooks.items()
+               for h in groups[0]["hooks"]}
+    assert out[1:1 + len(written)] == [f"  {event}: {cmd}" for event, cmd in written.items()]
+    rest = out[1 + len(written):]
+    if agent == "codex":
+        assert rest.pop(0) == f"and trusted them in {home / folder / 'config.toml'} ({len(codex.EVENTS)} [hooks.state] tables)"
+    for name in names:
+        assert f"what uninstall gives back of {name} is kept in {home / folder / name}.memrepo-uninstall" in rest
+
+
+def test_a_settings_file_that_is_a_link_stays_a_link(isolated_env: str) -> None:
+    """Dotfiles often link ~/.claude/settings.json into a repository: written through, never replaced."""
+    home = Path(isolated_env)
+    target = home / "dotfiles" / "claude-settings.json"
+    target.parent.mkdir()
+    target.write_text(PRIOR["settings.json"], encoding="utf-8")
+    (home / ".claude").mkdir()
+    (home / ".claude" / "settings.json").symlink_to(target)
+    before = _tree(home)
+    _run("install", "claude")
+    assert (home / ".claude" / "settings.json").is_symlink() and codex.SCRIPT_MARK not in target.read_text()
+    assert "memrepo.claude.entry" in target.read_text()
+    _run("uninstall", "claude")
+    assert _tree(home) == before and (home / ".claude" / "settings.json").is_symlink()
+
+
+def test_an_edit_then_a_second_install_then_uninstall_keeps_the_edit(codex_home: Path) -> None:
+    codex.install("/opt/a/python3")
+    hooks = codex_home / "hooks.json"
+    hooks.write_text(json.dumps({"theme": "dark", **json.loads(hooks.read_text())}), encoding="utf-8")
+    codex.install("/opt/b/python3")  # memrepo's entries move to the new interpreter; the edit stays
+    codex.uninstall()
+    assert json.loads(hooks.read_text()) == {"theme": "dark", **USER_HOOKS}
+    assert (codex_home / "config.toml").read_text() == USER_CONFIG  # untouched by the user: exact
+
+
+@pytest.mark.parametrize("agent, name", [("codex", "config.toml"), ("codex", "hooks.json"), ("claude", "settings.json")])
+def test_a_settings_file_that_is_not_utf8_is_refused_untouched(isolated_env: str, agent: str, name: str) -> None:
+    from click.testing import CliRunner
+
+    from memrepo.cli.main import cli as main
+
+    folder = Path(isolated_env) / AGENT_FILES[agent][0]
+    folder.mkdir()
+    (folder / name).write_bytes(b'model = "caf\xe9"\n')
+    before = _tree(Path(isolated_env))
+    result = CliRunner().invoke(main, ["install", agent], catch_exceptions=False)
+    assert result.exit_code == 1 and f"{folder / name} is not UTF-8 text" in result.output
+    assert "save the file as UTF-8" in result.output and _tree(Path(isolated_env)) == before

@@ -46,7 +46,7 @@ def test_install_is_idempotent_and_keeps_other_hooks(isolated_env: str) -> None:
     assert after["hooks"]["SessionStart"][0]["matcher"] == "startup|resume|clear|compact"
     assert after["hooks"]["Stop"][0] == THEIRS["hooks"]["Stop"][0] and after["model"] == "opus"
     assert after["hooks"]["Stop"][1]["hooks"][0]["args"] == ["-I", "-m", "memrepo.claude.entry", "Stop"]
-    assert os.path.exists(os.path.join(isolated_env, ".claude", "settings.json.bak"))
+    assert not os.path.exists(os.path.join(isolated_env, ".claude", "settings.json.bak"))
 
 
 def test_uninstall_removes_only_memrepo(isolated_env: str) -> None:
@@ -86,3 +86,36 @@ def test_entry_modules_fail_open_on_an_unknown_event(module: str) -> None:
                           cwd=tools, timeout=30)
     assert (proc.returncode, proc.stdout) == (0, b"")
     assert b"unknown hook event 'NoSuchEvent'" in proc.stderr
+
+
+def test_install_refuses_beside_an_enabled_memrepo_plugin(isolated_env: str) -> None:
+    """Both would run: every recalled memory injected twice (issue 39)."""
+    write_settings(isolated_env, {**THEIRS, "enabledPlugins": {"memrepo@memrepo": True, "other@x": True}})
+    path = os.path.join(isolated_env, ".claude", "settings.json")
+    before = open(path, "rb").read()
+    result = CliRunner().invoke(cli, ["install", "claude"], catch_exceptions=False)
+    assert result.exit_code == 1
+    assert f"the memrepo plugin memrepo@memrepo is enabled in {path}" in result.output
+    assert "`claude plugin disable memrepo@memrepo`" in result.output and "nothing was changed" in result.output
+    assert open(path, "rb").read() == before and sorted(os.listdir(os.path.dirname(path))) == ["settings.json"]
+    write_settings(isolated_env, {**THEIRS, "enabledPlugins": {"memrepo@memrepo": False}})  # disabled: fine
+    assert CliRunner().invoke(cli, ["install", "claude"], catch_exceptions=False).exit_code == 0
+
+
+def _plugin_session_start(repo: str, home: str) -> str:
+    """The context the plugin's SessionStart hook injects (run as Claude Code runs a plugin hook)."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, MEMREPO_PYTHON=sys.executable, MEMREPO_DIR=repo, CLAUDE_PLUGIN_ROOT=root, HOME=home)
+    proc = subprocess.run(["sh", os.path.join(root, "hooks", "run"), "session_start"], capture_output=True, env=env,
+                          input=json.dumps({"hook_event_name": "SessionStart", "source": "startup"}).encode(), timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"] if proc.stdout else ""
+
+
+def test_the_plugin_s_session_start_warns_beside_a_settings_install(isolated_env: str, repo: str) -> None:
+    assert "memrepo uninstall claude" not in _plugin_session_start(repo, isolated_env)
+    assert CliRunner().invoke(cli, ["install", "claude"], catch_exceptions=False).exit_code == 0
+    path = os.path.join(isolated_env, ".claude", "settings.json")
+    warning = _plugin_session_start(repo, isolated_env)
+    assert f"memrepo's hooks in {path} (from `memrepo install claude`) both run" in warning
+    assert "`memrepo uninstall claude`" in warning

@@ -69,8 +69,9 @@ def test_setup_in_progress_is_said_with_its_step_not_failed(tmp_path: Path) -> N
 
 
 def test_plugin_and_settings_hooks_both_active_fail_naming_the_duplicate(store: str, claude_home: Path) -> None:
-    settings(claude_home, {"enabledPlugins": {"memrepo@memrepo": True}})
+    # Installed first, the plugin enabled later: `install claude` refuses beside an enabled plugin.
     assert CliRunner().invoke(cli, ["install", "claude"], catch_exceptions=False).exit_code == 0
+    settings(claude_home, {**json.loads((claude_home / "settings.json").read_text()), "enabledPlugins": {"memrepo@memrepo": True}})
     before = (claude_home / "settings.json").read_bytes()
     code, checks, text = doctor(store)
     assert code == 1

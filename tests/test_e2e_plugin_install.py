@@ -435,7 +435,14 @@ def test_doctor_names_the_plugin_and_settings_hooks_both_installed(
     before = memrepo("doctor", "--json")
     wiring = {c["name"]: c for c in json.loads(before.stdout)}["claude wiring"]
     assert wiring["ok"] and wiring["detail"].startswith(f"the plugin {PLUGIN_ID} (enabled in "), wiring
+    refused = memrepo("install", "claude")  # beside an enabled plugin: refused, naming how to proceed
+    assert refused.returncode == 1 and f"claude plugin disable {PLUGIN_ID}" in refused.stderr, refused.stderr
+    # As `claude plugin disable`, `memrepo install claude`, `claude plugin enable` would leave it:
+    settings_file = installed.config_dir / "settings.json"
+    enabled = json.loads(settings_file.read_text())
+    settings_file.write_text(json.dumps({**enabled, "enabledPlugins": {**enabled["enabledPlugins"], PLUGIN_ID: False}}))
     assert memrepo("install", "claude").returncode == 0
+    settings_file.write_text(json.dumps({**json.loads(settings_file.read_text()), "enabledPlugins": enabled["enabledPlugins"]}))
     after = memrepo("doctor")
     assert after.returncode == 1, after.stdout
     line = next(ln for ln in after.stdout.splitlines() if ln.startswith("FAIL claude wiring:"))

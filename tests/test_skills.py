@@ -7,6 +7,7 @@ import os
 import sys
 
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from helpers import ROOT, git
@@ -75,14 +76,43 @@ def test_draft_writes_claude_code_skill_format_from_real_turns(shop: str, tmp_pa
     result = CliRunner().invoke(cli, ["--repo", shop, "skills", "draft", "1"], catch_exceptions=False)
     assert (result.exit_code, result.stdout) == (0, "drafted alembic-new-table\n")
     text = open(os.path.join(shop, "skills/drafts/alembic-new-table/SKILL.md"), encoding="utf-8").read()
-    assert text.startswith("---\nname: alembic-new-table\ndescription: \"Add a table to the shop database: "
-                           "revision, review, upgrade, then test.\"\n---\n\n# Add a table with an alembic migration\n")
+    assert text.startswith("---\nname: alembic-new-table\ndescription: 'Add a table to the shop database: "
+                           "revision, review, upgrade, then test.'\n---\n\n# Add a table with an alembic migration\n")
     prompt = json.loads(open(os.path.join(str(tmp_path), "model.jsonl")).readline())["prompt"]
     for sid in THREE:  # the real turns of every evidence session, not a summary
         assert f"## session {sid}" in prompt
     assert "$ alembic revision --autogenerate --message \"add orders\"" in prompt
     assert "[user] add a invoices table" in prompt
     assert "docker" not in prompt
+
+
+NASTY = [
+    r"Run C:\tools\new.bat, then \n is not a newline",
+    "When: the build fails # not a comment",
+    '"quoted" at the start and \'single\' later',
+    "- a leading dash, like a list item",
+    "line one\nline two\r\n\tand a tab",
+    "[not a list], {not: a map} & *not an alias",
+    "? a key indicator | and > folded % and @ and `tick`",
+    "yes",
+    "null",
+    "12:30",
+    "a bell \x07 and a NEL \x85 and an emoji \U0001F600",
+    "---",
+    "...",
+]
+
+
+@pytest.mark.parametrize("description", NASTY)
+def test_a_description_the_model_wrote_comes_back_from_skill_md_unchanged(shop: str, description: str) -> None:
+    """Issue 38, part 10: the front matter goes through the YAML emitter, not an f-string."""
+    valid = next(r for r in RULES if r["case"] == "valid")["reply"]
+    candidate = {"id": "valid001", "steps": STEPS, "sessions": THREE}
+    skills.write_draft(shop, candidate, {**valid, "description": description}, runs.new_run_id("skill"))
+    text = git(shop, "show", "HEAD:skills/drafts/alembic-new-table/SKILL.md").stdout
+    head, body = text[len("---\n"):].split("\n---\n", 1)
+    assert yaml.safe_load(head) == {"name": "alembic-new-table", "description": " ".join(description.split())}
+    assert body == "\n" + valid["body"].strip() + "\n"
 
 
 def test_invalid_model_answer_is_dropped_not_written(shop: str, tmp_path: str, monkeypatch: pytest.MonkeyPatch) -> None:

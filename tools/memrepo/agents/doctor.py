@@ -136,7 +136,7 @@ def gemini_extension() -> str:
 def gemini_checks() -> list[Check]:
     path = gemini.settings_path()
     try:
-        ours = _handlers(load_json(path).get("hooks"), gemini.MARKS)
+        ours = _handlers(gemini.read_settings(path).get("hooks"), gemini.MARKS)  # comments allowed, as Gemini reads it
     except MemrepoError as exc:
         return [Check("gemini hooks", False, str(exc), "fix the file by hand, then `memrepo install gemini`")]
     extension = gemini_extension()

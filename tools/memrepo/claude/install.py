@@ -1,16 +1,19 @@
 """`memrepo install claude` / `uninstall claude`: memrepo's hooks in the user's own settings.json.
 
-For people who prefer settings to the plugin. Idempotent; entries that are not memrepo's are
-never touched; the previous file is kept as settings.json.bak.
+For people who prefer settings to the plugin, and refused beside an enabled memrepo plugin
+(every memory would be injected twice). Idempotent; entries that are not memrepo's are never
+touched; uninstall gives the file back as it was (`configfile`).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shlex
 import sys
 from typing import Any
 
+from memrepo.claude import configfile
 from memrepo.errors import MemrepoError
 
 EVENTS = {"UserPromptSubmit": None, "SessionStart": "startup|resume|clear|compact", "Stop": None,
@@ -29,34 +32,24 @@ def settings_path() -> str:
 
 def load_json(path: str) -> dict[str, Any]:
     """A client's JSON settings file as an object ({} when missing); refuses to touch a broken one."""
-    if not os.path.exists(path):
-        return {}
-    with open(path, encoding="utf-8") as fh:
-        try:
-            data = json.load(fh)
-        except ValueError as exc:
-            raise MemrepoError(f"{path} is not valid JSON ({exc}); memrepo will not rewrite it",
-                               hint="fix the file by hand, then run the command again") from None
+    text = configfile.read_text(path)
+    return {} if text is None else parse_json(path, text)
+
+
+def parse_json(path: str, text: str) -> dict[str, Any]:
+    """The object a settings file's `text` holds; refuses anything else, naming the file."""
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise MemrepoError(f"{path} is not valid JSON ({exc}); memrepo will not rewrite it",
+                           hint="fix the file by hand, then run the command again") from None
     if not isinstance(data, dict):
         raise MemrepoError(f"{path} is not a JSON object", hint="fix the file by hand, then run the command again")
     return data
 
 
-def save_json(path: str, data: dict[str, Any]) -> None:
-    """Write `data` atomically, keeping the previous file as <path>.bak."""
-    save_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-
-
-def save_text(path: str, text: str) -> None:
-    """Write a client's settings file atomically, keeping the previous one as <path>.bak."""
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    if os.path.exists(path):
-        with open(path, "rb") as src, open(path + ".bak", "wb") as dst:
-            dst.write(src.read())
-    tmp = f"{path}.tmp-{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
+def dump_json(data: dict[str, Any]) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
 def hooks_object(path: str, data: dict[str, Any]) -> dict[str, Any]:
@@ -72,6 +65,13 @@ def _is_ours(handler: Any, marks: tuple[str, ...] = (MARK, *OLD_MARKS)) -> bool:
     starts with "/", a path ending with it (a script path, wherever memrepo is installed)."""
     words = " ".join([str(handler.get("command", ""))] + [str(a) for a in handler.get("args", [])]) if isinstance(handler, dict) else ""
     return any(w == m or (m.startswith("/") and w.endswith(m)) for w in words.split() for m in marks)
+
+
+def has_ours(hooks: Any, marks: tuple[str, ...] = (MARK, *OLD_MARKS)) -> bool:
+    """Whether a settings file's `hooks` value holds a handler whose command names one of `marks`."""
+    return isinstance(hooks, dict) and any(
+        _is_ours(handler, marks) for groups in hooks.values() for group in (groups if isinstance(groups, list) else [])
+        for handler in (group.get("hooks", []) if isinstance(group, dict) else []))
 
 
 def strip_ours(hooks: dict[str, Any], marks: tuple[str, ...] = (MARK, *OLD_MARKS)) -> bool:
@@ -100,10 +100,11 @@ def strip_ours(hooks: dict[str, Any], marks: tuple[str, ...] = (MARK, *OLD_MARKS
 def install(python: str | None = None) -> tuple[str, bool]:
     """Add memrepo's hooks (exec form, this interpreter); returns (settings path, changed)."""
     path = settings_path()
+    refuse_beside_plugin(path)
     data = load_json(path)
     before = json.dumps(data, sort_keys=True)
     hooks = hooks_object(path, data)
-    strip_ours(hooks)
+    had_ours = strip_ours(hooks)
     py = python or sys.executable
     for event, matcher in EVENTS.items():
         group: dict[str, Any] = {"hooks": [{"type": "command", "command": py, "args": ["-I", "-m", MARK, event], "timeout": 10}]}
@@ -112,8 +113,21 @@ def install(python: str | None = None) -> tuple[str, bool]:
         hooks.setdefault(event, []).append(group)
     changed = json.dumps(data, sort_keys=True) != before
     if changed:
-        save_json(path, data)
+        configfile.write(path, dump_json(data), clean=not had_ours)
     return path, changed
+
+
+def refuse_beside_plugin(path: str) -> None:
+    """Refuse a settings install while the memrepo plugin is enabled: Claude Code would run both."""
+    from memrepo.claude import doctor
+
+    plugins = doctor.enabled_plugins([path])
+    if plugins:
+        plugin = next(iter(plugins))
+        raise MemrepoError(f"the memrepo plugin {plugin} is enabled in {path}: hooks installed beside it would inject "
+                           "every memory twice; nothing was changed",
+                           hint=f"keep the plugin (nothing to do), or run `claude plugin disable {plugin}` "
+                                "and then `memrepo install claude` again")
 
 
 def uninstall() -> tuple[str, bool]:
@@ -123,13 +137,22 @@ def uninstall() -> tuple[str, bool]:
 
 
 def uninstall_from(path: str, marks: tuple[str, ...]) -> bool:
-    """Remove the handlers naming `marks` from the `hooks` object of the JSON file at `path`
-    (an emptied `hooks` goes too) and nothing else; True when the file changed."""
-    data = load_json(path)
-    hooks = data.get("hooks")
-    if not isinstance(hooks, dict) or not strip_ours(hooks, marks):
-        return False
-    if not hooks:
-        del data["hooks"]
-    save_json(path, data)
-    return True
+    """Give back the JSON file at `path` as install found it, or, when something else changed it
+    since, remove the handlers naming `marks` (an emptied `hooks` goes too) and nothing else;
+    True when the file changed."""
+    def strip(text: str) -> str:
+        data = parse_json(path, text)
+        hooks = data.get("hooks")
+        if not isinstance(hooks, dict) or not strip_ours(hooks, marks):
+            return text
+        if not hooks:
+            del data["hooks"]
+        return dump_json(data)
+
+    return configfile.give_back(path, strip)
+
+
+def written(python: str | None = None) -> list[str]:
+    """What `install` puts in the settings file, one `Event: command` line per hook."""
+    py = python or sys.executable
+    return [f"{event}: {shlex.join([py, '-I', '-m', MARK, event])}" for event in EVENTS]

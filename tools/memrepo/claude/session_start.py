@@ -66,7 +66,8 @@ def on_session_start(event: dict[str, Any], agent: str = "") -> str:
     else:
         _maybe_sweep(repo)
     _note_start(repo, event, agent)
-    parts = [_setup_news(repo, first=reason == FIRST_USE), always_on_text(repo), FALLBACK if _fallback_on(repo) else ""]
+    parts = [_setup_news(repo, first=reason == FIRST_USE), always_on_text(repo), FALLBACK if _fallback_on(repo) else "",
+             double_wiring() if not agent else ""]
     return "\n\n".join(p for p in parts if p)
 
 
@@ -108,6 +109,28 @@ def _setup_news(repo: str, first: bool) -> str:
     except OSError:
         return ""
     return READY if state == "done" else SETUP_FAILED
+
+
+def double_wiring() -> str:
+    """A warning when this is the plugin's hook and memrepo's hooks are in the user's settings.json
+    too (`memrepo install claude`): Claude Code runs both, and every memory is injected twice."""
+    if not os.environ.get("CLAUDE_PLUGIN_ROOT"):
+        return ""
+    import json
+
+    from memrepo.claude import install
+
+    home = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
+    path = os.path.join(home, "settings.json")
+    try:
+        with open(path, "rb") as fh:
+            hooks = json.loads(fh.read(1024 * 1024)).get("hooks")
+    except (OSError, ValueError, AttributeError):
+        return ""
+    if not install.has_ours(hooks):
+        return ""
+    return (f"memrepo: the memrepo plugin and memrepo's hooks in {path} (from `memrepo install claude`) both run, "
+            "so every recalled memory arrives twice. Tell the user: `memrepo uninstall claude` keeps the plugin alone.")
 
 
 # Where Claude Code's prompt hook does not fire (its VS Code extension has open reports), the

@@ -221,13 +221,14 @@ def install() -> None:
 def install_claude() -> None:
     """Add the recall and session hooks to ~/.claude/settings.json (instead of the plugin).
 
-    Idempotent; other hooks are kept; the old file is saved as settings.json.bak.
+    Refused while the memrepo plugin is enabled (every memory would be injected twice).
+    Idempotent; other hooks are kept; `memrepo uninstall claude` gives the file back as it was.
     """
     from memrepo.claude import install as claudeinstall
 
     path, changed = claudeinstall.install()
-    click.echo(f"{'installed memrepo hooks in' if changed else 'already installed in'} {path}")
-    click.echo(f"hooks run {sys.executable} -I -m memrepo.claude.entry; if the memrepo plugin is enabled too, disable one of them", err=True)
+    _written(path, changed, claudeinstall.written())
+    _records(changed, path)
 
 
 @install.command("codex")
@@ -240,8 +241,9 @@ def install_codex(plugin: bool, marketplace: str) -> None:
     """Add the recall and session hooks to Codex CLI's $CODEX_HOME/hooks.json (default ~/.codex).
 
     Codex runs a user hook only once it is trusted, so memrepo also writes the trust entries of
-    its own hooks to $CODEX_HOME/config.toml, in one marked block. Idempotent; other hooks and
-    settings are kept; the old files are saved as .bak.
+    its own hooks to $CODEX_HOME/config.toml ([hooks.state] tables; the rest of the file is kept
+    as written). Idempotent; other hooks and settings are kept; `memrepo uninstall codex` gives
+    the files back as they were.
 
     \b
     With the plugin instead (from a memrepo checkout):
@@ -252,15 +254,17 @@ def install_codex(plugin: bool, marketplace: str) -> None:
 
     if plugin:
         cfg, changed = codexinstall.trust_plugin(marketplace)
-        click.echo(f"{'trusted' if changed else 'already trusted:'} the hooks of memrepo@{marketplace} in {cfg}")
+        click.echo(f"{'trusted' if changed else 'already trusted:'} the hooks of memrepo@{marketplace} in {cfg} "
+                   f"({len(codexinstall.plugin_entries(marketplace))} [hooks.state] tables)")
         if codexinstall.installed():
             click.echo(f"memrepo's hooks are also in {codexinstall.hooks_path()}: every memory would be injected "
                        "twice; `memrepo uninstall codex` removes those (then run this again)", err=True)
         return
     path, changed = codexinstall.install()
-    click.echo(f"{'installed memrepo hooks in' if changed else 'already installed in'} {path}")
-    click.echo(f"trusted in {codexinstall.config_path()}; hooks run {sys.executable} -I -m {codexinstall.MARK}. "
-               "If Codex's /hooks screen lists them as needing review, trust them there.", err=True)
+    _written(path, changed, codexinstall.written())
+    click.echo(f"and trusted them in {codexinstall.config_path()} ({len(codexinstall.EVENTS)} [hooks.state] tables)")
+    _records(changed, path, codexinstall.config_path())
+    click.echo("If Codex's /hooks screen lists them as needing review, trust them there.", err=True)
 
 
 @install.command("gemini")
@@ -268,13 +272,29 @@ def install_codex(plugin: bool, marketplace: str) -> None:
 def install_gemini() -> None:
     """Add the recall and session hooks to Gemini CLI's settings.json ($GEMINI_CLI_HOME/.gemini, default ~/.gemini).
 
-    Idempotent; other hooks and settings are kept; the old file is saved as settings.json.bak.
+    Idempotent; other hooks and settings are kept; `memrepo uninstall gemini` gives the file back
+    as it was. A settings.json with comments is not rewritten: the block to paste is printed.
     """
     from memrepo.agents.gemini import install as geminiinstall
 
     path, changed = geminiinstall.install()
-    click.echo(f"{'installed memrepo hooks in' if changed else 'already installed in'} {path}")
-    click.echo(f"hooks run {sys.executable} -I -m {geminiinstall.MARK}", err=True)
+    _written(path, changed, geminiinstall.written())
+    _records(changed, path)
+
+
+def _written(path: str, changed: bool, hooks: list[str]) -> None:
+    click.echo(f"{'installed memrepo hooks in' if changed else 'already installed in'} {path}:")
+    for line in hooks:
+        click.echo(f"  {line}")
+
+
+def _records(changed: bool, *paths: str) -> None:
+    """Name the files `memrepo uninstall` gives the user's files back from."""
+    from memrepo.claude import configfile
+
+    for path in paths:
+        if changed and os.path.exists(configfile.record_path(path)):
+            click.echo(f"what uninstall gives back of {os.path.basename(path)} is kept in {configfile.record_path(path)}")
 
 
 @click.group()
@@ -289,7 +309,7 @@ def uninstall_claude() -> None:
     from memrepo.claude import install as claudeinstall
 
     path, changed = claudeinstall.uninstall()
-    click.echo(f"{'removed memrepo hooks from' if changed else 'no memrepo hooks in'} {path}")
+    _removed(path, changed)
 
 
 @uninstall.command("codex")
@@ -299,7 +319,7 @@ def uninstall_codex() -> None:
     from memrepo.agents.codex import install as codexinstall
 
     path, changed = codexinstall.uninstall()
-    click.echo(f"{'removed memrepo hooks from' if changed else 'no memrepo hooks in'} {path}")
+    _removed(path, changed)
 
 
 @uninstall.command("gemini")
@@ -309,9 +329,18 @@ def uninstall_gemini() -> None:
     from memrepo.agents.gemini import install as geminiinstall
 
     path, changed = geminiinstall.uninstall()
-    click.echo(f"{'removed memrepo hooks from' if changed else 'no memrepo hooks in'} {path}")
+    _removed(path, changed)
 
 
+
+
+def _removed(path: str, changed: bool) -> None:
+    if not changed:
+        click.echo(f"no memrepo hooks in {path}")
+    elif os.path.exists(path):
+        click.echo(f"removed memrepo hooks from {path}")
+    else:
+        click.echo(f"removed memrepo hooks: {path} is gone, as before memrepo's install made it")
 
 
 @click.command()

@@ -1,11 +1,12 @@
 """`memrepo install codex` / `uninstall codex`: memrepo's hooks in Codex CLI's user hooks.json.
 
 Writes `$CODEX_HOME/hooks.json` (default ~/.codex) the way `memrepo install claude` writes
-Claude Code's settings: idempotent, every hook that is not memrepo's kept as it was, the old
-file saved as hooks.json.bak. Codex runs a user hook only once it is trusted, so the trust
-entries of memrepo's own hooks (`trust.py`) go into `$CODEX_HOME/config.toml`, in one block
-between marker comments; the rest of that file is never rewritten (config.toml.bak keeps the
-previous one), and the result is checked to parse before it is written.
+Claude Code's settings: idempotent, every hook that is not memrepo's kept as it was, and given
+back by uninstall as it was found (`claude.configfile`). Codex runs a user hook only once it is
+trusted, so the trust entries of memrepo's own hooks (`trust.py`) go into
+`$CODEX_HOME/config.toml` as `[hooks.state."<key>"]` tables, edited through a TOML parser that
+keeps the rest of the file as the user wrote it (tomlkit): memrepo's entries are found by their
+keys, never by lines (a multi-line string may hold anything, issue 38 part 9).
 """
 
 from __future__ import annotations
@@ -14,20 +15,29 @@ import json
 import os
 import shlex
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from memrepo.agents.codex import trust
-from memrepo.claude.install import _is_ours, hooks_object, load_json, save_json, save_text, strip_ours, uninstall_from
+from memrepo.claude import configfile
+from memrepo.claude.install import _is_ours, dump_json, hooks_object, load_json, strip_ours, uninstall_from
 from memrepo.errors import MemrepoError
+
+if TYPE_CHECKING:
+    from tomlkit.container import Container
+    from tomlkit.toml_document import TOMLDocument
 
 MARK = "memrepo.agents.codex.entry"  # the `-m` form earlier installs wrote; still recognized
 SCRIPT_MARK = "/memrepo/agents/codex/entry.py"  # the script the hooks run, by path
 MARKS = (SCRIPT_MARK, MARK)
 # event -> timeout in seconds (SessionEnd: Codex allows at most 3; the hook only queues a job)
 EVENTS = {"SessionStart": 10, "UserPromptSubmit": 10, "Stop": 10, "PreCompact": 10, "SessionEnd": 3}
-BEGIN = "# >>> memrepo: trust for memrepo's hooks in hooks.json (memrepo install codex; uninstall removes it)"
-END = "# <<< memrepo"
-PLUGIN_BEGIN = "# >>> memrepo: trust for the memrepo plugin's hooks (memrepo install codex --plugin; uninstall removes it)"
+# The comment lines earlier installs put around their trust tables; removed wherever they are
+# comments (inside a string they are the user's text).
+LEGACY_MARKERS = (
+    "# >>> memrepo: trust for memrepo's hooks in hooks.json (memrepo install codex; uninstall removes it)",
+    "# >>> memrepo: trust for the memrepo plugin's hooks (memrepo install codex --plugin; uninstall removes it)",
+    "# <<< memrepo",
+)
 PLUGIN_HOOKS = "hooks/codex.json"  # relative to the plugin root, as `.codex-plugin/plugin.json` names it
 
 
@@ -64,73 +74,105 @@ def our_keys(path: str, hooks: dict[str, Any]) -> list[str]:
     return keys
 
 
-def _table_key(line: str) -> str | None:
-    """The key of a `[hooks.state."<key>"]` header line, else None."""
-    s = line.strip()
-    if not (s.startswith("[hooks.state.") and s.endswith("]")) or s.startswith("[["):
-        return None
-    quoted = s[len("[hooks.state."):-1].strip()
+def parse_toml(path: str, text: str) -> TOMLDocument:
+    """config.toml's text as a document that writes back what it read; refuses a broken one."""
+    import tomlkit
+    from tomlkit.exceptions import ParseError
+
     try:
-        key = json.loads(quoted) if quoted.startswith('"') else quoted.strip("'")
-    except ValueError:
-        return None
-    return key if isinstance(key, str) else None
+        return tomlkit.parse(text)
+    except ParseError as exc:
+        raise MemrepoError(f"{path} is not valid TOML ({exc}); memrepo will not rewrite it, nothing was changed",
+                           hint="fix the file by hand (or move it away), then run the command again") from None
 
 
-def without_trust(text: str, keys: set[str], begin: str = BEGIN) -> str:
-    """config.toml text without memrepo's block (the one `begin` opens) and without any table
-    for one of `keys`."""
-    out: list[str] = []
-    skipping = False
-    in_block = False
-    for line in text.splitlines(keepends=True):
-        s = line.strip()
-        if s == begin:
-            in_block = True
-            continue
-        if in_block:
-            if s == END:
-                in_block = False
-            continue
-        if s.startswith("["):
-            skipping = _table_key(line) in keys
-        if not skipping:
-            out.append(line)
-    return "".join(out)
+def _table(path: str, parent: Any, key: str, create: bool) -> Any:
+    """`parent[key]` as a table (a new one when missing and `create`, else None)."""
+    if key not in parent:
+        if not create:
+            return None
+        import tomlkit
+
+        parent[key] = tomlkit.table(is_super_table=True)
+    found = parent[key]
+    if not isinstance(found, dict):
+        raise MemrepoError(f"`{key}` in {path} is not a table; memrepo will not rewrite it",
+                           hint="fix the file by hand, then run the command again")
+    return found
 
 
-def _tidy(text: str) -> str:
-    """The text ending in exactly one newline (none when empty): the blank line memrepo put
-    before its block does not pile up."""
-    return text.rstrip("\n") + "\n" if text.strip() else ""
+def drop_trust(path: str, doc: TOMLDocument, ours: Callable[[str], bool]) -> bool:
+    """Remove the `hooks.state` tables whose key `ours` accepts (and the markers of earlier
+    installs); True when something was removed."""
+    removed = _drop_markers(doc)
+    hooks = _table(path, doc, "hooks", create=False)
+    state = _table(path, hooks, "state", create=False) if hooks is not None else None
+    if state is None:
+        return removed
+    notes = []
+    for key in [k for k in state if ours(k)]:
+        notes += _comments(state[key])
+        del state[key]
+        removed = True
+    if removed and not state:
+        del hooks["state"]
+        if not hooks:
+            del doc["hooks"]
+    for note in notes:  # a person's comment below memrepo's table belongs to them, not to the table
+        doc.add(note)
+    return removed
 
 
-def _trust_block(entries: list[tuple[str, str]], begin: str = BEGIN) -> str:
-    lines = [begin]
+def _comments(table: Any) -> list[Any]:
+    from tomlkit.items import Comment, Table
+
+    return [item for _, item in table.value.body if isinstance(item, Comment)] if isinstance(table, Table) else []
+
+
+def _drop_markers(container: Container) -> bool:
+    from tomlkit.items import Comment, Table, Whitespace
+
+    found = False
+    for i, (_, item) in enumerate(container.body):
+        if isinstance(item, Comment) and item.trivia.comment.strip() in LEGACY_MARKERS:
+            container.body[i] = (None, Whitespace(""))
+            found = True
+        elif isinstance(item, Table):
+            found |= _drop_markers(item.value)
+    return found
+
+
+def add_trust(path: str, doc: TOMLDocument, entries: list[tuple[str, str]]) -> None:
+    """A `[hooks.state."<key>"]` table with `trusted_hash` for each entry."""
+    import tomlkit
+    from tomlkit.items import InlineTable
+
+    state = _table(path, _table(path, doc, "hooks", create=True), "state", create=True)
     for key, digest in entries:
-        lines += [f"[hooks.state.{json.dumps(key, ensure_ascii=False)}]", f"trusted_hash = {json.dumps(digest)}"]
-    return "\n".join(lines + [END]) + "\n"
+        table = tomlkit.inline_table() if isinstance(state, InlineTable) else tomlkit.table()
+        table["trusted_hash"] = digest
+        state[key] = table
 
 
-def _check_toml(path: str, text: str) -> None:
-    """Refuse to write `text` unless it parses (Python 3.11+; 3.10 has no TOML parser, and the
-    block memrepo adds is plain TOML)."""
-    if sys.version_info >= (3, 11):
-        import tomllib
-
-        try:
-            tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise MemrepoError(f"{path} would not be valid TOML after adding memrepo's trust entries ({exc}); "
-                               "nothing was changed",
-                               hint="fix the file by hand (or move it away), then run the command again") from None
+def _plugin_key(key: str) -> bool:
+    """Whether a trust key is one of a memrepo plugin's hooks, from whichever marketplace."""
+    return key.startswith("memrepo@") and f":{PLUGIN_HOOKS}:" in key
 
 
-def _read(path: str) -> str:
-    if not os.path.exists(path):
-        return ""
-    with open(path, encoding="utf-8") as fh:
-        return fh.read()
+def _retrust(cfg: str, drop: Callable[[str], bool], entries: list[tuple[str, str]]) -> bool:
+    """config.toml with the trust `drop` accepts replaced by `entries`; True when it changed.
+    Parsed before anything is written: a broken file stops the install untouched."""
+    import tomlkit
+
+    before = configfile.read_text(cfg) or ""
+    doc = parse_toml(cfg, before)
+    was = doc.unwrap()
+    removed = drop_trust(cfg, doc, drop)
+    add_trust(cfg, doc, entries)
+    if doc.unwrap() == was:  # the same trust already: the file stays as it is
+        return False
+    configfile.write(cfg, tomlkit.dumps(doc), clean=not removed)
+    return True
 
 
 def install(python: str | None = None) -> tuple[str, bool]:
@@ -140,7 +182,7 @@ def install(python: str | None = None) -> tuple[str, bool]:
     before = json.dumps(data, sort_keys=True)
     hooks = hooks_object(path, data)
     old = set(our_keys(path, hooks))
-    strip_ours(hooks, MARKS)
+    had_ours = strip_ours(hooks, MARKS)
     py = python or sys.executable
     entries = []
     for event, timeout in EVENTS.items():
@@ -148,15 +190,11 @@ def install(python: str | None = None) -> tuple[str, bool]:
         groups = hooks.setdefault(event, [])
         groups.append({"hooks": [handler]})
         entries.append((trust.state_key(path, event, len(groups) - 1), trust.trusted_hash(event, None, handler)))
-    config_before = _read(cfg)
-    kept = without_trust(config_before, old | {k for k, _ in entries})
-    config_after = (_tidy(kept) + "\n" if kept.strip() else "") + _trust_block(entries)
-    _check_toml(cfg, config_after)
-    changed = json.dumps(data, sort_keys=True) != before or config_after != config_before
+    keys = old | {k for k, _ in entries}
+    changed = _retrust(cfg, keys.__contains__, entries)  # first: a broken config.toml stops it all
     if json.dumps(data, sort_keys=True) != before:
-        save_json(path, data)
-    if config_after != config_before:
-        save_text(cfg, config_after)
+        configfile.write(path, dump_json(data), clean=not had_ours)
+        changed = True
     return path, changed
 
 
@@ -184,30 +222,27 @@ def trust_plugin(marketplace: str = "memrepo") -> tuple[str, bool]:
     """Trust the hooks of the memrepo plugin (`codex plugin add memrepo@<marketplace>`): Codex
     runs a plugin's hooks only once they are trusted, like a user's. Returns (config path, changed)."""
     cfg = config_path()
-    entries = plugin_entries(marketplace)
-    before = _read(cfg)
-    kept = without_trust(before, {k for k, _ in entries}, PLUGIN_BEGIN)
-    after = (_tidy(kept) + "\n" if kept.strip() else "") + _trust_block(entries, PLUGIN_BEGIN)
-    _check_toml(cfg, after)
-    if after != before:
-        save_text(cfg, after)
-    return cfg, after != before
+    return cfg, _retrust(cfg, _plugin_key, plugin_entries(marketplace))
 
 
 def uninstall() -> tuple[str, bool]:
-    """Remove memrepo's hooks and their trust entries, nothing else; returns (hooks.json path, changed)."""
+    """Remove memrepo's hooks and their trust entries (the plugin's too), nothing else; each file
+    goes back to what install found when nothing else changed it. Returns (hooks.json path, changed)."""
+    import tomlkit
+
     path, cfg = hooks_path(), config_path()
     hooks = load_json(path).get("hooks")
     old = set(our_keys(path, hooks)) if isinstance(hooks, dict) else set()
+
+    def strip(text: str) -> str:
+        doc = parse_toml(cfg, text)
+        if not drop_trust(cfg, doc, lambda key: key in old or _plugin_key(key)):
+            return text
+        after = tomlkit.dumps(doc)  # without the blank line install put before its tables
+        return after.rstrip("\n") + "\n" if after.strip() else ""
+
     changed = uninstall_from(path, MARKS)
-    config_before = _read(cfg)
-    config_after = without_trust(without_trust(config_before, old), set(), PLUGIN_BEGIN)
-    if config_after != config_before:
-        config_after = _tidy(config_after)
-        _check_toml(cfg, config_after)
-        save_text(cfg, config_after)
-        changed = True
-    return path, changed
+    return path, configfile.give_back(cfg, strip) or changed  # last: it may remove the folder install made
 
 
 def installed() -> list[str]:
@@ -217,3 +252,8 @@ def installed() -> list[str]:
     except MemrepoError:
         return []
     return sorted({k.split(":")[-3] for k in our_keys(hooks_path(), hooks)}) if isinstance(hooks, dict) else []
+
+
+def written(python: str | None = None) -> list[str]:
+    """What `install` puts in hooks.json, one `Event: command` line per hook."""
+    return [f"{event}: {command(python or sys.executable, event)}" for event in EVENTS]

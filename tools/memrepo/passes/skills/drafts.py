@@ -28,6 +28,7 @@ from memrepo.vcs import runs
 from memrepo.vcs.commit import commit_files
 from memrepo.passes.skills import procedures
 from memrepo.errors import MemrepoError
+from memrepo.format import skillmd
 
 DRAFTS = "skills/drafts"
 REJECTED = "skills/rejected"
@@ -70,8 +71,7 @@ class SkillError(MemrepoError):
 
 def skill_md(draft: dict[str, Any]) -> str:
     """A draft as Claude Code's SKILL.md: front matter name + description, then the body."""
-    description = " ".join(str(draft["description"]).split()).replace('"', "'")
-    return f"---\nname: {draft['name']}\ndescription: \"{description}\"\n---\n\n{str(draft['body']).strip()}\n"
+    return skillmd.render(str(draft["name"]), str(draft["description"]), str(draft["body"]))
 
 
 def project_roots(repo: str) -> list[str]:
