@@ -87,18 +87,18 @@ def test_add_from_flags_writes_and_commits(mem: str) -> None:
     sha = head(mem)
     run = git(mem, "log", "-1", "--format=%(trailers:key=Memrepo-Run,valueonly)").stdout.strip()
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-add-[0-9a-f]{6}", run), run
-    assert result.stdout == f"Added no-deploys-on-friday to {mem} ({sha[:12]}; `memrepo undo {run}` takes it back)\n"
-    with open(paths.note_path(mem, "no-deploys-on-friday"), encoding="utf-8") as fh:
+    assert result.stdout == f"Added no-deploys-friday to {mem} ({sha[:12]}; `memrepo undo {run}` takes it back)\n"
+    with open(paths.note_path(mem, "no-deploys-friday"), encoding="utf-8") as fh:
         assert fh.read() == (
-            "---\nid: no-deploys-on-friday\ntitle: No deploys on Friday\ndescription: Production deploys freeze on Fridays\n"
+            "---\nid: no-deploys-friday\ntitle: No deploys on Friday\ndescription: Production deploys freeze on Fridays\n"
             f"class: rule\nsource: user\ncreated: '{TODAY}'\ntopics: [deploy]\nentities: [api]\ntech: [Kubernetes]\n"
             "aliases: [friday release]\nproject: web\n---\nAsk in #ops.\n")
     assert git(mem, "log", "-1", "--format=%B").stdout == (
-        f"add: no-deploys-on-friday\n\nMemrepo-Action: add\nMemrepo-Run: {run}\nMemrepo-Id: no-deploys-on-friday\n\n")
-    assert git(mem, "show", "--name-status", "--format=", "HEAD").stdout == "A\tmemory/no-deploys-on-friday.md\n"
+        f"add: no-deploys-friday\n\nMemrepo-Action: add\nMemrepo-Run: {run}\nMemrepo-Id: no-deploys-friday\n\n")
+    assert git(mem, "show", "--name-status", "--format=", "HEAD").stdout == "A\tmemory/no-deploys-friday.md\n"
     assert git(mem, "status", "--porcelain").stdout == ""
     # committed through the hooks: post-commit indexed it
-    assert [h["id"] for h in json.loads(invoke(mem, "search", "friday", "--json").stdout)] == ["no-deploys-on-friday"]
+    assert [h["id"] for h in json.loads(invoke(mem, "search", "friday", "--json").stdout)] == ["no-deploys-friday"]
 
 
 def test_add_ids_fold_accents_and_give_non_latin_titles_a_stable_id(mem: str) -> None:
@@ -141,7 +141,7 @@ def test_add_id_from_title_avoids_a_taken_id(mem: str) -> None:
     (["--title", "Two lines", "-d", "first\nsecond"],
      ["memory/two-lines.md:4: `description` must be one line — join the lines"]),
     (["--title", "A token", "-d", "x", "--body", "use ghp_abcdefghijklmnopqrstuvwxyz0123456789 here"],
-     ["memory/a-token.md:9: looks like a secret (github-token: ghp_…6789) — remove it and keep secrets in a "
+     ["memory/token.md:9: looks like a secret (github-token: ghp_…6789) — remove it and keep secrets in a "
       "secrets manager, or add `memrepo: allow-secret` to the line if it is not one"]),
     (["--title", "T" * 121, "-d", "x", "--id", "long-title"],
      ["memory/long-title.md:3: `title` is 121 characters, over 120 — shorten it; details go in the body"]),

@@ -154,10 +154,10 @@ def test_retire_of_a_superseded_memory_drops_its_successor_link(store: str) -> N
 def test_undo_takes_back_an_add(store: str) -> None:
     result = invoke(store, "add", "--class", "fact", "--title", "The VPN drops at noon", "-d", "Reconnect after 12:00")
     run = re.search(r"`memrepo undo (\S+)`", result.stdout).group(1)  # type: ignore[union-attr]
-    assert os.path.exists(paths.note_path(store, "the-vpn-drops-at-noon"))
+    assert os.path.exists(paths.note_path(store, "vpn-drops-noon"))
     assert runs.last_run(store) == run
     assert invoke(store, "undo", "--last").exit_code == 0
-    assert not os.path.exists(paths.note_path(store, "the-vpn-drops-at-noon"))
+    assert not os.path.exists(paths.note_path(store, "vpn-drops-noon"))
 
 
 def test_a_retired_import_stays_retired_through_a_reimport(repo: str) -> None:
