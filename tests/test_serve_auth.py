@@ -1,4 +1,5 @@
-"""`memrepo serve` shows and changes memory only for the user who started it (issue 38, part 5).
+"""`memrepo serve` shows and changes memory only for the user who started it (issue 38, part 5),
+and a POST with a broken Content-Length gets an answer, not a dropped connection (part 7).
 
 Another local user can reach 127.0.0.1 like anyone: every page and action without the owner's
 login gets 401/403 and a page holding nothing of the repository; the login is a one-time URL
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 import stat
 import subprocess
 import sys
@@ -190,6 +192,49 @@ def test_another_uid_cannot_read_the_secret_or_a_page(srv: server.Server) -> Non
     run = subprocess.run(["/usr/bin/python3", "-I", "-c", script, str(srv.app.port), auth.secret_path()],
                          user=65534, group=65534, capture_output=True, text=True, timeout=60, cwd="/")
     assert run.stdout.split("\n")[:2] == ["no secret", "401 False"], run.stdout + run.stderr
+
+
+def _raw(port: int, head: str, body: bytes = b"") -> bytes:
+    """One request as raw bytes, and all the server answers before it closes or goes quiet."""
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+        sock.sendall(head.replace("\n", "\r\n").encode() + b"\r\n" + body)
+        sock.shutdown(socket.SHUT_WR)
+        chunks = []
+        while chunk := sock.recv(65536):
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
+@pytest.mark.parametrize("length,status,says", [
+    ("abc", 400, "Content-Length must be a number"),
+    ("-5", 400, "Content-Length must be a number"),
+    ("1e3", 400, "Content-Length must be a number"),
+    ("99999999999999999999999", 400, "Content-Length must be a number"),
+    (str(10**9), 413, "request too large"),
+    (None, 411, "needs a Content-Length"),
+])
+def test_a_post_with_a_broken_content_length_is_answered_and_the_server_keeps_serving(
+        srv: server.Server, length: str | None, status: int, says: str, capfd: pytest.CaptureFixture[str]) -> None:
+    owner = Client(srv.app)
+    port = srv.app.port
+    head = (f"POST /runs/undo HTTP/1.1\nHost: 127.0.0.1:{port}\nCookie: {owner.cookie}\nOrigin: {owner.origin}\n"
+            "Content-Type: application/x-www-form-urlencoded\n" + (f"Content-Length: {length}\n" if length else ""))
+    answer = _raw(port, head, b"run=x")
+    first = answer.split(b"\r\n", 1)[0].decode()
+    assert first == f"HTTP/1.1 {status} " + {400: "Bad Request", 411: "Length Required",
+                                             413: "Request Entity Too Large"}[status], answer[:300]
+    assert says in answer.decode() and b"Connection: close" in answer
+    assert "Friday afternoon" in owner.get("/")
+    assert "Traceback" not in capfd.readouterr().err
+
+
+def test_a_chunked_post_is_answered_411(srv: server.Server) -> None:
+    owner = Client(srv.app)
+    head = (f"POST /runs/undo HTTP/1.1\nHost: 127.0.0.1:{srv.app.port}\nCookie: {owner.cookie}\n"
+            f"Origin: {owner.origin}\nTransfer-Encoding: chunked\n")
+    answer = _raw(srv.app.port, head, b"5\r\nrun=x\r\n0\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.1 411 ") and b"not a Transfer-Encoding" in answer
+    assert re.search(r"\d+ of \d+ memories", owner.get("/"))
 
 
 def test_the_serve_help_says_how_to_open_the_page() -> None:

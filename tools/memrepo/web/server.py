@@ -10,6 +10,7 @@ Safe by construction (issues 20 and 38):
 - a request that changes the repository is a POST with the cookie, an Origin header naming
   this server (a page on another port of 127.0.0.1 is same-site, so SameSite alone is not
   enough) and the session's CSRF token from one of this server's forms; else 403;
+- a POST without a usable Content-Length gets 400, 411 or 413 and the server keeps serving;
 - `read_only` refuses every POST and shows no button;
 - every value is escaped (`web.html.h`); pages hold no script, and nothing is fetched from
   the network.
@@ -184,11 +185,23 @@ class Handler(BaseHTTPRequestHandler):
         self._send(303, "logged in\n", "text/plain; charset=utf-8", {"Location": "/", "Set-Cookie": cookie})
 
     def _body(self) -> str | None:
-        length = int(self.headers.get("Content-Length") or 0)
-        if length > MAX_BODY:
-            self._error(413, "request too large")
+        """The request's body, or None once a 400, 411 or 413 is sent (the connection then closes:
+        what is left of a body nobody read must not be taken for the next request)."""
+        raw = self.headers.get("Content-Length")
+        problem = None
+        if self.headers.get("Transfer-Encoding"):
+            problem = (411, "send the form with a Content-Length, not a Transfer-Encoding")
+        elif raw is None:
+            problem = (411, "a POST needs a Content-Length header")
+        elif not (raw.strip().isascii() and raw.strip().isdigit()) or len(raw.strip()) > 12:
+            problem = (400, f"Content-Length must be a number of bytes, not {raw[:40]!r}")
+        elif int(raw) > MAX_BODY:
+            problem = (413, f"request too large: a form here is at most {MAX_BODY:,} bytes")
+        if problem:
+            self.close_connection = True
+            self._send(problem[0], problem[1] + "\n", "text/plain; charset=utf-8", {"Connection": "close"})
             return None
-        return self.rfile.read(length).decode("utf-8", "replace") if length > 0 else ""
+        return self.rfile.read(int(raw or 0)).decode("utf-8", "replace")
 
     def _origin_ok(self) -> bool:
         """A write comes from this server's own page: its Origin names this server (a browser sends
@@ -257,6 +270,11 @@ class Server(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", port), Handler)
         self.app = app
         app.port = int(self.server_address[1])
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """One line, not a traceback, for a request that broke (a client gone mid-answer, mostly)."""
+        exc = sys.exc_info()[1]
+        sys.stderr.write(f"memrepo serve: a request failed: {type(exc).__name__}: {exc}\n")
 
 
 def serve(repo: str, port: int = 0, read_only: bool = False, ready: Callable[[str], None] | None = None) -> None:
