@@ -104,6 +104,8 @@ def test_no_action_is_taken_without_the_owner_s_login(srv: server.Server, store:
 def test_the_login_url_works_once_and_sets_an_httponly_strict_cookie(srv: server.Server) -> None:
     path = srv.app.login_url().split(str(srv.app.port), 1)[1]
     browser = Client(srv.app, login=False)
+    status, headers, _ = browser.request("HEAD", path)  # a link preview: it neither logs in nor spends the code
+    assert status == 405 and "set-cookie" not in headers
     status, headers, text = browser.request("GET", path)
     assert status == 303 and headers["location"] == "/"
     cookie = headers["set-cookie"]

@@ -18,12 +18,13 @@ from memrepo.cli.main import _fail_friendly, _repo
 def serve(ctx: click.Context, port: int, read_only: bool, login_url: bool) -> None:
     """Browse the memory in a local web page: memories and their history, recall, review, runs.
 
-    Prints a one-time login URL: open it in your browser. It logs that browser in (a cookie that
-    lasts until the server stops) and works once; for another browser, or after closing this
-    one, run `memrepo serve --login-url --port PORT` in another terminal as the same user. Every
+    Prints a one-time login URL: open it in your browser. It logs that browser in (a cookie good
+    until the server stops or the browser closes) and works once; for another browser, or after
+    closing this one, run `memrepo serve --login-url --port PORT` in another terminal as the same user. Every
     page and button needs the login, so other users of this machine, who can reach the port,
     see and change nothing. The login URL is made from a secret only you can read
-    (~/.config/memrepo/serve-secret, mode 600, written on first use): keep it to yourself.
+    ($XDG_CONFIG_HOME or ~/.config, then memrepo/serve-secret; mode 600, written on first use):
+    keep it to yourself. A login URL from before the server started opens nothing.
 
     Listens on 127.0.0.1 only and answers only to 127.0.0.1 or localhost in the Host header.
     The buttons (review accept/reject, undo) do exactly what the commands do, each a commit;
