@@ -110,6 +110,9 @@ def test_the_login_url_works_once_and_sets_an_httponly_strict_cookie(srv: server
     assert status == 303 and headers["location"] == "/"
     cookie = headers["set-cookie"]
     assert cookie.startswith(f"memrepo-{srv.app.port}=")
+    browser.cookie = cookie.split(";", 1)[0]
+    status, headers, _ = browser.request("GET", path)  # the same browser again: it is in already
+    assert status == 303 and headers["location"] == "/" and "set-cookie" not in headers
     assert {"HttpOnly", "SameSite=Strict", "Path=/"} <= {part.strip() for part in cookie.split(";")[1:]}
     again = Client(srv.app, login=False)
     status, headers, text = again.request("GET", path)

@@ -179,6 +179,8 @@ class Handler(BaseHTTPRequestHandler):
         """Trade a one-time code for a session cookie, then leave the code's URL (so it stays out of sight)."""
         if self.command != "GET":  # a link preview's HEAD must not spend the code the owner is about to open
             return self._send(405, "open the login URL with GET\n", "text/plain; charset=utf-8", {"Allow": "GET"})
+        if self._session() is not None:  # the owner opened the URL again in a browser it already logged in
+            return self._send(303, "logged in already\n", "text/plain; charset=utf-8", {"Location": "/"})
         session = self.app.gate.login(code)
         if session is None:
             return self._refuse(403, "this login URL was used already, belongs to another start of the server, "
