@@ -23,6 +23,7 @@ from click.testing import CliRunner
 
 from helpers import commit_all, git, write_memory
 from memrepo.cli.main import cli
+from memrepo.errors import MemrepoError
 from memrepo.web import auth, server
 from test_serve import Client
 
@@ -167,9 +168,36 @@ def test_the_secret_file_is_the_owner_s_alone(srv: server.Server) -> None:
 def test_a_secret_file_others_can_read_is_refused_with_the_fix(store: str) -> None:
     auth.load_secret()
     os.chmod(auth.secret_path(), 0o644)
-    result = CliRunner().invoke(cli, ["--repo", store, "serve", "--port", "0"])
+    with pytest.raises(MemrepoError, match="can be read by other users"):
+        server.App(store)
+    result = CliRunner().invoke(cli, ["serve", "--login-url", "--port", "8765"])  # the same check, and no server to hang
     assert result.exit_code == 1
     assert "can be read by other users (mode 644)" in result.output and f"rm {auth.secret_path()}" in result.output
+
+
+@pytest.mark.parametrize("kind", ["symlink", "empty", "another user's"])
+def test_a_secret_file_not_plainly_the_owner_s_is_refused_with_the_fix(store: str, tmp_path: str, kind: str) -> None:
+    path = auth.secret_path()
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    if kind == "symlink":
+        target = os.path.join(str(tmp_path), "elsewhere")
+        open(target, "w").write("a" * 64)
+        os.chmod(target, 0o600)
+        os.symlink(target, path)
+    else:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
+        os.write(fd, b"" if kind == "empty" else b"a" * 64)
+        os.close(fd)
+        if kind == "another user's":
+            if os.getuid() != 0:
+                pytest.skip("giving a file to another uid needs root")
+            os.chown(path, 65534, 65534)
+    with pytest.raises(MemrepoError) as refused:
+        server.App(store)
+    assert f"rm {path}" in (refused.value.hint or "")
+    result = CliRunner().invoke(cli, ["serve", "--login-url", "--port", "8765"])  # the same check, and no server to hang
+    assert result.exit_code == 1 and f"rm {path}" in result.output, result.output
+    assert {"symlink": "cannot read", "empty": "holds no secret", "another user's": "not a file of yours"}[kind] in result.output
 
 
 def test_login_url_mints_a_login_for_the_running_server(srv: server.Server) -> None:
