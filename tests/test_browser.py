@@ -1,11 +1,12 @@
 """`memrepo serve` in a real browser: headless Chromium (Debian's `chromium` and `chromedriver`,
 installed by .ci/run) driven by Selenium, against a real server over a real repository.
 
-Clicks, not requests: search finds a memory; a review proposal accepted by its button becomes a
-commit with its trailers, and the loser's history then shows that commit's diff; undo by its
-button restores the files byte for byte; `<script>` in a memory shows as text and never runs; a
-form on another page posting without the token is refused; a foreign Host is refused. The run
-also takes the screenshots of docs/web.md (docs/screenshots/*.png, rewritten with MEMREPO_SCREENSHOTS=1).
+Clicks, not requests: the browser logs in by opening the one-time URL the server prints; search
+finds a memory; a review proposal accepted by its button becomes a commit with its trailers, and
+the loser's history then shows that commit's diff; undo by its button restores the files byte
+for byte; `<script>` in a memory shows as text and never runs; a form on another page posting
+without the token is refused; a foreign Host is refused; without the login nothing shows. The
+run also takes the screenshots of docs/web.md (docs/screenshots/*.png, rewritten with MEMREPO_SCREENSHOTS=1).
 
 Chromium runs with the flags that keep it off the network (no background networking, no
 component updates, no sync), and reaches only 127.0.0.1.
@@ -75,10 +76,14 @@ def browser() -> Iterator[object]:
         driver.quit()
 
 
-def _serve(repo: str) -> Iterator[str]:
+def _serve(repo: str, driver: object) -> Iterator[str]:
+    """A server, and the browser logged in the way its user would: by opening the one-time URL
+    that `memrepo serve` prints (`App.login_url`), which leaves it on the memories page."""
     srv = server.Server(server.App(repo, label="~/team-memory"), 0)
     threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     try:
+        driver.get(srv.app.login_url())  # type: ignore[attr-defined]
+        assert driver.find_element(_by("tag"), "h1").text == "Memories"  # type: ignore[attr-defined]
         yield f"http://127.0.0.1:{srv.app.port}"
     finally:
         srv.shutdown()
@@ -120,7 +125,7 @@ def store(repo: str) -> str:
 
 def test_search_finds_a_memory_and_its_page_opens(browser, store: str) -> None:
     d = browser
-    for base in _serve(store):
+    for base in _serve(store, d):
         d.get(base + "/")
         box = d.find_element(_by("name"), "q")
         box.send_keys("can I deploy to production on friday?")
@@ -138,7 +143,7 @@ def test_a_proposal_accepted_by_clicking_is_a_commit_and_its_diff_is_in_the_hist
     tensions(repo, fake, "p13")
     loser, winner = ids("p13")
     d = browser
-    for base in _serve(repo):
+    for base in _serve(repo, d):
         d.get(base + "/review")
         assert loser in d.find_element(_by("tag"), "body").text
         _shot(d, "review")
@@ -162,7 +167,7 @@ def test_undo_by_clicking_restores_the_files_byte_for_byte(browser, store: str) 
     _, run = lifecycle.retire(store, "friday-freeze", "the freeze ended")
     assert open(path, "rb").read() != before
     d = browser
-    for base in _serve(store):
+    for base in _serve(store, d):
         d.get(base + "/runs")
         _shot(d, "runs")
         row = d.find_element(_by("xpath"), f"//tr[td[text()='{run}']]")
@@ -177,7 +182,7 @@ def test_script_in_a_memory_shows_as_text_and_never_runs(browser, repo: str) -> 
                  body="<script>document.title='owned'</script>\n")
     assert commit_all(repo, "probe").returncode == 0
     d = browser
-    for base in _serve(repo):
+    for base in _serve(repo, d):
         for path in ("/", "/m/xss-probe"):
             d.get(base + path)
             assert d.title != "owned"  # the script would have set it so; the title shows it as text
@@ -186,29 +191,43 @@ def test_script_in_a_memory_shows_as_text_and_never_runs(browser, repo: str) -> 
 
 
 def test_a_form_on_another_page_cannot_change_anything(browser, store: str, tmp_path: Path) -> None:
-    """A cross-site form post: another page's form aimed at the server, without the token."""
+    """A cross-site form post: another page's form aimed at the server, without the token, from a
+    browser logged in (its SameSite=Strict cookie stays home, and the Origin is not the server's)."""
     from memrepo.store import lifecycle
 
     _, run = lifecycle.retire(store, "friday-freeze", "the freeze ended")
     head = git(store, "rev-parse", "HEAD").stdout
     d = browser
-    for base in _serve(store):
+    for base in _serve(store, d):
         attack = tmp_path / "attack.html"
         attack.write_text(f'<form method="post" action="{base}/runs/undo"><input name="run" value="{run}">'
                           '<button type="submit">win a prize</button></form>')
         d.get(attack.as_uri())
-        _click(d, d.find_element(_by("tag"), "button"), "missing or wrong token")
+        _click(d, d.find_element(_by("tag"), "button"), "changes need a login")
     assert git(store, "rev-parse", "HEAD").stdout == head
 
 
 def test_a_foreign_host_name_is_refused(browser, store: str) -> None:
     """DNS rebinding: evil.example resolves to 127.0.0.1 (--host-resolver-rules), the server refuses it."""
     d = browser
-    for base in _serve(store):
+    for base in _serve(store, d):
         d.get(base.replace("127.0.0.1", "evil.example") + "/")
         assert "answers only to 127.0.0.1 and localhost" in d.find_element(_by("tag"), "body").text
-        d.get(base.replace("127.0.0.1", "localhost") + "/")
-        assert d.find_element(_by("tag"), "h1").text == "Memories"
+        d.get(base.replace("127.0.0.1", "localhost") + "/")  # a name the server answers to, but a new site:
+        assert d.find_element(_by("tag"), "h1").text == "Not logged in"  # its cookie is 127.0.0.1's
+
+
+def test_without_the_login_nothing_shows(browser, store: str) -> None:
+    """Another user's browser, or this one before the login: a page naming the fix, no memory."""
+    d = browser
+    for base in _serve(store, d):
+        assert "Friday afternoon" in d.find_element(_by("tag"), "body").text
+        d.delete_all_cookies()
+        for path in ("/", "/runs", "/m/friday-freeze"):
+            d.get(base + path)
+            body = d.find_element(_by("tag"), "body").text
+            assert "needs a login" in body and "memrepo serve --login-url" in body and "Friday" not in body
+        assert not d.get_cookies()
 
 
 def test_screenshots_of_the_pages(browser, store: str) -> None:
@@ -220,7 +239,7 @@ def test_screenshots_of_the_pages(browser, store: str) -> None:
                           ("ok, go ahead", "codex"), ("what do we order coffee from?", "gemini")):
         log.log_decision(store, prompt, decide.decide(store, prompt), "s-1", agent)
     d = browser
-    for base in _serve(store):
+    for base in _serve(store, d):
         d.get(base + "/")
         _shot(d, "memories")
         d.get(base + "/recall")

@@ -3,6 +3,8 @@
 What a browser would do, request by request: search, a memory's history with the supersession
 commit's diff, a review proposal accepted by its button's POST, a run undone byte for byte,
 `<script>` in a memory shown as text, a POST without the token refused, a foreign Host refused.
+Every request logs in first, by the one-time URL; what happens without the login is in
+test_serve_auth.py.
 """
 
 from __future__ import annotations
@@ -23,24 +25,40 @@ from test_review import tensions
 
 
 class Client:
-    def __init__(self, app: server.App) -> None:
+    """A browser of one server: logged in by its one-time URL (as the owner would open it) unless
+    `login` is False; a POST carries this server's Origin, as a browser's does."""
+
+    def __init__(self, app: server.App, login: bool = True) -> None:
         self.app = app
+        self.cookie = ""
+        if login:
+            status, headers, _ = self.request("GET", app.login_url().split(str(app.port), 1)[1])
+            assert status == 303 and headers["location"] == "/", (status, headers)
+            self.cookie = headers["set-cookie"].split(";", 1)[0]
+
+    @property
+    def origin(self) -> str:
+        return f"http://127.0.0.1:{self.app.port}"
 
     def request(self, method: str, path: str, form: dict[str, str] | None = None,
-                host: str | None = None) -> tuple[int, dict[str, str], str]:
+                host: str | None = None, headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], str]:
         conn = http.client.HTTPConnection("127.0.0.1", self.app.port, timeout=60)
         body = urllib.parse.urlencode(form) if form is not None else None
-        headers = {"Host": host or f"127.0.0.1:{self.app.port}"}
+        sent = {"Host": host or f"127.0.0.1:{self.app.port}"}
+        if self.cookie:
+            sent["Cookie"] = self.cookie
         if body is not None:
-            headers["Content-Type"] = "application/x-www-form-urlencoded"
-        conn.request(method, path, body=body, headers=headers)
+            sent["Content-Type"] = "application/x-www-form-urlencoded"
+            sent["Origin"] = self.origin
+        sent = {k: v for k, v in {**sent, **(headers or {})}.items() if v is not None}
+        conn.request(method, path, body=body, headers=sent)
         resp = conn.getresponse()
         text = resp.read().decode("utf-8")
         conn.close()
         return resp.status, {k.lower(): v for k, v in resp.getheaders()}, text
 
     def get(self, path: str, **kw: str) -> str:
-        status, _, text = self.request("GET", path, **kw)
+        status, _, text = self.request("GET", path, **kw)  # type: ignore[arg-type]
         assert status == 200, (path, status, text[:500])
         return text
 
@@ -167,7 +185,8 @@ def test_read_only_shows_no_button_and_refuses_every_post(store: str) -> None:
     for client in _serve(store, read_only=True):
         page = client.get("/runs")
         assert run in page and "<form" not in page and "read-only" in page
-        status, _, _ = client.request("POST", "/runs/undo", {"run": run, "token": client.app.token})
+        status, _, _ = client.request("POST", "/runs/undo",
+                                      {"run": run, "token": client.app.gate.csrf(client.cookie.split("=", 1)[1])})
         assert status == 403
 
 
@@ -227,7 +246,7 @@ def test_a_memory_page_shows_its_claims_and_their_last_check(repo: str) -> None:
 
 
 def test_memrepo_serve_from_the_command_line(store: str) -> None:
-    """`memrepo serve --port 0 --read-only`: prints its URL, serves, stops on Ctrl-C (SIGINT)."""
+    """`memrepo serve --port 0 --read-only`: prints its login URL, serves who opened it, stops on Ctrl-C (SIGINT)."""
     import signal
     import subprocess
     import sys
@@ -236,10 +255,16 @@ def test_memrepo_serve_from_the_command_line(store: str) -> None:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         line = proc.stdout.readline()  # type: ignore[union-attr]
-        url = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+        url = re.search(r"http://127\.0\.0\.1:(\d+)(/login\?code=\S+)", line)
         assert url, line + proc.stderr.read()  # type: ignore[union-attr]
-        conn = http.client.HTTPConnection("127.0.0.1", int(url.group(1)), timeout=60)
-        conn.request("GET", "/", headers={"Host": f"127.0.0.1:{url.group(1)}"})
+        port, login = url.groups()
+        conn = http.client.HTTPConnection("127.0.0.1", int(port), timeout=60)
+        conn.request("GET", login, headers={"Host": f"127.0.0.1:{port}"})
+        resp = conn.getresponse()
+        resp.read()
+        cookie = resp.getheader("Set-Cookie", "").split(";", 1)[0]
+        assert resp.status == 303 and cookie.startswith(f"memrepo-{port}="), resp.status
+        conn.request("GET", "/", headers={"Host": f"127.0.0.1:{port}", "Cookie": cookie})
         page = conn.getresponse().read().decode()
         assert 'href="/m/friday-freeze"' in page and "read-only" in page
     finally:

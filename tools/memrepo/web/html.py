@@ -63,13 +63,21 @@ def diff(text: str) -> str:
 
 def action(path: str, token: str, fields: dict[str, str], label: str, read_only: bool,
            text: tuple[str, str] | None = None) -> str:
-    """A POST form with the server's token: a button that changes the repository (none when
+    """A POST form with the session's CSRF token: a button that changes the repository (none when
     read-only), with one text box (`text`: its name and placeholder) when the action takes words."""
     if read_only:
         return ""
     hidden = "".join(f'<input type="hidden" name="{h(k)}" value="{h(v)}">' for k, v in {**fields, "token": token}.items())
     box = f'<input type="text" name="{h(text[0])}" placeholder="{h(text[1])}" size="32"> ' if text else ""
     return f'<form class="inline" method="post" action="{h(path)}">{hidden}{box}<button type="submit">{h(label)}</button></form>'
+
+
+def bare(title: str, message: str, hint: str = "") -> str:
+    """A page for someone not logged in: the message and its fix, nothing of the repository."""
+    return (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{h(title)} · memrepo</title>'
+            f'<style>{STYLE}</style></head><body><header><strong>memrepo</strong></header><main>'
+            f'<h1>{h(title)}</h1><div class="error">{h(message)}</div>' + (f"<p>{h(hint)}</p>" if hint else "")
+            + "</main></body></html>")
 
 
 def page(title: str, body: str, active: str, repo: str, read_only: bool, notice: str = "") -> str:

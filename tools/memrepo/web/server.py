@@ -1,11 +1,16 @@
 """The HTTP server of `memrepo serve`: the standard library's, bound to 127.0.0.1, small on purpose.
 
-Safe by construction (issue 20):
+Safe by construction (issues 20 and 38):
 
 - it listens on 127.0.0.1 only, and answers only requests whose Host header names that
   address or `localhost` with its port: a DNS-rebinding page on another name gets 421;
-- every request that changes the repository is a POST carrying the token this server made at
-  start (in each form it serves): a cross-site form post cannot know it, and gets 403;
+- nothing is shown or done without the owner's session cookie, which only the one-time login
+  URL printed to the owner's terminal gives (`web.auth`): another local user, who can reach the
+  port, gets 401 and a page that holds nothing of the repository;
+- a request that changes the repository is a POST with the cookie, an Origin header naming
+  this server (a page on another port of 127.0.0.1 is same-site, so SameSite alone is not
+  enough) and the session's CSRF token from one of this server's forms; else 403;
+- a POST without a usable Content-Length gets 400, 411 or 413 and the server keeps serving;
 - `read_only` refuses every POST and shows no button;
 - every value is escaped (`web.html.h`); pages hold no script, and nothing is fetched from
   the network.
@@ -16,32 +21,31 @@ commit through the repository's hooks, under its lock.
 
 from __future__ import annotations
 
-import hmac
 import os
-import secrets
 import sys
 import threading
 import time
+from http.cookies import CookieError, SimpleCookie
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 from memrepo.errors import MemrepoError
-from memrepo.web import html, pages
+from memrepo.web import auth, html, pages
 
-MAX_BODY = 64 * 1024
+MAX_BODY = 64 * 1024  # bytes of a form
 REFRESH_EVERY = 10.0  # seconds
 
 
 class App:
-    """What the handler needs: the repository, the token, read-only or not, and the port (for Host checks)."""
+    """What the handler needs: the repository, its logins, read-only or not, and the port (for Host checks)."""
 
-    def __init__(self, repo: str, read_only: bool = False, token: str | None = None, label: str | None = None) -> None:
+    def __init__(self, repo: str, read_only: bool = False, label: str | None = None) -> None:
         self.repo = repo
         home = os.path.expanduser("~")
         self.label = label or ("~" + repo[len(home):] if home != "/" and repo.startswith(home + os.sep) else repo)
         self.read_only = read_only
-        self.token = token or secrets.token_urlsafe(24)
+        self.gate = auth.Gate(auth.load_secret())
         self.port = 0
         self.lock = threading.Lock()  # one write at a time from this server (the repository lock guards the rest)
         self._head = ""
@@ -49,6 +53,15 @@ class App:
 
     def hosts(self) -> set[str]:
         return {f"127.0.0.1:{self.port}", f"localhost:{self.port}"}
+
+    @property
+    def cookie(self) -> str:
+        """The session cookie's name: one per port, as a browser sends 127.0.0.1's cookies to every port."""
+        return f"memrepo-{self.port}"
+
+    def login_url(self) -> str:
+        """A one-time URL that logs a browser in (for the owner's terminal only)."""
+        return f"http://127.0.0.1:{self.port}/login?code={auth.mint(self.gate.secret)}"
 
     def refresh(self) -> None:
         """Bring the cache up to date when HEAD moved (a commit here or elsewhere) or every
@@ -87,7 +100,8 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; "
                          "form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
         self.send_header("X-Content-Type-Options", "nosniff")
-        self.send_header("Referrer-Policy", "no-referrer")
+        # Not no-referrer: under it a browser sends `Origin: null` with the page's own POSTs.
+        self.send_header("Referrer-Policy", "same-origin")
         for k, v in (headers or {}).items():
             self.send_header(k, v)
         self.end_headers()
@@ -107,6 +121,22 @@ class Handler(BaseHTTPRequestHandler):
         self._send(421, "this memrepo server answers only to 127.0.0.1 and localhost\n", "text/plain; charset=utf-8")
         return False
 
+    def _session(self) -> str | None:
+        """The session of this request's cookie, if this server opened it."""
+        try:
+            morsel = SimpleCookie(self.headers.get("Cookie", "")).get(self.app.cookie)
+        except CookieError:
+            return None
+        return morsel.value if morsel is not None and self.app.gate.known(morsel.value) else None
+
+    def _refuse(self, status: int, message: str, hint: str) -> None:
+        """A page for a request without the right to see anything: it names the fix and holds nothing else."""
+        self._send(status, html.bare("Not logged in" if status == 401 else "Refused", message, hint))
+
+    def _login_hint(self) -> str:
+        return (f"open the login URL that `memrepo serve` printed in its terminal, or run `memrepo serve --login-url "
+                f"--port {self.app.port}` as the user who started it and open the URL it prints")
+
     def do_HEAD(self) -> None:
         self.do_GET()
 
@@ -116,6 +146,13 @@ class Handler(BaseHTTPRequestHandler):
         url = urlsplit(self.path)
         params = {k: v[-1] for k, v in parse_qs(url.query, max_num_fields=20).items()}
         route = unquote(url.path)
+        if route == "/login":
+            return self._login(params.get("code", ""))
+        session = self._session()
+        if session is None:
+            return self._refuse(401, "this page needs a login: memrepo serve shows memory only to the user who started it",
+                                self._login_hint())
+        token = self.app.gate.csrf(session)
         done = params.pop("done", "")
         notice = f'<div class="ro">{html.h(done)}</div>' if done else ""
         try:
@@ -128,9 +165,9 @@ class Handler(BaseHTTPRequestHandler):
             elif route == "/recall":
                 self._page(*pages.recall(self.app.repo), "/recall")
             elif route == "/review":
-                self._page(*pages.review(self.app.repo, self.app.token, self.app.read_only), "/review", notice=notice)
+                self._page(*pages.review(self.app.repo, token, self.app.read_only), "/review", notice=notice)
             elif route == "/runs":
-                self._page(*pages.runs(self.app.repo, self.app.token, self.app.read_only), "/runs", notice=notice)
+                self._page(*pages.runs(self.app.repo, token, self.app.read_only), "/runs", notice=notice)
             else:
                 self._error(404, f"no page {route}")
         except MemrepoError as exc:
@@ -138,23 +175,62 @@ class Handler(BaseHTTPRequestHandler):
         except Exception as exc:  # noqa: BLE001 — a page that fails says why instead of dropping the connection
             self._error(500, f"{type(exc).__name__}: {exc}", "`memrepo doctor` names most problems and their fix")
 
-    def _form(self) -> dict[str, str] | None:
-        length = int(self.headers.get("Content-Length") or 0)
-        if length > MAX_BODY:
-            self._error(413, "request too large")
+    def _login(self, code: str) -> None:
+        """Trade a one-time code for a session cookie, then leave the code's URL (so it stays out of sight)."""
+        if self.command != "GET":  # a link preview's HEAD must not spend the code the owner is about to open
+            return self._send(405, "open the login URL with GET\n", "text/plain; charset=utf-8", {"Allow": "GET"})
+        if self._session() is not None:  # the owner opened the URL again in a browser it already logged in
+            return self._send(303, "logged in already\n", "text/plain; charset=utf-8", {"Location": "/"})
+        session = self.app.gate.login(code)
+        if session is None:
+            return self._refuse(403, "this login URL was used already, belongs to another start of the server, "
+                                     "or is not one", self._login_hint())
+        cookie = f"{self.app.cookie}={session}; Path=/; HttpOnly; SameSite=Strict"
+        self._send(303, "logged in\n", "text/plain; charset=utf-8", {"Location": "/", "Set-Cookie": cookie})
+
+    def _body(self) -> str | None:
+        """The request's body, or None once a 400, 411 or 413 is sent (the connection then closes:
+        what is left of a body nobody read must not be taken for the next request)."""
+        raw = self.headers.get("Content-Length")
+        problem = None
+        if self.headers.get("Transfer-Encoding"):
+            problem = (411, "send the form with a Content-Length, not a Transfer-Encoding")
+        elif raw is None:
+            problem = (411, "a POST needs a Content-Length header")
+        elif not (raw.strip().isascii() and raw.strip().isdigit()) or len(raw.strip()) > 12:
+            problem = (400, f"Content-Length must be a number of bytes, not {raw[:40]!r}")
+        elif int(raw) > MAX_BODY:
+            problem = (413, f"request too large: a form here is at most {MAX_BODY:,} bytes")
+        if problem:
+            self.close_connection = True
+            self._send(problem[0], problem[1] + "\n", "text/plain; charset=utf-8", {"Connection": "close"})
             return None
-        raw = self.rfile.read(length).decode("utf-8", "replace") if length > 0 else ""
-        return {k: v[-1] for k, v in parse_qs(raw, max_num_fields=20).items()}
+        return self.rfile.read(int(raw or 0)).decode("utf-8", "replace")
+
+    def _origin_ok(self) -> bool:
+        """A write comes from this server's own page: its Origin names this server (a browser sends
+        one with every POST). Another port of 127.0.0.1 is the same site, so SameSite is not enough."""
+        origin = self.headers.get("Origin", "")
+        fetch_site = self.headers.get("Sec-Fetch-Site", "same-origin")
+        return origin in {f"http://{host}" for host in self.app.hosts()} and fetch_site == "same-origin"
 
     def do_POST(self) -> None:
         if not self._host_ok():
             return
-        form = self._form()
-        if form is None:
+        raw = self._body()
+        if raw is None:
             return
+        session = self._session()
+        if session is None:
+            return self._refuse(401, "changes need a login: memrepo serve takes them only from the user who started it",
+                                self._login_hint())
+        if not self._origin_ok():
+            return self._refuse(403, "cross-origin request refused: changes come only from this server's own pages",
+                                "reload the page and use its buttons")
+        form = {k: v[-1] for k, v in parse_qs(raw, max_num_fields=20).items()}
         if self.app.read_only:
             return self._error(403, "this server is read-only (started with --read-only)")
-        if not hmac.compare_digest(form.get("token", ""), self.app.token):
+        if not auth.same(form.get("token", ""), self.app.gate.csrf(session)):
             return self._error(403, "missing or wrong token: changes come only from this server's own pages",
                                "reload the page and use its buttons")
         actions: dict[str, tuple[Callable[[dict[str, str]], str], str]] = {
@@ -169,6 +245,8 @@ class Handler(BaseHTTPRequestHandler):
                 done = do(form)
         except MemrepoError as exc:
             return self._error(409, str(exc), exc.hint or "")
+        except Exception as exc:  # noqa: BLE001 — an action that fails says why instead of dropping the connection
+            return self._error(500, f"{type(exc).__name__}: {exc}", "`memrepo doctor` names most problems and their fix")
         self._send(303, f"{done}\n", "text/plain; charset=utf-8", {"Location": f"{back}?done={quote(done)}"})
 
     def _accept(self, form: dict[str, str]) -> str:
@@ -197,11 +275,17 @@ class Server(ThreadingHTTPServer):
         self.app = app
         app.port = int(self.server_address[1])
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """One line, not a traceback, for a request that broke (a client gone mid-answer, mostly)."""
+        exc = sys.exc_info()[1]
+        sys.stderr.write(f"memrepo serve: a request failed: {type(exc).__name__}: {exc}\n")
+
 
 def serve(repo: str, port: int = 0, read_only: bool = False, ready: Callable[[str], None] | None = None) -> None:
-    """Serve until interrupted; `ready(url)` is called once the socket listens."""
+    """Serve until interrupted; `ready(url)` is called once the socket listens, with the one-time
+    login URL (it belongs on the owner's terminal and nowhere else)."""
     server = Server(App(repo, read_only), port)
-    url = f"http://127.0.0.1:{server.app.port}/"
+    url = server.app.login_url()
     (ready or (lambda u: sys.stderr.write(f"memrepo serve: {u}\n")))(url)
     try:
         server.serve_forever(poll_interval=0.2)
