@@ -153,14 +153,16 @@ def _private_check(repo: str) -> Check:
 
 
 def _settings_checks(repo: str) -> list[Check]:
-    """Commands in committed settings are ignored (issue 15): say so, or the user wonders why they never run."""
+    """This machine's settings in the committed file are ignored (issues 15 and 38): say so, or the
+    user wonders why they never apply."""
     from memrepo.store import config
 
     checks = []
-    for key in config.committed_commands(repo):
-        checks.append(Check("settings", True, f"`{key}` in the committed {config.SHARED} is ignored: a setting that names "
-                            "a command, or where memrepo reaches or pushes, is read from this machine only",
-                            f"move `{key}` to {config.LOCAL} (untracked), and remove it from {config.SHARED}", warn=True))
+    for key in config.committed_local_only(repo):
+        checks.append(Check("settings", True, f"`{key}` in the committed {config.SHARED} is ignored: it "
+                            f"{config.LOCAL_ONLY_WHY[key]}, so it is read from this machine's {config.LOCAL} only",
+                            f"move `{key}` to {config.LOCAL} (untracked; write this machine's own value there), "
+                            f"then remove it from {config.SHARED} and commit", warn=True))
     if config.local_is_tracked(repo):
         checks.append(Check("settings", True, f"{config.LOCAL} is committed, so memrepo ignores it (it came with a pull)",
                             f"git rm --cached {config.LOCAL}, then commit", warn=True))
