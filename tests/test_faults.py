@@ -233,15 +233,103 @@ def read_only(folder: str) -> Iterator[None]:
         subprocess.run(["chattr", "-i", folder], check=True)
 
 
-def test_a_read_only_index_folder_is_named_with_a_fix(store: str, tmp_path: Any) -> None:
+def refusal_fix(folder: str) -> str:
+    """The command that makes `folder` writable again, as doctor names it: root writes through any
+    mode, so what stops it is the immutable flag `read_only` sets."""
+    return f"chattr -i -a {folder}" if os.geteuid() == 0 else f"chmod -R u+rwX {folder}"
+
+
+def test_a_read_only_index_folder_is_named_with_a_fix_that_works(store: str, tmp_path: Any) -> None:
     with read_only(paths.index_dir(store)):
         check = failing(store)["index folder"]
         assert check.detail.startswith("index/ cannot be written (")
-        assert check.fix.endswith(f"then run `memrepo --repo {store} index`")
+        assert check.fix == f"{refusal_fix(paths.index_dir(store))} && memrepo --repo {store} index"
         proc = memrepo(store, "index", "--rebuild")
         assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
         assert f"cannot write the cache in {paths.index_dir(store)}" in proc.stderr
-    assert memrepo(store, "index").returncode == 0  # the folder is writable again: the named command runs
+        assert f"hint: {check.fix}" in proc.stderr
+        run_fix(check.fix)  # inside the read-only context: the fix itself makes it writable
+        assert_healthy(store, tmp_path)
+
+
+def add(repo: str, title: str, **kw: Any) -> subprocess.CompletedProcess[str]:
+    """`memrepo add` of a memory of about 27 KB (the file size limit below stops it, not git's index)."""
+    return memrepo(repo, "add", "--title", title, "--description", f"{title}, in one line.", "--class", "fact",
+                   "--body", "Details. " * 3000, **kw)
+
+
+def test_add_over_a_file_size_limit_names_the_fault_and_loses_nothing(store: str, tmp_path: Any) -> None:
+    """RLIMIT_FSIZE (EFBIG) stands in for a full disk: `add` exited 3 with a traceback, whose own log
+    could not be written either (issue 38)."""
+    def small_disk() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (16 * 1024, 16 * 1024))
+
+    before = head(store)
+    proc = add(store, "Billing runs VACUUM nightly", preexec_fn=small_disk)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr and "unexpected" not in proc.stderr, proc.stderr
+    assert f"cannot write in {store}: File too large: a file size limit stops the write" in proc.stderr
+    assert "hint: raise the file size limit (`ulimit -f unlimited`)" in proc.stderr
+    assert head(store) == before and git(store, "status", "--porcelain").stdout == ""
+    assert_healthy(store, tmp_path)
+    assert add(store, "Billing runs VACUUM nightly").returncode == 0
+
+
+FULL_MEMORY = """set -u
+cp -a "$MEM" "$WORK/backup"
+mount -t tmpfs -o size=1m memrepo-test "$MEM" || exit 77
+cp -a "$WORK/backup/." "$MEM/"
+dd if=/dev/zero of="$MEM/filler" bs=4k count=300 2>/dev/null
+$MEMREPO add --title "Billing runs VACUUM nightly" --description "In one line." --class fact --body "$BODY" \
+    > "$WORK/out" 2> "$WORK/err"; echo $? > "$WORK/rc"
+$MEMREPO doctor --json > "$WORK/doctor-full.json"
+rm "$MEM/filler"
+$MEMREPO add --title "Billing runs VACUUM nightly" --description "In one line." --class fact --body "$BODY" \
+    > "$WORK/out2" 2>&1; echo $? > "$WORK/rc2"
+"""
+
+
+def test_add_on_a_really_full_disk_names_the_fault_and_freeing_space_is_the_fix(store: str, tmp_path: Any) -> None:
+    """memory/ on a 1 MiB tmpfs in a private mount namespace, filled up: ENOSPC, not a stand-in."""
+    if subprocess.run(["unshare", "-m", "true"], capture_output=True).returncode != 0:
+        pytest.skip("no mount namespaces here (unshare -m needs root)")
+    work, mem, before = str(tmp_path), paths.memory_dir(store), head(store)
+    env = dict(os.environ, MEM=mem, WORK=work, BODY="Details. " * 3000,
+               MEMREPO=f"{shlex.quote(sys.executable)} -m memrepo --repo {shlex.quote(store)}")
+    ran = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", FULL_MEMORY], env=env,
+                         capture_output=True, text=True, timeout=300)
+    if ran.returncode == 77:
+        pytest.skip("tmpfs cannot be mounted here")
+    read = lambda name: open(os.path.join(work, name), encoding="utf-8").read()  # noqa: E731
+    assert read("rc").strip() == "1" and "Traceback" not in read("err") and "unexpected" not in read("err"), read("err")
+    assert "No space left on device: the disk is full" in read("err")
+    assert "hint: free some space on the disk holding" in read("err")
+    full = {c["name"]: c for c in json.loads(read("doctor-full.json"))}
+    assert full["repository writable"]["detail"] == ("memory/ cannot be written (No space left on device): the disk is "
+                                                     "full, so no memory can be added or changed")
+    assert full["repository writable"]["fix"] == f"free some space on the disk holding {mem}"
+    assert read("rc2").strip() == "0", read("out2")  # space freed: the same add goes through
+    assert git(store, "rev-list", "--count", f"{before}..HEAD").stdout.strip() == "1"  # one commit, the second add's
+    git(store, "checkout", "--", "memory")  # outside the namespace, memory/ is the folder as it was
+    assert memrepo(store, "index").returncode == 0
+    assert_healthy(store, tmp_path)
+
+
+@pytest.mark.parametrize("folder", ["memory", ".git"])
+def test_add_in_a_read_only_repository_names_the_fault_and_doctors_fix_works(store: str, tmp_path: Any, folder: str) -> None:
+    where = os.path.join(store, folder)
+    before = head(store)
+    with read_only(where):
+        proc = add(store, "Billing runs VACUUM nightly")
+        assert proc.returncode == 1 and "Traceback" not in proc.stderr and "unexpected" not in proc.stderr, proc.stderr
+        assert f"Error: cannot write {where}/" in proc.stderr
+        assert f"hint: {refusal_fix(where)}, then run the command again" in proc.stderr
+        assert head(store) == before and git(store, "status", "--porcelain").stdout == ""
+        check = failing(store)["repository writable"]
+        assert check.detail.startswith(f"{folder}/ cannot be written (")
+        assert check.detail.endswith("so no memory can be added or changed")
+        assert check.fix == refusal_fix(where)
+        run_fix(check.fix)
+        assert add(store, "Billing runs VACUUM nightly").returncode == 0
     assert_healthy(store, tmp_path)
 
 
