@@ -252,6 +252,37 @@ def test_a_read_only_index_folder_is_named_with_a_fix_that_works(store: str, tmp
         assert_healthy(store, tmp_path)
 
 
+def without_wal(repo: str) -> None:
+    """The cache as the last writer leaves it: SQLite removes -wal and -shm when its last connection closes."""
+    with contextlib.closing(sqlite3.connect(paths.index_db(repo))) as db:
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    assert not os.path.exists(paths.index_db(repo) + "-wal")
+
+
+def test_a_read_only_index_folder_still_recalls_and_logs_nothing(store: str, tmp_path: Any) -> None:
+    """Issue 38: SQLite could not make the -shm file a WAL reader needs, so recall failed on every prompt
+    and doctor added "unreadable or corrupt → --rebuild", a rebuild that cannot write either."""
+    write_memory(store, "billing-vacuum", class_="fact", title="Autovacuum is off on the billing Postgres database",
+                 description="Billing's Postgres runs VACUUM from a nightly cron job instead.", topics=["autovacuum"])
+    assert commit_all(store, "billing").returncode == 0
+    without_wal(store)
+    log = paths.recall_log(store)
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(log)
+    prompt = json.dumps({"session_id": "s-1", "transcript_path": "", "cwd": str(tmp_path), "hook_event_name": "UserPromptSubmit",
+                         "prompt": "why is autovacuum off on the billing postgres database?"})
+    with read_only(paths.index_dir(store)):
+        proc = subprocess.run(["sh", os.path.join(ROOT, "hooks", "run"), "user_prompt_submit"], input=prompt, text=True,
+                              capture_output=True, timeout=60, env=dict(os.environ, MEMREPO_DIR=store, MEMREPO_PYTHON=sys.executable))
+        assert (proc.returncode, proc.stderr) == (0, "")
+        assert "(id: billing-vacuum)" in json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+        assert not os.path.exists(log)  # read without writing its log
+        names = failing(store)
+        assert "index" not in names  # the cache is whole: only the folder is named
+        run_fix(names["index folder"].fix)
+    assert_healthy(store, tmp_path)
+
+
 def add(repo: str, title: str, **kw: Any) -> subprocess.CompletedProcess[str]:
     """`memrepo add` of a memory of about 27 KB (the file size limit below stops it, not git's index)."""
     return memrepo(repo, "add", "--title", title, "--description", f"{title}, in one line.", "--class", "fact",
