@@ -283,6 +283,22 @@ def test_a_read_only_index_folder_still_recalls_and_logs_nothing(store: str, tmp
     assert_healthy(store, tmp_path)
 
 
+def test_a_folder_in_the_cache_files_place_is_moved_aside_by_the_fix(store: str, tmp_path: Any) -> None:
+    """Issue 38: doctor named it "unreadable or corrupt" and its rebuild failed "Is a directory", blaming the disk."""
+    db_path = paths.index_db(store)
+    without_wal(store)
+    os.remove(db_path)
+    write_file(db_path, "kept.txt", "someone's file\n")
+    check = failing(store)["index"]
+    rel = f"index/{paths.INDEX_FILE}"
+    assert (check.detail, check.fix) == (f"{rel} is a folder, not the cache file", f"memrepo --repo {store} index --rebuild "
+                                         f"(it moves it aside as {rel}.moved-aside-<time>, deleting nothing, and builds the cache)")
+    run_fix(check.fix)
+    aside = [n for n in os.listdir(paths.index_dir(store)) if n.startswith(paths.INDEX_FILE + ".moved-aside-")]
+    assert len(aside) == 1 and open(os.path.join(paths.index_dir(store), aside[0], "kept.txt")).read() == "someone's file\n"
+    assert_healthy(store, tmp_path)
+
+
 def add(repo: str, title: str, **kw: Any) -> subprocess.CompletedProcess[str]:
     """`memrepo add` of a memory of about 27 KB (the file size limit below stops it, not git's index)."""
     return memrepo(repo, "add", "--title", title, "--description", f"{title}, in one line.", "--class", "fact",

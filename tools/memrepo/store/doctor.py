@@ -58,6 +58,11 @@ def check_files(repo: str) -> list[str]:
 def _index_checks(repo: str) -> list[Check]:
     info = index.status(repo)
     rebuild = f"memrepo --repo {repo} index --rebuild"
+    taken = faults.cache_in_place(repo)
+    if taken:  # not "unreadable or corrupt": the rebuild moves it aside (issue 38)
+        rel = f"{paths.INDEX_DIR}/{paths.INDEX_FILE}"
+        return [Check("index", False, f"{rel} is {taken}, not the cache file", f"{rebuild} (it moves it aside as "
+                      f"{rel}.moved-aside-<time>, deleting nothing, and builds the cache)")]
     if not info["exists"]:
         return [Check("index", False, f"no index at {info['path']}", rebuild)]
     if not info["schema_ok"]:

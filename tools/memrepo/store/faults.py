@@ -2,8 +2,8 @@
 
 Each check here looks at one kind of leftover (issue 15): a git operation left half done, a
 stale `.git/index.lock`, changes a pass staged or wrote but never committed, an `index/`
-that is missing its `.gitignore`, is a file, or cannot be written, a repository that refuses
-writes (issue 38). The fixes they name are
+that is missing its `.gitignore`, is a file, or cannot be written, a folder in the cache
+file's place, a repository that refuses writes (issue 38). The fixes they name are
 commands that repair exactly that state (`memrepo recover`, `memrepo index`, a git abort).
 """
 
@@ -13,6 +13,7 @@ import contextlib
 import errno
 import fcntl
 import os
+import stat
 import time
 from typing import Any, Callable
 
@@ -176,6 +177,17 @@ def writable_fix(repo: str, exc: BaseException) -> str:
     _, fix, command = disk_fix(paths.index_dir(repo), exc)
     again = f"memrepo --repo {repo} index"
     return f"{fix} && {again}" if command else f"{fix}, then run `{again}`"
+
+
+def cache_in_place(repo: str) -> str:
+    """What occupies the cache file's place when it is not a file ("a folder", "a link"…), else ""."""
+    try:
+        mode = os.lstat(paths.index_db(repo)).st_mode
+    except OSError:
+        return ""
+    if stat.S_ISREG(mode):
+        return ""
+    return "a folder" if stat.S_ISDIR(mode) else "a symbolic link" if stat.S_ISLNK(mode) else "not a regular file"
 
 
 def repository_writable(repo: str) -> list[tuple[str, str]]:

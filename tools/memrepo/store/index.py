@@ -130,17 +130,29 @@ machine only; `recall-usage.jsonl` whether each turn's reply used what was injec
 
 def _prepare_dir(repo: str) -> None:
     """`index/` as a folder with its .gitignore: a file in its place is moved aside (memrepo only
-    ever makes a folder there), a missing .gitignore written back before any cache file lands."""
+    ever makes a folder there), a missing .gitignore written back before any cache file lands.
+    A folder or link in the cache file's place is moved aside too (issue 38: the rebuild doctor
+    named then failed "Is a directory")."""
+    from memrepo.store import faults
+
     top = paths.index_dir(repo)
     if os.path.lexists(top) and not os.path.isdir(top):
-        aside = f"{top}.moved-aside-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}"
-        os.replace(top, aside)
-        print(f"memrepo: {top} was a file, not a folder; moved it to {aside}", file=sys.stderr)
+        _move_aside(top, "a file, not a folder")
     os.makedirs(top, mode=0o700, exist_ok=True)
+    taken = faults.cache_in_place(repo)
+    if taken:
+        _move_aside(paths.index_db(repo), f"{taken}, not the cache file")
     for name, text in ((".gitignore", GITIGNORE), ("README.md", README)):  # both tracked: put back as committed
         if not os.path.exists(os.path.join(top, name)):
             with open(os.path.join(top, name), "w", encoding="utf-8") as fh:
                 fh.write(text)
+
+
+def _move_aside(path: str, what: str) -> None:
+    """Rename what memrepo did not make out of its way: nothing is deleted."""
+    aside = f"{path}.moved-aside-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}"
+    os.replace(path, aside)
+    print(f"memrepo: {path} was {what}; moved it to {aside}", file=sys.stderr)
 
 
 def _scan(repo: str) -> dict[str, os.stat_result]:
