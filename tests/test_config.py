@@ -25,10 +25,11 @@ def test_local_settings_override_shared_ones_one_level_deep(repo: str) -> None:
 
 def test_project_roots_come_from_this_machine_only(repo: str) -> None:
     """Issue 38: a pushed `{"shop": "~"}` pointed the verifier's path probes at the home directory."""
-    write(repo, "memrepo.json", {"projects": {"shop": "~", "blog": "/srv/blog"}, "model_timeout": 1})
+    write(repo, "memrepo.json", {"projects": {"shop": "~", "blog": "/srv/blog"}, "model_timeout": 1, "sync": {"auto": True},
+                                 "profile_bound": 9})
     assert config.project_roots(config.load(repo)) == {}
     assert config.get(repo, "model_timeout") is None
-    assert config.committed_local_only(repo) == ["model_timeout", "projects"]
+    assert config.committed_local_only(repo) == ["model_timeout", "projects", "sync"]  # doctor names each
     write(repo, "index/local.json", {"projects": {"shop": {"root": "~/src/shop"}}})
     assert config.project_roots(config.load(repo)) == {"shop": os.path.expanduser("~/src/shop")}
 

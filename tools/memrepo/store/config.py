@@ -35,6 +35,9 @@ LOCAL_ONLY_WHY = {
     "remote": "names where this machine pushes review branches",
     "forge": "names where this machine opens pull requests",
     "projects": "names folders on this machine (each project's root), which the verifier and curator read",
+    # Read with `local` already (a pull must not switch them on); listed so doctor names a committed one.
+    "sync": "switches on this machine's background pull and push",
+    "prompt_fallback": "says how this machine's agent client receives recall",
 }
 LOCAL_ONLY = frozenset(LOCAL_ONLY_WHY)
 
