@@ -299,6 +299,15 @@ def test_a_folder_in_the_cache_files_place_is_moved_aside_by_the_fix(store: str,
     assert_healthy(store, tmp_path)
 
 
+def test_a_folder_in_the_cache_files_place_is_moved_aside_by_the_next_commit(store: str, tmp_path: Any) -> None:
+    os.remove(paths.index_db(store))
+    os.mkdir(paths.index_db(store))
+    write_memory(store, "kafka-topics", title="Kafka topics are per team")
+    done = commit_all(store, "kafka")
+    assert done.returncode == 0 and "was a folder, not the cache file; moved it to" in done.stderr, done.stderr
+    assert_healthy(store, tmp_path)
+
+
 def add(repo: str, title: str, **kw: Any) -> subprocess.CompletedProcess[str]:
     """`memrepo add` of a memory of about 27 KB (the file size limit below stops it, not git's index)."""
     return memrepo(repo, "add", "--title", title, "--description", f"{title}, in one line.", "--class", "fact",
