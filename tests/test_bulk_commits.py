@@ -26,7 +26,7 @@ def stale_store(repo: str, tmp_path: Any) -> str:
     """N memories of project `shop`, each citing a file missing under the shop's root."""
     root = tmp_path / "shop"
     root.mkdir()
-    write_file(repo, "memrepo.json", json.dumps({"projects": {"shop": {"root": str(root)}}}))
+    write_file(repo, "index/local.json", json.dumps({"projects": {"shop": {"root": str(root)}}}))
     for i in range(N):
         write_memory(repo, f"note-{i:02d}", project="shop", body=f"The job lives in `src/job{i}.py`.\n")
     assert commit_all(repo, "memories").returncode == 0

@@ -18,18 +18,27 @@ def write(repo: str, rel: str, data: object) -> None:
 
 
 def test_local_settings_override_shared_ones_one_level_deep(repo: str) -> None:
-    write(repo, "memrepo.json", {"model_cmd": "shared", "projects": {"shop": "/srv/shop", "blog": "/srv/blog"}})
-    write(repo, "index/local.json", {"model_cmd": "mine", "projects": {"shop": {"root": "~/src/shop"}}})
-    settings = config.load(repo)
-    assert settings["model_cmd"] == "mine"
-    assert config.project_roots(settings) == {"shop": os.path.expanduser("~/src/shop"), "blog": "/srv/blog"}
+    write(repo, "memrepo.json", {"profile_bound": 9, "curate": {"max_pairs": 5, "other": 1}})
+    write(repo, "index/local.json", {"profile_bound": 12, "curate": {"max_pairs": 50}})
+    assert config.load(repo) == {"profile_bound": 12, "curate": {"max_pairs": 50, "other": 1}}
+
+
+def test_project_roots_come_from_this_machine_only(repo: str) -> None:
+    """Issue 38: a pushed `{"shop": "~"}` pointed the verifier's path probes at the home directory."""
+    write(repo, "memrepo.json", {"projects": {"shop": "~", "blog": "/srv/blog"}, "model_timeout": 1, "sync": {"auto": True},
+                                 "profile_bound": 9})
+    assert config.project_roots(config.load(repo)) == {}
+    assert config.get(repo, "model_timeout") is None
+    assert config.committed_local_only(repo) == ["model_timeout", "projects", "sync"]  # doctor names each
+    write(repo, "index/local.json", {"projects": {"shop": {"root": "~/src/shop"}}})
+    assert config.project_roots(config.load(repo)) == {"shop": os.path.expanduser("~/src/shop")}
 
 
 def test_settings_that_name_a_command_come_from_this_machine_only(repo: str) -> None:
     write(repo, "memrepo.json", {"model_cmd": "touch /tmp/x", "providers": {"v": {"secret_present": ["sh", "{name}"]}},
                                  "profile_bound": 9})
     assert config.load(repo) == {"profile_bound": 9}
-    assert (config.local_only(repo, "model_cmd"), config.committed_commands(repo)) == (None, ["model_cmd", "providers"])
+    assert (config.local_only(repo, "model_cmd"), config.committed_local_only(repo)) == (None, ["model_cmd", "providers"])
     write(repo, "index/local.json", {"model_cmd": "mine"})
     assert (config.local_only(repo, "model_cmd"), config.load(repo)["model_cmd"]) == ("mine", "mine")
 

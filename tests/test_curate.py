@@ -259,7 +259,7 @@ def test_missing_paths_are_stamped_unverified(repo: str, tmp_path, fake) -> None
     root = tmp_path / "shop"
     (root / "src").mkdir(parents=True)
     (root / "src" / "app.py").write_text("")
-    write_file(repo, "memrepo.json", json.dumps({"projects": {"shop": {"root": str(root)}}}))
+    write_file(repo, "index/local.json", json.dumps({"projects": {"shop": {"root": str(root)}}}))
     store(repo, extra={
         "shop-entry": dict(project="shop", body="Entry point is `src/app.py`; jobs in `src/jobs/nightly.py`.\n"),
         # Issue 37: no claim that a file exists now, so no dead path (curate once stamped all three).

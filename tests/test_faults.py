@@ -233,15 +233,159 @@ def read_only(folder: str) -> Iterator[None]:
         subprocess.run(["chattr", "-i", folder], check=True)
 
 
-def test_a_read_only_index_folder_is_named_with_a_fix(store: str, tmp_path: Any) -> None:
+def refusal_fix(folder: str) -> str:
+    """The command that makes `folder` writable again, as doctor names it: root writes through any
+    mode, so what stops it is the immutable flag `read_only` sets."""
+    return f"chattr -i -a {folder}" if os.geteuid() == 0 else f"chmod -R u+rwX {folder}"
+
+
+def test_a_read_only_index_folder_is_named_with_a_fix_that_works(store: str, tmp_path: Any) -> None:
     with read_only(paths.index_dir(store)):
         check = failing(store)["index folder"]
         assert check.detail.startswith("index/ cannot be written (")
-        assert check.fix.endswith(f"then run `memrepo --repo {store} index`")
+        assert check.fix == f"{refusal_fix(paths.index_dir(store))} && memrepo --repo {store} index"
         proc = memrepo(store, "index", "--rebuild")
         assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
         assert f"cannot write the cache in {paths.index_dir(store)}" in proc.stderr
-    assert memrepo(store, "index").returncode == 0  # the folder is writable again: the named command runs
+        assert f"hint: {check.fix}" in proc.stderr
+        run_fix(check.fix)  # inside the read-only context: the fix itself makes it writable
+        assert_healthy(store, tmp_path)
+
+
+def without_wal(repo: str) -> None:
+    """The cache as the last writer leaves it: SQLite removes -wal and -shm when its last connection closes."""
+    with contextlib.closing(sqlite3.connect(paths.index_db(repo))) as db:
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    assert not os.path.exists(paths.index_db(repo) + "-wal")
+
+
+def test_a_read_only_index_folder_still_recalls_and_logs_nothing(store: str, tmp_path: Any) -> None:
+    """Issue 38: SQLite could not make the -shm file a WAL reader needs, so recall failed on every prompt
+    and doctor added "unreadable or corrupt → --rebuild", a rebuild that cannot write either."""
+    write_memory(store, "billing-vacuum", class_="fact", title="Autovacuum is off on the billing Postgres database",
+                 description="Billing's Postgres runs VACUUM from a nightly cron job instead.", topics=["autovacuum"])
+    assert commit_all(store, "billing").returncode == 0
+    without_wal(store)
+    log = paths.recall_log(store)
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(log)
+    prompt = json.dumps({"session_id": "s-1", "transcript_path": "", "cwd": str(tmp_path), "hook_event_name": "UserPromptSubmit",
+                         "prompt": "why is autovacuum off on the billing postgres database?"})
+    with read_only(paths.index_dir(store)):
+        proc = subprocess.run(["sh", os.path.join(ROOT, "hooks", "run"), "user_prompt_submit"], input=prompt, text=True,
+                              capture_output=True, timeout=60, env=dict(os.environ, MEMREPO_DIR=store, MEMREPO_PYTHON=sys.executable))
+        assert (proc.returncode, proc.stderr) == (0, "")
+        assert "(id: billing-vacuum)" in json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+        assert not os.path.exists(log)  # read without writing its log
+        names = failing(store)
+        assert "index" not in names  # the cache is whole: only the folder is named
+        run_fix(names["index folder"].fix)
+    assert_healthy(store, tmp_path)
+
+
+def test_a_folder_in_the_cache_files_place_is_moved_aside_by_the_fix(store: str, tmp_path: Any) -> None:
+    """Issue 38: doctor named it "unreadable or corrupt" and its rebuild failed "Is a directory", blaming the disk."""
+    db_path = paths.index_db(store)
+    without_wal(store)
+    os.remove(db_path)
+    write_file(db_path, "kept.txt", "someone's file\n")
+    check = failing(store)["index"]
+    rel = f"index/{paths.INDEX_FILE}"
+    assert (check.detail, check.fix) == (f"{rel} is a folder, not the cache file", f"memrepo --repo {store} index --rebuild "
+                                         f"(it moves it aside as {rel}.moved-aside-<time>, deleting nothing, and builds the cache)")
+    run_fix(check.fix)
+    aside = [n for n in os.listdir(paths.index_dir(store)) if n.startswith(paths.INDEX_FILE + ".moved-aside-")]
+    assert len(aside) == 1 and open(os.path.join(paths.index_dir(store), aside[0], "kept.txt")).read() == "someone's file\n"
+    assert_healthy(store, tmp_path)
+
+
+def test_a_folder_in_the_cache_files_place_is_moved_aside_by_the_next_commit(store: str, tmp_path: Any) -> None:
+    os.remove(paths.index_db(store))
+    os.mkdir(paths.index_db(store))
+    write_memory(store, "kafka-topics", title="Kafka topics are per team")
+    done = commit_all(store, "kafka")
+    assert done.returncode == 0 and "was a folder, not the cache file; moved it to" in done.stderr, done.stderr
+    assert_healthy(store, tmp_path)
+
+
+def add(repo: str, title: str, **kw: Any) -> subprocess.CompletedProcess[str]:
+    """`memrepo add` of a memory of about 27 KB (the file size limit below stops it, not git's index)."""
+    return memrepo(repo, "add", "--title", title, "--description", f"{title}, in one line.", "--class", "fact",
+                   "--body", "Details. " * 3000, **kw)
+
+
+def test_add_over_a_file_size_limit_names_the_fault_and_loses_nothing(store: str, tmp_path: Any) -> None:
+    """RLIMIT_FSIZE (EFBIG) stands in for a full disk: `add` exited 3 with a traceback, whose own log
+    could not be written either (issue 38)."""
+    def small_disk() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (16 * 1024, 16 * 1024))
+
+    before = head(store)
+    proc = add(store, "Billing runs VACUUM nightly", preexec_fn=small_disk)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr and "unexpected" not in proc.stderr, proc.stderr
+    assert f"cannot write in {store}: File too large: a file size limit stops the write" in proc.stderr
+    assert "hint: raise the file size limit (`ulimit -f unlimited`)" in proc.stderr
+    assert head(store) == before and git(store, "status", "--porcelain").stdout == ""
+    assert_healthy(store, tmp_path)
+    assert add(store, "Billing runs VACUUM nightly").returncode == 0
+
+
+FULL_MEMORY = """set -u
+cp -a "$MEM" "$WORK/backup"
+mount -t tmpfs -o size=1m memrepo-test "$MEM" || exit 77
+cp -a "$WORK/backup/." "$MEM/"
+dd if=/dev/zero of="$MEM/filler" bs=4k count=300 2>/dev/null
+$MEMREPO add --title "Billing runs VACUUM nightly" --description "In one line." --class fact --body "$BODY" \
+    > "$WORK/out" 2> "$WORK/err"; echo $? > "$WORK/rc"
+$MEMREPO doctor --json > "$WORK/doctor-full.json"
+rm "$MEM/filler"
+$MEMREPO add --title "Billing runs VACUUM nightly" --description "In one line." --class fact --body "$BODY" \
+    > "$WORK/out2" 2>&1; echo $? > "$WORK/rc2"
+"""
+
+
+def test_add_on_a_really_full_disk_names_the_fault_and_freeing_space_is_the_fix(store: str, tmp_path: Any) -> None:
+    """memory/ on a 1 MiB tmpfs in a private mount namespace, filled up: ENOSPC, not a stand-in."""
+    if subprocess.run(["unshare", "-m", "true"], capture_output=True).returncode != 0:
+        pytest.skip("no mount namespaces here (unshare -m needs root)")
+    work, mem, before = str(tmp_path), paths.memory_dir(store), head(store)
+    env = dict(os.environ, MEM=mem, WORK=work, BODY="Details. " * 3000,
+               MEMREPO=f"{shlex.quote(sys.executable)} -m memrepo --repo {shlex.quote(store)}")
+    ran = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", FULL_MEMORY], env=env,
+                         capture_output=True, text=True, timeout=300)
+    if ran.returncode == 77:
+        pytest.skip("tmpfs cannot be mounted here")
+    read = lambda name: open(os.path.join(work, name), encoding="utf-8").read()  # noqa: E731
+    assert read("rc").strip() == "1" and "Traceback" not in read("err") and "unexpected" not in read("err"), read("err")
+    assert "No space left on device: the disk is full" in read("err")
+    assert "hint: free some space on the disk holding" in read("err")
+    full = {c["name"]: c for c in json.loads(read("doctor-full.json"))}
+    assert full["repository writable"]["detail"] == ("memory/ cannot be written (No space left on device): the disk is "
+                                                     "full, so no memory can be added or changed")
+    assert full["repository writable"]["fix"] == f"free some space on the disk holding {mem}"
+    assert read("rc2").strip() == "0", read("out2")  # space freed: the same add goes through
+    assert git(store, "rev-list", "--count", f"{before}..HEAD").stdout.strip() == "1"  # one commit, the second add's
+    git(store, "checkout", "--", "memory")  # outside the namespace, memory/ is the folder as it was
+    assert memrepo(store, "index").returncode == 0
+    assert_healthy(store, tmp_path)
+
+
+@pytest.mark.parametrize("folder", ["memory", ".git"])
+def test_add_in_a_read_only_repository_names_the_fault_and_doctors_fix_works(store: str, tmp_path: Any, folder: str) -> None:
+    where = os.path.join(store, folder)
+    before = head(store)
+    with read_only(where):
+        proc = add(store, "Billing runs VACUUM nightly")
+        assert proc.returncode == 1 and "Traceback" not in proc.stderr and "unexpected" not in proc.stderr, proc.stderr
+        assert f"Error: cannot write {where}/" in proc.stderr
+        assert f"hint: {refusal_fix(where)}, then run the command again" in proc.stderr
+        assert head(store) == before and git(store, "status", "--porcelain").stdout == ""
+        check = failing(store)["repository writable"]
+        assert check.detail.startswith(f"{folder}/ cannot be written (")
+        assert check.detail.endswith("so no memory can be added or changed")
+        assert check.fix == refusal_fix(where)
+        run_fix(check.fix)
+        assert add(store, "Billing runs VACUUM nightly").returncode == 0
     assert_healthy(store, tmp_path)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shutil
 import sqlite3
@@ -234,14 +235,17 @@ def test_rebuild_leaves_no_temp_files(two: str) -> None:
     assert _index_files(two) == [".gitignore", ".lock", "README.md", paths.INDEX_FILE]
 
 
-def test_failed_rebuild_leaves_no_temp_file_and_keeps_the_old_cache(two: str) -> None:
+def test_failed_rebuild_leaves_no_temp_file(two: str, monkeypatch: pytest.MonkeyPatch) -> None:
     os.remove(paths.index_db(two))
-    os.mkdir(paths.index_db(two))  # os.replace onto a directory fails
-    with pytest.raises(CacheError, match="cannot write the cache in .*: Is a directory") as err:
+
+    def replace(src: str, dst: str) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device", dst)
+
+    monkeypatch.setattr(index.os, "replace", replace)  # the build renamed into place: the disk refuses
+    with pytest.raises(CacheError, match="cannot write the cache in .*: No space left on device") as err:
         index.rebuild(two)
     assert str(err.value.hint).endswith(f"then run `memrepo --repo {two} index`")
-    assert _index_files(two) == [".gitignore", ".lock", "README.md", paths.INDEX_FILE]
-    assert os.path.isdir(paths.index_db(two))
+    assert _index_files(two) == [".gitignore", ".lock", "README.md"]
 
 
 def test_reader_keeps_a_consistent_view_during_rebuild(two: str) -> None:

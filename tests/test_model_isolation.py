@@ -131,7 +131,7 @@ def test_the_clis_structured_output_is_the_answer(repo: str, claude, monkeypatch
 
 
 def test_the_model_timeout_is_a_setting(repo: str, claude, monkeypatch: pytest.MonkeyPatch) -> None:
-    with open(os.path.join(repo, "memrepo.json"), "w") as fh:
+    with open(os.path.join(repo, "index", "local.json"), "w") as fh:
         json.dump({"model_timeout": 1}, fh)
     monkeypatch.setenv("STAND_IN_SLEEP", "30")
     with pytest.raises(model.ModelError, match="timed out after 1s"):

@@ -410,20 +410,11 @@ def _unbreak_lock(repo: str) -> None:
     os.rmdir(os.path.join(paths.index_dir(repo), ".lock"))
 
 
-def _index_is_a_directory(repo: str) -> None:
-    os.remove(paths.index_db(repo))
-    os.mkdir(paths.index_db(repo))
-
-
-def _unbreak_index(repo: str) -> None:
-    os.rmdir(paths.index_db(repo))
-
-
+# (A folder in the cache file's place no longer fails the update: every index writer moves it aside,
+# tests/test_faults.py, issue 38.)
 @pytest.mark.parametrize(("breaks", "mends", "doctor_says"), [
     (_lock_is_a_directory, _unbreak_lock, ["FAIL index fresh: index marked stale", "     fix: memrepo --repo {repo} index"]),
-    (_index_is_a_directory, _unbreak_index,
-     ["FAIL index: index is unreadable or corrupt", "     fix: memrepo --repo {repo} index --rebuild"]),
-], ids=["lock-is-a-directory", "index-is-a-directory"])
+], ids=["lock-is-a-directory"])
 def test_failed_post_commit_exits_0_and_marks_the_index_stale(mem: str, breaks, mends, doctor_says: list[str]) -> None:
     breaks(mem)
     write_memory(mem, "kafka-topics", title="Kafka topics are per team")

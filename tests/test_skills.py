@@ -156,8 +156,11 @@ def test_list_show_and_human_promotion(shop: str, isolated_env: str, tmp_path: s
         "skills: promote alembic-new-table", "skill-promote", "~/.claude/skills/alembic-new-table/SKILL.md")
     project = os.path.join(str(tmp_path), "proj")
     os.makedirs(project)
-    with open(os.path.join(shop, "memrepo.json"), "w") as fh:
-        json.dump({"projects": {"proj": project}}, fh)
+    with open(os.path.join(shop, "index", "local.json")) as fh:
+        local = json.load(fh)
+    local["projects"]["proj"] = project  # project roots are this machine's settings (issue 38)
+    with open(os.path.join(shop, "index", "local.json"), "w") as fh:
+        json.dump(local, fh)
     runner.invoke(cli, ["--repo", shop, "skills", "promote", "alembic-new-table", "--project", project], catch_exceptions=False)
     assert os.path.isfile(os.path.join(project, ".claude", "skills", "alembic-new-table", "SKILL.md"))
     assert runs.log(shop, limit=1)[0]["trailers"]["Target"] == "proj:.claude/skills/alembic-new-table/SKILL.md"

@@ -24,7 +24,7 @@ def curated(repo: str, fake, tmp_path) -> tuple[dict[str, bytes], list, curate.C
     """A store where one run makes four kinds of commit: model supersession, duplicate, stamp, chain repair."""
     root = tmp_path / "shop"
     root.mkdir()
-    write_file(repo, "memrepo.json", json.dumps({"projects": {"shop": {"root": str(root)}}}))
+    write_file(repo, "index/local.json", json.dumps({"projects": {"shop": {"root": str(root)}}}))
     store(repo, "p28", "p27", extra={
         "deploy-heroku": dict(title="Deploying the shop API with git push heroku", description="The shop API deploys by pushing main to the heroku remote.",
                               topics=["deploy", "hosting"], entities=["shop-api", "heroku"], created="2025-06-01", body="git push heroku main\n"),

@@ -166,19 +166,44 @@ def test_committed_commands_never_run_from_verify_or_sweep(clones: dict[str, str
     assert os.path.exists(marker)
 
 
-def test_doctor_warns_about_commands_in_committed_settings(clones: dict[str, str]) -> None:
+def test_a_committed_projects_map_never_points_the_verifier_at_this_machines_home(clones: dict[str, str],
+                                                                                 isolated_env: str) -> None:
+    """Issue 38: `{"projects": {"shop": "~"}}` pushed beside a memory of `shop` citing `.ssh/id_rsa` made
+    `verify --no-model` commit `verified` for a file in the victim's home, pushed back by the next sync."""
+    a, b, marker = clones["a"], clones["b"], clones["marker"]
+    write_file(isolated_env, ".ssh/id_rsa", "-----BEGIN OPENSSH PRIVATE KEY-----\n")
+    key = memory_text("shop-key", title="The shop deploy key", project="shop", body="The deploy key is `.ssh/id_rsa`.\n")
+    hostile_push(a, marker, {"projects": {"shop": "~"}}, ("shop-key", key))
+    assert git(b, "pull", "-q", "--ff-only", "origin", "main", check=False).returncode == 0
+    before = head(b)
+    assert invoke(b, "verify", "--no-model").exit_code == 0
+    history = git(b, "log", "-p", f"{before}..HEAD").stdout
+    assert "status: verified" not in history and "verified" not in open(os.path.join(b, "memory", "shop-key.md")).read()
+    git(b, "reset", "-q", "--hard", before)
+    write_file(b, config.LOCAL, json.dumps({"projects": {"shop": "~"}}))  # this machine's own setting does apply
+    assert invoke(b, "verify", "--no-model").exit_code == 0
+    assert "status: verified" in open(os.path.join(b, "memory", "shop-key.md")).read()
+
+
+def test_doctor_warns_about_machine_settings_in_committed_settings(clones: dict[str, str]) -> None:
     b, marker = clones["b"], clones["marker"]
-    write_file(b, "memrepo.json", json.dumps({**provider_settings(marker), "model_cmd": "x", "profile_bound": 9}))
+    write_file(b, "memrepo.json", json.dumps({**provider_settings(marker), "model_cmd": "x", "profile_bound": 9,
+                                             "projects": {"shop": "~"}}))
     result = invoke(b, "doctor")
     assert result.exit_code == 0  # a warning: nothing is broken, the settings are ignored
     lines = result.stdout.splitlines()
     first = next(i for i, line in enumerate(lines) if line.startswith("warn settings"))  # after the checks before it
-    assert lines[first:first + 4] == [
-        "warn settings: `model_cmd` in the committed memrepo.json is ignored: a setting that names a command, or where memrepo reaches or pushes, is read from this machine only",
-        "     fix: move `model_cmd` to index/local.json (untracked), and remove it from memrepo.json",
-        "warn settings: `providers` in the committed memrepo.json is ignored: a setting that names a command, or where memrepo reaches or pushes, is read from this machine only",
-        "     fix: move `providers` to index/local.json (untracked), and remove it from memrepo.json"]
-    assert [c.warn for c in doctor.run(b) if c.name == "settings"] == [True, True]
+    fix = "     fix: move `{0}` to index/local.json (untracked; write this machine's own value there), then remove it " \
+          "from memrepo.json and commit"
+    assert lines[first:first + 6] == [
+        "warn settings: `model_cmd` in the committed memrepo.json is ignored: it names a command this machine runs, so it is "
+        "read from this machine's index/local.json only", fix.format("model_cmd"),
+        "warn settings: `projects` in the committed memrepo.json is ignored: it names folders on this machine (each "
+        "project's root), which the verifier and curator read, so it is read from this machine's index/local.json only",
+        fix.format("projects"),
+        "warn settings: `providers` in the committed memrepo.json is ignored: it names a command this machine runs, so it "
+        "is read from this machine's index/local.json only", fix.format("providers")]
+    assert [c.warn for c in doctor.run(b) if c.name == "settings"] == [True, True, True]
 
 
 V1_FORWARDER = """#!/bin/sh

@@ -31,6 +31,12 @@ def _fail_friendly(fn: F) -> F:
             raise click.ClickException(str(exc) + (f"\nhint: {exc.hint}" if exc.hint else "")) from None
         except MemrepoError as exc:
             raise click.ClickException(str(exc) + (f"\nhint: {exc.hint}" if exc.hint else "")) from None
+        except OSError as exc:
+            obj = click.get_current_context().find_object(dict) or {}
+            refused = _disk_fault(exc, str(obj.get("repo") or ""))
+            if refused is None:
+                raise
+            raise refused from None
 
     return wrapper
 
@@ -456,19 +462,45 @@ def main() -> int:
     except (KeyboardInterrupt, click.exceptions.Abort):
         click.echo("interrupted", err=True)
         return 130
+    except OSError as exc:
+        refused = _disk_fault(exc, "")
+        if refused is None:
+            return _crash(exc)
+        refused.show()
+        return refused.exit_code
     except Exception as exc:  # noqa: BLE001 — a bug: keep the traceback, show one line
         return _crash(exc)
     # Without standalone mode click returns ctx.exit()'s code, or the command's return value.
     return code if isinstance(code, int) else 0
 
 
+def _disk_fault(exc: OSError, repo: str) -> click.ClickException | None:
+    """A write the disk refused (full, read-only, immutable, over a size limit) is not a bug: the
+    fault and its fix, for exit 1 (issue 38: `add` on a full disk exited 3 with a traceback).
+    A memory write is one transactional commit (`vcs.commit`): a refused one leaves nothing half
+    done. None for any other error. `repo` names where, when the error names no file."""
+    from memrepo.store import faults
+
+    where = str(exc.filename or "")
+    if exc.errno not in faults.DISK or not (where or repo):
+        return None
+    folder = (where if os.path.isdir(where) else os.path.dirname(where)) if where else repo
+    why, fix, _ = faults.disk_fix(folder, exc)
+    return click.ClickException(f"cannot write {where or 'in ' + repo}: {exc.strerror}: {why}\n"
+                                f"hint: {fix}, then run the command again (`memrepo doctor` checks the repository)")
+
+
 def _crash(exc: Exception) -> int:
     import tempfile
     import traceback
 
-    fd, path = tempfile.mkstemp(prefix="memrepo-crash-", suffix=".log")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(f"memrepo {__version__} {' '.join(sys.argv[1:])}\n")
-        traceback.print_exc(file=fh)
-    click.echo(f"memrepo: unexpected {type(exc).__name__}: {exc}\nThe traceback is in {path}; please report it.", err=True)
+    try:
+        fd, path = tempfile.mkstemp(prefix="memrepo-crash-", suffix=".log")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(f"memrepo {__version__} {' '.join(sys.argv[1:])}\n")
+            traceback.print_exc(file=fh)
+        where = f"The traceback is in {path}"
+    except OSError as log_exc:  # a full or read-only /tmp: the one line still tells what happened
+        where = f"The traceback could not be written ({log_exc.strerror})"
+    click.echo(f"memrepo: unexpected {type(exc).__name__}: {exc}\n{where}; please report it.", err=True)
     return 3

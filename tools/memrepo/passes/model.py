@@ -3,8 +3,8 @@
 Default: `claude -p --model haiku --output-format json` (the user's own subscription), run with
 only memrepo's prompt (`modelcmd`: no Claude Code system prompt, tools, settings or saved
 session); `MEMREPO_MODEL_CMD`, else `model_cmd` in this machine's `index/local.json` (never the
-committed `memrepo.json`), overrides it. A call waits `model_timeout` seconds (settings, or
-`MEMREPO_MODEL_TIMEOUT`; default 300). `recall_only` (settings, or `MEMREPO_RECALL_ONLY=1`) turns
+committed `memrepo.json`), overrides it. A call waits `model_timeout` seconds (this machine's settings,
+or `MEMREPO_MODEL_TIMEOUT`; default 300). `recall_only` (settings, or `MEMREPO_RECALL_ONLY=1`) turns
 every call off. Every answer must be JSON valid against the pass's schema; an invalid answer is
 dropped and logged, never repaired. Each call is recorded in `index/model-ledger.jsonl` (pass,
 duration, tokens when the command reports them). Never imported on the prompt path.
@@ -119,7 +119,7 @@ def timeout_of(repo: str) -> float:
         value = float("nan")
     if not 1 <= value <= MAX_TIMEOUT:  # also false for NaN
         raise ModelError(f"the model timeout {raw!r} is not a number of seconds from 1 to {MAX_TIMEOUT}",
-                         hint=f"fix `model_timeout` in {config.SHARED} or {config.LOCAL}, or {ENV_TIMEOUT}")
+                         hint=f"fix `model_timeout` in {config.LOCAL}, or {ENV_TIMEOUT}")
     return value
 
 

@@ -48,8 +48,22 @@ COLUMNS = _COLUMNS  # a Hit's row, for rank's look-up of a successor
 
 
 def connect(db_path: str) -> "sqlite3.Connection":
-    """Open the cache read-only; raises sqlite3.Error when it is missing or unreadable."""
-    return _sqlite.connect(f"file:{db_path}?mode=ro", uri=True, timeout=1.0)  # type: ignore[no-any-return]
+    """Open the cache read-only; raises sqlite3.Error when it is missing or unreadable.
+
+    A WAL database is read through its -shm file, which a reader creates when no writer left
+    one: in a read-only `index/` every read then failed "unable to open database file" and
+    recall stopped on every prompt (issue 38). Without a -wal file the database file alone holds
+    every committed write, and a folder no one can create a -wal in has no writer, so the file
+    is read as immutable instead."""
+    db = _sqlite.connect(f"file:{db_path}?mode=ro", uri=True, timeout=1.0)
+    try:
+        db.execute("PRAGMA user_version").fetchone()
+    except _sqlite.OperationalError as exc:
+        db.close()
+        if "unable to open" not in str(exc) or _fast.exists(db_path + "-wal"):
+            raise
+        db = _sqlite.connect(f"file:{db_path}?mode=ro&immutable=1", uri=True, timeout=1.0)
+    return db  # type: ignore[no-any-return]
 
 
 def quote(term: str) -> str:

@@ -1,12 +1,14 @@
 """A memory repository's settings: `memrepo.json` (committed, shared) under `index/local.json` (this machine).
 
 Both are optional JSON objects; keys of the local file override the shared one, one level deep
-for nested objects (so a machine can add its own `projects` roots). Environment variables
-named by each reader (e.g. MEMREPO_MODEL_CMD) override both.
+for nested objects. Environment variables named by each reader (e.g. MEMREPO_MODEL_CMD)
+override both.
 
-Settings that name a command (`LOCAL_ONLY`) are read from this machine alone: a teammate's
-pushed `memrepo.json` would otherwise run its command on every clone after the next pull
-(issue 15). A committed one is dropped by `load`, and `memrepo doctor` warns about it.
+Settings whose meaning is this machine's (`LOCAL_ONLY`) are read from this machine alone: a
+command (a teammate's pushed `memrepo.json` would run it on every clone after the next pull,
+issue 15), where memrepo reaches or pushes, and the folders of this machine (`projects`: a
+pushed `{"shop": "~"}` made the verifier stamp facts about the home directory and commit them,
+issue 38). A committed one is dropped by `load`, and `memrepo doctor` warns about it.
 """
 
 from __future__ import annotations
@@ -22,11 +24,22 @@ from memrepo.recall.projects import Project, identify
 SHARED = "memrepo.json"
 LOCAL = os.path.join("index", "local.json")
 MAX_BYTES = 256 * 1024  # settings are a few lines; a bigger file arrived by pull is refused, not read
-# Each becomes an argument list or a shell line (the model command, the verifier's provider
-# templates) or widens what a probe may reach (the internal hosts `url_alive` may fetch).
-# `remote` names where review branches are pushed: a pushed setting must not pick it either.
 ENV_RECALL_ONLY = paths.ENV_RECALL_ONLY
-LOCAL_ONLY = frozenset({"model_cmd", "providers", "url_allow_hosts", "remote", "forge"})
+# Why each local-only setting is this machine's: what doctor says of a committed one.
+COMMAND = "names a command this machine runs"
+LOCAL_ONLY_WHY = {
+    "model_cmd": COMMAND,
+    "providers": COMMAND,  # the verifier's provider templates become argument lists
+    "model_timeout": "is how long this machine's model command may take",
+    "url_allow_hosts": "widens where this machine's probes may reach (internal hosts `url_alive` may fetch)",
+    "remote": "names where this machine pushes review branches",
+    "forge": "names where this machine opens pull requests",
+    "projects": "names folders on this machine (each project's root), which the verifier and curator read",
+    # Read with `local` already (a pull must not switch them on); listed so doctor names a committed one.
+    "sync": "switches on this machine's background pull and push",
+    "prompt_fallback": "says how this machine's agent client receives recall",
+}
+LOCAL_ONLY = frozenset(LOCAL_ONLY_WHY)
 
 
 def _read(path: str) -> dict[str, Any]:
@@ -82,7 +95,7 @@ def local_only(repo: str, key: str, default: Any = None) -> Any:
     return local(repo).get(key, default)
 
 
-def committed_commands(repo: str) -> list[str]:
+def committed_local_only(repo: str) -> list[str]:
     """The `LOCAL_ONLY` keys the committed settings hold (ignored), for `memrepo doctor`."""
     return sorted(k for k in _read(os.path.join(repo, SHARED)) if k in LOCAL_ONLY)
 
@@ -102,7 +115,8 @@ def recall_only(repo: str) -> bool:
 
 
 def project_roots(settings: dict[str, Any]) -> dict[str, str]:
-    """Each configured project's root on this machine, `~` expanded.
+    """Each configured project's root on this machine, `~` expanded (from `load`, which takes
+    `projects` from this machine's settings alone).
 
     `projects` maps a project to its root, written either as a path or as `{"root": path}`:
     `{"shop": "~/src/shop", "github.com/acme/blog": {"root": "/srv/blog"}}`. A name may be a

@@ -58,6 +58,11 @@ def check_files(repo: str) -> list[str]:
 def _index_checks(repo: str) -> list[Check]:
     info = index.status(repo)
     rebuild = f"memrepo --repo {repo} index --rebuild"
+    taken = faults.cache_in_place(repo)
+    if taken:  # not "unreadable or corrupt": the rebuild moves it aside (issue 38)
+        rel = f"{paths.INDEX_DIR}/{paths.INDEX_FILE}"
+        return [Check("index", False, f"{rel} is {taken}, not the cache file", f"{rebuild} (it moves it aside as "
+                      f"{rel}.moved-aside-<time>, deleting nothing, and builds the cache)")]
     if not info["exists"]:
         return [Check("index", False, f"no index at {info['path']}", rebuild)]
     if not info["schema_ok"]:
@@ -153,14 +158,16 @@ def _private_check(repo: str) -> Check:
 
 
 def _settings_checks(repo: str) -> list[Check]:
-    """Commands in committed settings are ignored (issue 15): say so, or the user wonders why they never run."""
+    """This machine's settings in the committed file are ignored (issues 15 and 38): say so, or the
+    user wonders why they never apply."""
     from memrepo.store import config
 
     checks = []
-    for key in config.committed_commands(repo):
-        checks.append(Check("settings", True, f"`{key}` in the committed {config.SHARED} is ignored: a setting that names "
-                            "a command, or where memrepo reaches or pushes, is read from this machine only",
-                            f"move `{key}` to {config.LOCAL} (untracked), and remove it from {config.SHARED}", warn=True))
+    for key in config.committed_local_only(repo):
+        checks.append(Check("settings", True, f"`{key}` in the committed {config.SHARED} is ignored: it "
+                            f"{config.LOCAL_ONLY_WHY[key]}, so it is read from this machine's {config.LOCAL} only",
+                            f"move `{key}` to {config.LOCAL} (untracked; write this machine's own value there), "
+                            f"then remove it from {config.SHARED} and commit", warn=True))
     if config.local_is_tracked(repo):
         checks.append(Check("settings", True, f"{config.LOCAL} is committed, so memrepo ignores it (it came with a pull)",
                             f"git rm --cached {config.LOCAL}, then commit", warn=True))

@@ -2,15 +2,18 @@
 
 Each check here looks at one kind of leftover (issue 15): a git operation left half done, a
 stale `.git/index.lock`, changes a pass staged or wrote but never committed, an `index/`
-that is missing its `.gitignore`, is a file, or cannot be written. The fixes they name are
+that is missing its `.gitignore`, is a file, or cannot be written, a folder in the cache
+file's place, a repository that refuses writes (issue 38). The fixes they name are
 commands that repair exactly that state (`memrepo recover`, `memrepo index`, a git abort).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
+import stat
 import time
 from typing import Any, Callable
 
@@ -109,35 +112,100 @@ def index_layout(repo: str) -> list[tuple[str, str]]:
         found.append((f"the cache is committed ({shown}): every clone would get this machine's recall log",
                       f"git -C {repo} rm -r --cached -q {' '.join(tracked[:3])}{' …' if len(tracked) > 3 else ''}, then commit"))
     if os.path.isdir(top):
-        probe = os.path.join(top, f".write-probe-{os.getpid()}")
-        try:
-            with open(probe, "wb") as fh:
-                fh.write(b"x")
-            os.remove(probe)
-        except OSError as exc:
+        exc = probe_write(top)
+        if exc is not None:
             found.append((f"index/ cannot be written ({exc.strerror})", writable_fix(repo, exc)))
-        else:
-            with contextlib.suppress(OSError):
-                st = os.statvfs(top)
-                if st.f_bavail * st.f_frsize < MIN_FREE:
-                    found.append(("the disk holding index/ is full", f"free some space, then run `{again}`"))
+        elif (_free(top) or MIN_FREE) < MIN_FREE:
+            found.append(("the disk holding index/ is full", f"free some space, then run `{again}`"))
     return found
 
 
-def writable_fix(repo: str, exc: BaseException) -> str:
-    """The fix for an index write that failed with `exc` (SQLite says "disk I/O error" for several)."""
-    top = paths.index_dir(repo)
-    text = f"{getattr(exc, 'strerror', '') or ''} {exc}".lower()
-    again = f"memrepo --repo {repo} index"
-    free = None
+FULL = (errno.ENOSPC, errno.EDQUOT)
+REFUSED = (errno.EACCES, errno.EPERM, errno.EROFS)
+DISK = FULL + REFUSED + (errno.EFBIG, errno.EIO)
+
+
+def probe_write(folder: str) -> OSError | None:
+    """Create and remove one file in `folder`: the error a write there meets, or None."""
+    probe = os.path.join(folder, f".memrepo-write-probe-{os.getpid()}")
+    try:
+        with open(probe, "wb") as fh:
+            fh.write(b"x")
+        os.remove(probe)
+    except OSError as exc:
+        return exc
+    return None
+
+
+def _free(folder: str) -> int | None:
     with contextlib.suppress(OSError):
-        st = os.statvfs(top if os.path.isdir(top) else repo)
-        free = st.f_bavail * st.f_frsize
-    if "space" in text or "full" in text or "quota" in text or (free is not None and free < MIN_FREE):
-        return f"free some space on the disk holding {top}, then run `{again}`"
-    if "read-only" in text or "readonly" in text or "permission" in text or not os.access(top, os.W_OK):
-        return f"make it writable (`chmod -R u+rwX {top}`), then run `{again}`"
-    return f"check the disk holding {top} (it may be full, read-only or failing), then run `{again}`"
+        st = os.statvfs(folder)
+        return st.f_bavail * st.f_frsize
+    return None
+
+
+def disk_fix(folder: str, exc: BaseException | None) -> tuple[str, str, bool]:
+    """(why writes in `folder` fail, the fix, whether the fix is a command) for a write that
+    failed with `exc`.
+
+    SQLite says "disk I/O error" for several causes and carries no errno, so a write of our own
+    asks the folder. The fix is a command where one exists: root writes through any mode, so a
+    refusal it meets is an immutable flag (EPERM) or a read-only mount (EROFS), not a mode bit.
+    """
+    code = getattr(exc, "errno", None)
+    if not isinstance(exc, OSError) or code not in DISK:
+        probed = probe_write(folder) if os.path.isdir(folder) else None
+        code = probed.errno if probed is not None else None
+    text = f"{getattr(exc, 'strerror', '') or ''} {exc}".lower()
+    free = _free(folder if os.path.isdir(folder) else os.path.dirname(folder))
+    if code in FULL or "space" in text or "full" in text or (free is not None and free < MIN_FREE):
+        return "the disk is full", f"free some space on the disk holding {folder}", False
+    if code == errno.EFBIG:
+        return "a file size limit stops the write (`ulimit -f` shows it)", \
+            f"raise the file size limit (`ulimit -f unlimited`) or free some space on the disk holding {folder}", False
+    if code == errno.EROFS or "read-only file system" in text:
+        return "the file system is mounted read-only", f"remount the file system holding {folder} read-write", False
+    if code == errno.EPERM:
+        return "it is marked immutable or append-only (`lsattr -d` shows it)", f"chattr -i -a {folder}", True
+    if code == errno.EACCES:
+        return "this user may not write there", f"chmod -R u+rwX {folder}", True
+    return "writes there fail", f"check the disk holding {folder} (it may be full, read-only or failing)", False
+
+
+def writable_fix(repo: str, exc: BaseException) -> str:
+    """The fix for an index write that failed with `exc`, ending in the command that rebuilds."""
+    _, fix, command = disk_fix(paths.index_dir(repo), exc)
+    again = f"memrepo --repo {repo} index"
+    return f"{fix} && {again}" if command else f"{fix}, then run `{again}`"
+
+
+def cache_in_place(repo: str) -> str:
+    """What occupies the cache file's place when it is not a file ("a folder", "a link"…), else ""."""
+    try:
+        mode = os.lstat(paths.index_db(repo)).st_mode
+    except OSError:
+        return ""
+    if stat.S_ISREG(mode):
+        return ""
+    return "a folder" if stat.S_ISDIR(mode) else "a symbolic link" if stat.S_ISLNK(mode) else "not a regular file"
+
+
+def repository_writable(repo: str) -> list[tuple[str, str]]:
+    """(problem, fix) for each folder a memory write needs that refuses writes: memory/, the git
+    directory and its object store (issue 38: `add` on a read-only repository ended in a traceback)."""
+    found = []
+    for folder in (paths.memory_dir(repo), _git_path(repo, "."), _git_path(repo, "objects")):
+        folder = os.path.normpath(folder) if folder else ""
+        if not folder or not os.path.isdir(folder):
+            continue
+        exc = probe_write(folder)
+        if exc is None and (_free(folder) or MIN_FREE) >= MIN_FREE:
+            continue
+        why, fix, _ = disk_fix(folder, exc)
+        rel = os.path.relpath(folder, repo)
+        said = f"cannot be written ({exc.strerror})" if exc else f"has under {MIN_FREE // 1024} KiB free"
+        found.append((f"{rel}/ {said}: {why}, so no memory can be added or changed", fix))
+    return found
 
 
 def checks(repo: str, make: Callable[..., Any]) -> list[Any]:
@@ -164,6 +232,8 @@ def checks(repo: str, make: Callable[..., Any]) -> list[Any]:
                         + (", …" if len(unstaged) > 5 else ""),
                         f"commit them (`git -C {repo} add memory && git -C {repo} commit`), or put them back with "
                         f"`git -C {repo} checkout -- <file>`", warn=True))
+    for problem, fix in repository_writable(repo):
+        out.append(make("repository writable", False, problem, fix))
     for problem, fix in index_layout(repo):
         out.append(make("index folder", False, problem, fix))
     return out

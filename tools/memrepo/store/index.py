@@ -130,17 +130,29 @@ machine only; `recall-usage.jsonl` whether each turn's reply used what was injec
 
 def _prepare_dir(repo: str) -> None:
     """`index/` as a folder with its .gitignore: a file in its place is moved aside (memrepo only
-    ever makes a folder there), a missing .gitignore written back before any cache file lands."""
+    ever makes a folder there), a missing .gitignore written back before any cache file lands.
+    A folder or link in the cache file's place is moved aside too (issue 38: the rebuild doctor
+    named then failed "Is a directory")."""
+    from memrepo.store import faults
+
     top = paths.index_dir(repo)
     if os.path.lexists(top) and not os.path.isdir(top):
-        aside = f"{top}.moved-aside-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}"
-        os.replace(top, aside)
-        print(f"memrepo: {top} was a file, not a folder; moved it to {aside}", file=sys.stderr)
+        _move_aside(top, "a file, not a folder")
     os.makedirs(top, mode=0o700, exist_ok=True)
+    taken = faults.cache_in_place(repo)
+    if taken:
+        _move_aside(paths.index_db(repo), f"{taken}, not the cache file")
     for name, text in ((".gitignore", GITIGNORE), ("README.md", README)):  # both tracked: put back as committed
         if not os.path.exists(os.path.join(top, name)):
             with open(os.path.join(top, name), "w", encoding="utf-8") as fh:
                 fh.write(text)
+
+
+def _move_aside(path: str, what: str) -> None:
+    """Rename what memrepo did not make out of its way: nothing is deleted."""
+    aside = f"{path}.moved-aside-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}"
+    os.replace(path, aside)
+    print(f"memrepo: {path} was {what}; moved it to {aside}", file=sys.stderr)
 
 
 def _scan(repo: str) -> dict[str, os.stat_result]:
@@ -192,7 +204,7 @@ def synced_facts(repo: str) -> tuple[str, dict[str, str], set[str]] | None:
     db_path = paths.index_db(repo)
     if schema_version(db_path) != SCHEMA_VERSION:
         return None
-    with contextlib.closing(sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)) as db:
+    with contextlib.closing(_read_only(db_path)) as db:
         commit = synced.read(db) if _blob_hashes(db) else None
         if not commit:
             return None
@@ -219,7 +231,7 @@ def blob_facts(repo: str) -> dict[str, tuple[str, str | None]]:
     db_path = paths.index_db(repo)
     if schema_version(db_path) != SCHEMA_VERSION:
         return {}
-    with contextlib.closing(sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)) as db:
+    with contextlib.closing(_read_only(db_path)) as db:
         if not _blob_hashes(db):
             return {}
         return {path: (digest, sup if isinstance(sup, str) else None)
@@ -453,12 +465,19 @@ def _clear_stale(repo: str) -> None:
         os.remove(paths.stale_marker(repo))
 
 
+def _read_only(db_path: str) -> sqlite3.Connection:
+    """The cache opened for reading as recall opens it (a read-only `index/` included, issue 38)."""
+    from memrepo.recall import search
+
+    return search.connect(db_path)
+
+
 def schema_version(db_path: str) -> int | None:
     """The cache's schema version, or None when it is missing or unreadable."""
     if not os.path.exists(db_path):
         return None
     try:
-        with contextlib.closing(sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)) as db:
+        with contextlib.closing(_read_only(db_path)) as db:
             db.execute("SELECT count(*) FROM memories").fetchone()
             return int(db.execute("PRAGMA user_version").fetchone()[0])
     except sqlite3.Error:
@@ -571,7 +590,7 @@ def damage(repo: str) -> str:
     the tables, and the two tables' row counts. Reads the whole file: for doctor, not hooks."""
     db_path = paths.index_db(repo)
     try:
-        with contextlib.closing(sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)) as db:
+        with contextlib.closing(_read_only(db_path)) as db:
             found = [r[0] for r in db.execute("PRAGMA quick_check(5)")]
             if found != ["ok"]:
                 return "damaged pages (" + "; ".join(str(f) for f in found)[:200] + ")"
@@ -685,7 +704,7 @@ def status(repo: str) -> dict[str, Any]:
     if not info["schema_ok"]:
         return info
     try:
-        with contextlib.closing(sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)) as db:
+        with contextlib.closing(_read_only(db_path)) as db:
             meta = dict(db.execute("SELECT key, value FROM meta"))
             info["commit"] = meta.get("commit") or None
             info["blob_hashes"] = meta.get("hashes") == BLOB_HASHES
