@@ -25,22 +25,11 @@ from helpers import commit_all, git, write_memory
 from memrepo.cli.main import cli
 from memrepo.errors import MemrepoError
 from memrepo.web import auth, server
-from test_serve import Client
+from test_serve import Client, store  # noqa: F401 — the same two memories as test_serve
 
 PAGES = ["/", "/?q=friday", "/m/friday-freeze", "/m/coffee-order", "/recall", "/review", "/runs", "/no-such-page"]
 ACTIONS = ["/runs/undo", "/review/accept", "/review/reject"]
 MEMORY_TEXT = ["friday-freeze", "Friday afternoon", "coffee", "roaster"]
-
-
-@pytest.fixture
-def store(repo: str) -> str:
-    write_memory(repo, "friday-freeze", class_="rule", title="No production deploys on Friday afternoon",
-                 description="After 16:00 on Fridays nothing ships to production without an explicit OK.",
-                 topics=["deploy"])
-    write_memory(repo, "coffee-order", title="The team orders coffee from the corner roaster",
-                 description="Beans come from the corner roaster every Monday.", topics=["coffee"])
-    assert commit_all(repo, "memories").returncode == 0
-    return repo
 
 
 @pytest.fixture
