@@ -258,7 +258,7 @@ def test_the_previous_turn_of_each_agent_s_transcript() -> None:
     assert codex_tail.previous_turn("/no/such/file", "x") == "" and gemini_tail.previous_turn(str(FIXTURES), "x") == ""
 
 
-HEAVY = ("git", "frontmatter", "yaml", "click")
+HEAVY = ("git", "frontmatter", "yaml", "click", "detect_secrets")
 
 
 @pytest.mark.parametrize("agent, event, name, transcript", [

@@ -21,7 +21,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUN = os.path.join(ROOT, "hooks", "run")
 DATA = os.path.join(ROOT, "tests", "data", "capture")
 FAKE = os.path.join(ROOT, "tests", "fake", "fakemodel.py")
-HEAVY = ("git", "frontmatter", "yaml", "click")
+HEAVY = ("git", "frontmatter", "yaml", "click", "detect_secrets")
 EVENTS = {"stop": "Stop", "pre_compact": "PreCompact", "session_end": "SessionEnd"}
 
 

@@ -33,3 +33,26 @@ def test_a_password_in_an_assistant_message_is_redacted_before_the_model(repo: s
     assert PASSWORD not in sent and STRIPE not in sent
     assert "[REDACTED:" in sent and "Never copy a secret" in sent
     assert PASSWORD not in git(repo, "log", "-p", "--all").stdout
+
+
+def test_no_secret_of_the_corpus_reaches_the_model_or_the_store(repo: str, tmp_path, monkeypatch) -> None:
+    # Issue 38, part 4: every provider format of tests/data/secrets/ in four contexts.
+    from secrets_corpus import cases
+
+    corpus = cases()
+    log = tmp_path / "calls.jsonl"
+    rules = tmp_path / "rules.json"
+    rules.write_text(json.dumps([{"contains": "Session turns", "reply": {"memories": [], "refuted": []}}]))
+    monkeypatch.setenv("MEMREPO_MODEL_CMD", f"{sys.executable} {FAKE}")
+    monkeypatch.setenv("FAKE_MODEL_RULES", str(rules))
+    monkeypatch.setenv("FAKE_MODEL_LOG", str(log))
+    s = Session("5ec2e700-0000-4000-8000-000000000002", cwd=str(tmp_path))
+    for case in corpus:
+        s.user(f"Keep this for the staging deploy: {case.text}")
+        s.say(f"Done, it is in the env file now:\n{case.text}")
+    capture.capture(repo, s.write(str(tmp_path / "s.jsonl")))
+    sent = "".join(json.loads(line)["prompt"] for line in log.read_text().splitlines())
+    assert "[REDACTED:" in sent
+    assert [c.name for c in corpus if c.secret in sent] == []
+    history = git(repo, "log", "-p", "--all").stdout
+    assert [c.name for c in corpus if c.secret in history] == []

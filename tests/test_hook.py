@@ -17,7 +17,7 @@ from memrepo.store import index
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUN = os.path.join(ROOT, "hooks", "run")
-HEAVY = ("git", "frontmatter", "yaml", "click")
+HEAVY = ("git", "frontmatter", "yaml", "click", "detect_secrets")
 
 
 def hook(name: str, stdin: bytes | str, repo: str | None, **env: str) -> subprocess.CompletedProcess[bytes]:

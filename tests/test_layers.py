@@ -23,7 +23,7 @@ SHARED = ("errors", "proc")
 ROOT_MODULES = {"errors": "errors", "proc": "proc", "__init__": "root", "__main__": "cli",
                 "hookio": "claude", "githooks": "store"}
 # Third-party modules, and the only layer that may import each.
-OWNED_IMPORTS = {"yaml": "format", "frontmatter": "format", "git": "vcs", "click": "cli"}
+OWNED_IMPORTS = {"yaml": "format", "frontmatter": "format", "detect_secrets": "format", "git": "vcs", "click": "cli"}
 # Violations known, with the rule they break, as (file, what) -> rule: each test fails on any
 # other violation, and on an entry here that no longer happens (delete it then).
 KNOWN = {

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from helpers import ROOT, commit_all, git, write_memory
-from memrepo.format import redact, transcript
+from memrepo.format import redact, token_formats, transcript
 from memrepo.recall import paths, secretish, spans
 from memrepo.store import doctor, private, repoinit, sessions
 from test_hook import event, hook
@@ -201,7 +201,7 @@ def test_the_cheap_check_says_yes_to_every_secret_the_redactor_finds(text: str, 
 
 
 def test_the_cheap_check_covers_every_token_prefix_of_the_redactor() -> None:
-    for _kind, prefix, _rest, _keep in redact._TOKEN_PATTERNS:
+    for _kind, prefix, _rest, _keep in token_formats.TOKEN_PATTERNS:
         literal = prefix.replace("\\", "").replace("[rs]", "").replace("[pousr]_", "p_").replace("[abeoprs]-", "")
         literal = literal.replace("A[KS]IA", "AKIA")
         assert any(p in literal or literal in p for p in secretish.TOKEN_PREFIXES), prefix

@@ -707,3 +707,21 @@ def _cpu(scan: object, text: str, runs: int = 3) -> float:
         scan(text)  # type: ignore[operator]
         best = min(best, time.process_time() - start)
     return best
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # A password may hold `&`; the next `name=` of a query string is not part of it (issue 38).
+    ("DB_PASSWORD=" + "Fa4e&Pw0rd&" + "Zq9!Zq9!", "DB_PASSWORD=[REDACTED:secret-assignment]"),
+    ("GET /login?password=" + GENERIC + "&user=bob", "GET /login?password=[REDACTED:secret-assignment]&user=bob"),
+    ("the password is " + "Tr0ub4dor&3x!" + " now", "the password is [REDACTED:secret-in-prose] now"),
+])
+def test_a_password_holding_an_ampersand(text: str, expected: str) -> None:
+    assert redact(text) == expected
+
+
+@pytest.mark.parametrize("text", [
+    "password = config.DATABASE_PASSWORD_2024",
+    "password: Summer-Holidays",  # a word pair: no three kinds of character
+])
+def test_a_password_word_before_a_name_or_words_is_kept(text: str) -> None:
+    assert find_secrets(text) == []

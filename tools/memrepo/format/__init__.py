@@ -2,5 +2,6 @@
 secret redaction, and agents' transcripts.
 
 May import: the standard library, PyYAML (this is the only layer that may), python-frontmatter
-(only for foreign files, see `foreign`), `memrepo.errors` and `memrepo.recall`.
+(only for foreign files, see `foreign`), detect-secrets (only `catalogue`, the write path's
+second catalogue of secret formats), `memrepo.errors` and `memrepo.recall`.
 """

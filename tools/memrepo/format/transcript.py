@@ -31,7 +31,7 @@ import json
 import re
 from typing import IO, Any, Iterator
 
-from memrepo.format import redact
+from memrepo.format import catalogue
 from memrepo.recall.spans import strip_tag
 
 MAX_LINE_BYTES = 8 * 1024 * 1024  # a longer line (a pasted image) is skipped without being held
@@ -133,7 +133,7 @@ def clean(text: str) -> str:
         text = _MEMREPO_PREAMBLE.sub("", text)
     if len(text) >= 200:
         text = _BASE64.sub("[base64]", text)
-    text = redact.redact(text.strip())
+    text = catalogue.redact(text.strip())
     if len(text) > MAX_TEXT_CHARS:
         text = text[:MAX_TEXT_CHARS] + " […cut]"
     return text

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from memrepo.format import notes, redact, spec
 from memrepo.recall import fence
@@ -59,8 +59,12 @@ def _str_list(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(v, str) and v.strip() for v in value)
 
 
-def check_text(text: str, path: str) -> tuple[list[Problem], notes.Note | None]:
-    """Validate one file's text; returns every problem and the parsed note (None if unparsable)."""
+def check_text(text: str, path: str, find_secrets: Callable[[str], list[tuple[int, str, str]]] = redact.find_secrets
+               ) -> tuple[list[Problem], notes.Note | None]:
+    """Validate one file's text; returns every problem and the parsed note (None if unparsable).
+
+    `find_secrets` is the stdlib catalogue by default (the git hooks, doctor); what writes a
+    memory (add, import, capture) passes `catalogue.find_secrets`, which adds detect-secrets'."""
     problems: list[Problem] = []
 
     def add(line: int, problem: str, fix: str) -> None:
@@ -80,7 +84,7 @@ def check_text(text: str, path: str) -> tuple[list[Problem], notes.Note | None]:
         add(1, "file starts with a byte order mark", fmt)
     if not text.endswith("\n") or text.endswith("\n\n"):
         add(max(1, text.count("\n")), "file must end with exactly one newline", fmt)
-    for lineno, kind, preview in redact.find_secrets(text):
+    for lineno, kind, preview in find_secrets(text):
         add(lineno, f"looks like a secret ({kind}: {preview})",
             f"remove it and keep secrets in a secrets manager, or add `{redact.ALLOW_MARKER}` to the line if it is not one")
     try:

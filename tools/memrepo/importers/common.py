@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from memrepo.format import notes, validate
+from memrepo.format import catalogue, notes, validate
 from memrepo.recall import paths
 
 
@@ -43,7 +43,7 @@ def build(where: str, report: Report, **fields: Any) -> notes.Note | None:
     """A canonical memory from fields, or None (reported against `where`) when it does not validate."""
     note = notes.new_note(**fields)
     rel = f"{paths.MEMORY_DIR}/{note.id}.md"
-    problems, _ = validate.check_text(notes.serialize(note), rel)
+    problems, _ = validate.check_text(notes.serialize(note), rel, catalogue.find_secrets)
     if problems:
         report.skip(where, "; ".join(dict.fromkeys(p.problem for p in problems)))
         return None

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import re
 
-from memrepo.format import foreign, notes, redact
+from memrepo.format import catalogue, foreign, notes
 from memrepo.passes import profile
 from memrepo.store import memories as store
 from memrepo.importers import common
@@ -74,7 +74,7 @@ def user_lines(repo: str, path: str, report: common.Report) -> list[str]:
     out = []
     for n, text in enumerate(found, start=1):
         line = profile.normalize(text)
-        if redact.find_secrets(line):
+        if catalogue.find_secrets(line):
             report.skip(f"{path} entry {n}", "looks like it holds a secret; the profile is injected into every session")
         elif line.lower() in current or store.exists(repo, store.stable_id("profile", line, line)):
             report.already += 1

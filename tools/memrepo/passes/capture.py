@@ -18,7 +18,7 @@ import time
 from typing import Any, Iterator
 
 from memrepo.errors import MemrepoError
-from memrepo.format import notes, redact, spec, transcript
+from memrepo.format import catalogue, notes, spec, transcript
 from memrepo.passes import model
 from memrepo.passes.capture_plan import PASS, CaptureReport, Plan, commit, place, session_memories
 from memrepo.recall import paths
@@ -156,7 +156,7 @@ def build_prompt(group: list[transcript.Turn], earlier: list[Note]) -> str:
 def _clean_list(values: list[str], lower: bool = False) -> list[str]:
     out: list[str] = []
     for v in values:
-        v = " ".join(redact.redact(v).split())
+        v = " ".join(catalogue.redact(v).split())
         v = v.lower() if lower else v
         if v and v not in out:
             out.append(v)
@@ -183,11 +183,11 @@ def established(item: dict[str, Any], group: list[transcript.Turn]) -> str | Non
 def to_note(item: dict[str, Any], session: str, project: str | None, created: str | None = None) -> Note:
     """A candidate memory from one validated answer item (no id yet), dated `created` (default today)."""
     return notes.new_note(created=created,
-        title=" ".join(redact.redact(item["title"]).split()), description=" ".join(redact.redact(item["description"]).split()),
+        title=" ".join(catalogue.redact(item["title"]).split()), description=" ".join(catalogue.redact(item["description"]).split()),
         class_=item["class"], source="capture", topics=_clean_list(item["topics"], lower=True),
         entities=_clean_list(item["entities"]), tech=_clean_list(item["tech"]),
         project=project if item["scope"] == "project" else None, session=session,
-        body=redact.redact(item["body"]).strip() + "\n")
+        body=catalogue.redact(item["body"]).strip() + "\n")
 
 
 def evidenced(answer: dict[str, Any], group: list[transcript.Turn], earlier: list[Note], report: CaptureReport) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:

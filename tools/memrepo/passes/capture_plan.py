@@ -13,7 +13,7 @@ import os
 import sqlite3
 from typing import Any
 
-from memrepo.format import notes, validate
+from memrepo.format import catalogue, notes, validate
 from memrepo.format.notes import Note
 from memrepo.passes import model
 from memrepo.passes.curate import curator as curate, guards, review
@@ -102,7 +102,7 @@ class Plan:
         note_id = store.unique_id(self.repo, base, seed, self.taken)
         meta = {**note.meta, "id": note_id}
         note.meta = {k: meta[k] for k in notes.ordered_keys(meta)}
-        problems, _ = validate.check_text(notes.serialize(note), f"{paths.MEMORY_DIR}/{note_id}.md")
+        problems, _ = validate.check_text(notes.serialize(note), f"{paths.MEMORY_DIR}/{note_id}.md", catalogue.find_secrets)
         if problems:
             report.dropped.append({"title": note.get("title"), "reason": f"not a valid memory: {problems[0]}"})
             return

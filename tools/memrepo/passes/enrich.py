@@ -18,7 +18,7 @@ from memrepo.progress import Progress, silent
 from memrepo.vcs import runs, status
 from memrepo.vcs.commit import commit_if_unchanged
 from memrepo.passes import model
-from memrepo.format import files, notes, redact, spec, validate
+from memrepo.format import catalogue, files, notes, spec, validate
 from memrepo.recall import paths, query
 from memrepo.store import memories as store
 from memrepo.format.notes import Note
@@ -74,7 +74,7 @@ def filter_aliases(note: Note, aliases: list[str]) -> tuple[list[str], list[str]
     dropped: list[str] = []
     seen = {" ".join(str(a).lower().split()) for a in note.get("aliases") or []}
     for alias in aliases:
-        text = " ".join(redact.redact(alias).split())
+        text = " ".join(catalogue.redact(alias).split())
         key = text.lower()
         terms = query.subject_terms(text)
         if not terms or key in seen or all(stem(t) in own for t in terms):

@@ -24,7 +24,7 @@ from typing import Any
 from memrepo import proc
 from memrepo.store import config
 from memrepo.recall import paths
-from memrepo.format import redact, transcript
+from memrepo.format import catalogue, transcript
 from memrepo.passes import modelcmd
 from memrepo.errors import MemrepoError
 
@@ -408,7 +408,7 @@ def reject(repo: str, pass_name: str, errors: list[str], answer: str, kept: bool
 
     The answer is redacted and truncated."""
     entry = {"t": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "pass": pass_name,
-             "errors": errors[:20], "answer": redact.redact(answer)[:2000]}
+             "errors": errors[:20], "answer": catalogue.redact(answer)[:2000]}
     if kept:
         entry["kept"] = "the answer's other items"
     _append(repo, REJECTS, entry)

@@ -246,7 +246,7 @@ class Plan:
 
 
 def _check_text(text: str) -> str:
-    from memrepo.format import redact
+    from memrepo.format import catalogue
     from memrepo.errors import MemrepoError
 
     line = normalize(text)
@@ -256,7 +256,7 @@ def _check_text(text: str) -> str:
     if why:
         raise MemrepoError(f"the profile line {why}; the profile is injected into every session",
                            hint="write it as plain text on one line, without control characters or `<memrepo-` tags")
-    if redact.find_secrets(line):
+    if catalogue.find_secrets(line):
         raise MemrepoError("the line looks like it holds a secret; the profile is injected into every session",
                            hint="keep secrets in a secrets manager and add a line that says where they are")
     return line

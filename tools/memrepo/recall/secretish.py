@@ -8,7 +8,7 @@ recall-log entry its terms. Each check is a fixed substring the redactor's patte
 
 from memrepo.recall import spans
 
-# Every token pattern of `redact._TOKEN_PATTERNS` starts with one of these (case as written).
+# Every token pattern of `token_formats.TOKEN_PATTERNS` starts with one of these (case as written).
 TOKEN_PREFIXES = ("sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "xox", "xapp-", "AIza", "npm_", "dp.",
                   "AKIA", "ASIA", "eyJ", "SK", "fm", "Q~", ":A", "hf_", "r8_", "pat", "SG.", "sk_", "rk_",
                   "shp", "A3T", "A3-", "sm_", "-us", "xai-", "sgp_", "AKCp", "sat.", "ntn_", "EAAA", "EAAC",
@@ -22,7 +22,7 @@ TOKEN_PREFIXES = ("sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "xox", "xapp-",
                   "xsmtpsib-", ".atlasv1.", "pscale_pw_", "AccountKey=", "pscale_tkn_", "pscale_oauth_",
                   "_gitlab_session=", "SharedAccessKey=", "AGE-SECRET-KEY-1", "hooks.slack.com/",
                   "discord.com/api/", "discordapp.com/api/", "pypi-AgEIcHlwaS5vcmc",
-                  "webhook.office.com/webhookb2/")
+                  "webhook.office.com/webhookb2/", "key-")
 # A `password = …` assignment or a password named in prose needs one of these words (lowercased).
 SECRET_WORDS = ("passw", "passphrase", "passcode", "pwd", "secret", "token", "key", "credential")
 
@@ -34,6 +34,19 @@ def may_hold_secret(text: str) -> bool:
     if "-----" in text or any(p in text for p in TOKEN_PREFIXES):  # PEM blocks, tokens
         return True
     low = spans.ascii_lower(text)
-    if "bearer" in low or ("://" in low and "@" in low):  # bearer tokens, user:pass@host
+    if "bearer" in low or ("://" in low and "@" in low):  # bearer tokens, user:pass@host, DSNs
         return True
-    return any(w in low for w in SECRET_WORDS)
+    return any(w in low for w in SECRET_WORDS) or _dotted_token(text)
+
+
+def _dotted_token(text: str) -> bool:
+    """A word shaped like a Discord bot token, the one provider format with no fixed literal:
+    a part of 24+ characters, a dot, exactly 6, a dot, 27+."""
+    if text.count(".") < 2:
+        return False
+    for word in text.split():
+        parts = word.split(".")
+        for i in range(len(parts) - 2):
+            if len(parts[i]) >= 24 and len(parts[i + 1]) == 6 and len(parts[i + 2]) >= 27:
+                return True
+    return False

@@ -170,7 +170,7 @@ def add(repo: str, note: notes.Note) -> tuple[str, str, str]:
     """Validate, write and commit a new memory; returns (id, commit sha, run id: what `memrepo undo`
     takes). Nothing is written if invalid."""
     from memrepo.vcs import commit
-    from memrepo.format import notes, validate
+    from memrepo.format import catalogue, notes, validate
 
     require_repo(repo)
     generated = not note.meta.get("id")
@@ -188,7 +188,7 @@ def add(repo: str, note: notes.Note) -> tuple[str, str, str]:
                 continue
             raise NoteInvalid(f"a memory with id {note_id!r} already exists", [], hint="choose another --id, or edit the file and commit it")
         text = notes.serialize(note)
-        problems, _ = validate.check_text(text, rel)
+        problems, _ = validate.check_text(text, rel, catalogue.find_secrets)
         if problems:
             raise NoteInvalid(f"{rel} is not a valid memory", [str(p) for p in problems], hint="fix the fields named above and run it again")
         # Another terminal may take the same id between the check above and the lock: the file
