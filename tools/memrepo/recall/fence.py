@@ -6,22 +6,44 @@ fences. None of that text may close a fence, open one, or start a line of its ow
 could pass for system text), see issue 15:
 
 - `inert` is applied to every injected field: each line separator and control character
-  (C0 and C1 controls, DEL, U+2028, U+2029) becomes a space, and each `<` that opens a tag
-  (`<`, then any slashes or zero-width characters, then a letter; or `<`, then any of those
+  (C0 and C1 controls, DEL, U+2028, U+2029) becomes a space, each invisible character
+  (Unicode's Default_Ignorable_Code_Point, which holds every bidirectional control) is removed,
+  and each `<` that opens a tag (`<`, then any slashes, then a letter; or `<`, then any of those
   and spaces, then `memrepo`) becomes `‹` (U+2039): `</memrepo-memories>` shows as
   `‹/memrepo-memories>`, `< /MEMREPO-profile>` as `‹ /MEMREPO-profile>`, `Vec<u8>` as
-  `Vec‹u8>`, while `a < b` and `x <= 1` are left alone. No memory body is injected, so no field keeps a
-  newline.
+  `Vec‹u8>`, while `a < b` and `x <= 1` are left alone. The fullwidth and small forms of `<`
+  and `/` and fullwidth letters (what NFKC folds to them) count as those. No memory body is
+  injected, so no field keeps a newline.
 - `problem` is what commits refuse (`memrepo.format.validate`, profile writes): a line
   separator or control character, or a memrepo fence tag, in a one-line field.
 - `cap` cuts injected text to a length and keeps the closing tag of the fence it cuts into.
+
+Invisible characters are removed before any tag is looked for: a soft hyphen or a right-to-left
+override between `<` and `/memrepo-memories>` hides nothing from a model (issue 38, part 3).
 """
 
 TAG_MARK = "\u2039"  # ‹, what a neutralized `<` becomes
 _SEPARATORS = tuple(range(0x20)) + tuple(range(0x7F, 0xA0)) + (0x2028, 0x2029)
 _TO_SPACE = dict.fromkeys(_SEPARATORS, " ")
+# Unicode's Default_Ignorable_Code_Point (DerivedCoreProperties.txt): invisible, so a reader does
+# not see them between `<` and a tag's name. The bidirectional controls (U+061C, U+200E/F,
+# U+202A-202E, U+2066-2069) are among them.
+IGNORABLE_RANGES = ((0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x115F, 0x1160), (0x17B4, 0x17B5),
+                    (0x180B, 0x180F), (0x200B, 0x200F), (0x202A, 0x202E), (0x2060, 0x206F), (0x3164, 0x3164),
+                    (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF), (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8), (0x1BCA0, 0x1BCA3),
+                    (0x1D173, 0x1D17A), (0xE0000, 0xE0FFF))
+# The tag characters (U+E0000-E0FFF, the last range) are removed apart: a table of 4,096 more
+# entries would cost the prompt path's every start a millisecond.
+_DROP = {c: None for lo, hi in IGNORABLE_RANGES[:-1] for c in range(lo, hi + 1)}
+_CLEAN = {**_TO_SPACE, **_DROP}
+# One character for one, so a position in the folded text is the same position in the text:
+# what NFKC folds to `<` and `/` (fullwidth, small, and the slashes a reader takes for one) and
+# fullwidth letters.
+_FOLD = {0xFF1C: "<", 0xFE64: "<", 0xFF0F: "/", 0x2215: "/", 0x2044: "/", 0x29F8: "/",
+         **{c: chr(c - 0xFEE0) for c in range(0xFF21, 0xFF3B)}, **{c: chr(c - 0xFEE0) for c in range(0xFF41, 0xFF5B)}}
+_OPENERS = ("<", "\uff1c", "\ufe64")
 # Between `<` and a tag's name a reader may not see these, so they do not stop the tag.
-_SKIP = frozenset(" /\u00a0\u200b\u200c\u200d\u2060\ufeff")
+_SKIP = frozenset(" /\u00a0")
 _NAMES = {0x0A: "a newline", 0x0D: "a carriage return", 0x09: "a tab", 0x2028: "a line separator (U+2028)",
           0x2029: "a paragraph separator (U+2029)", 0x85: "a next-line character (U+0085)"}
 
@@ -29,9 +51,8 @@ _NAMES = {0x0A: "a newline", 0x0D: "a carriage return", 0x09: "a tab", 0x2028: "
 def _tag_start(part: str, name_only: bool = False) -> bool:
     """Whether the text right after a `<` opens a tag.
 
-    It does when a letter follows at once (past slashes and zero-width characters), or when
-    `memrepo` follows past spaces too (`< /memrepo-memories>`); `a < b` is no tag. With
-    `name_only`, only the second counts.
+    It does when a letter follows at once (past slashes), or when `memrepo` follows past spaces
+    too (`< /memrepo-memories>`); `a < b` is no tag. With `name_only`, only the second counts.
     """
     i, n = 0, len(part)
     while i < n and part[i] in _SKIP and part[i] != " ":
@@ -43,14 +64,47 @@ def _tag_start(part: str, name_only: bool = False) -> bool:
     return part[i:i + 7].lower() == "memrepo"
 
 
+def _opens(text: str) -> "list[int]":
+    """The positions of the `<` (or its fullwidth or small form) in `text` that open a tag."""
+    if text.isascii():
+        folded = text
+    elif any(o in text for o in _OPENERS):
+        folded = text.translate(_FOLD)
+    else:
+        return []
+    parts = folded.split("<")
+    out, at = [], len(parts[0])
+    for p in parts[1:]:
+        if _tag_start(p):
+            out.append(at)
+        at += 1 + len(p)
+    return out
+
+
+def _drop_tag_chars(text: str) -> str:
+    if max(text) < "\U000e0000":
+        return text
+    return "".join(c for c in text if not "\U000e0000" <= c <= "\U000e0fff")
+
+
+def visible(text: str) -> str:
+    """`text` without the invisible characters a reader would not see (Default_Ignorable_Code_Point)."""
+    return text if text.isascii() else _drop_tag_chars(text.translate(_DROP))
+
+
 def inert(text: object) -> str:
-    """`text` as one inert line: separators and controls as spaces, tag openings as `‹`."""
+    """`text` as one inert line: separators and controls as spaces, invisibles gone, tag openings as `‹`."""
     s = text if isinstance(text, str) else str(text)
-    s = s.translate(_TO_SPACE)
-    if "<" not in s:
+    s = s.translate(_TO_SPACE) if s.isascii() else _drop_tag_chars(s.translate(_CLEAN))
+    if "<" not in s and s.isascii():
         return s
-    parts = s.split("<")
-    return parts[0] + "".join((TAG_MARK if _tag_start(p) else "<") + p for p in parts[1:])
+    opens = _opens(s)
+    if not opens:
+        return s
+    chars = list(s)
+    for at in opens:
+        chars[at] = TAG_MARK
+    return "".join(chars)
 
 
 def problem(text: str) -> str | None:
@@ -59,7 +113,10 @@ def problem(text: str) -> str | None:
         o = ord(ch)
         if o < 0x20 or 0x7F <= o < 0xA0 or o in (0x2028, 0x2029):
             return f"holds {_NAMES.get(o, f'a control character (U+{o:04X})')}"
-    if "<" in text and any(_tag_start(p, name_only=True) for p in text.split("<")[1:]):
+    s = visible(text)
+    if not s.isascii() and any(o in s for o in _OPENERS):
+        s = s.translate(_FOLD)
+    if "<" in s and any(_tag_start(p, name_only=True) for p in s.split("<")[1:]):
         return "holds a memrepo fence tag (`<memrepo-…>`), which would break out of the injected context"
     return None
 
