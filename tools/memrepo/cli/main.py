@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import json
 import os
 import sys
 import time
@@ -12,6 +11,7 @@ from typing import Any, Callable
 import click
 
 from memrepo import __version__
+from memrepo.cli.term import echo, json_text, safe
 from memrepo.recall import paths
 from memrepo.errors import MemrepoError, NoteInvalid
 
@@ -27,10 +27,10 @@ def _fail_friendly(fn: F) -> F:
             return fn(*args, **kwargs)
         except NoteInvalid as exc:
             for problem in exc.problems:
-                click.echo(problem, err=True)
-            raise click.ClickException(str(exc) + (f"\nhint: {exc.hint}" if exc.hint else "")) from None
+                echo(problem, err=True)
+            raise click.ClickException(safe(str(exc) + (f"\nhint: {exc.hint}" if exc.hint else ""))) from None
         except MemrepoError as exc:
-            raise click.ClickException(str(exc) + (f"\nhint: {exc.hint}" if exc.hint else "")) from None
+            raise click.ClickException(safe(str(exc) + (f"\nhint: {exc.hint}" if exc.hint else ""))) from None
 
     return wrapper
 
@@ -67,7 +67,7 @@ def _repo(ctx: click.Context) -> str:
 
 
 def _json(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+    click.echo(json_text(data))
 
 
 def _date(value: str | None) -> float | None:
@@ -231,10 +231,10 @@ def show(ctx: click.Context, note_id: str, as_json: bool) -> None:
     data = store.show(_repo(ctx), note_id)
     if as_json:
         return _json(data)
-    click.echo(data["text"], nl=False)
+    echo(data["text"], nl=False)
     click.echo("\nHistory:")
     for h in data["history"]:
-        click.echo(f"  {h['commit'][:12]}  {h['date'][:10]}  {h['subject']}")
+        echo(f"  {h['commit'][:12]}  {h['date'][:10]}  {h['subject']}")
 
 
 @cli.command("list")
@@ -254,7 +254,7 @@ def list_(ctx: click.Context, cls: str | None, project: str | None, status: str 
         return _json(rows)
     for r in rows:
         label = f"  [superseded by {r['superseded_by']}]" if r["superseded_by"] else ""
-        click.echo(f"{r['id']:<40} {r['class']:<10} {r['updated'] or '':<10} {r['title']}{label}")
+        echo(f"{r['id']:<40} {r['class']:<10} {r['updated'] or '':<10} {r['title']}{label}")
     named = ", ".join(f"{k} {v}" for k, v in (("class", cls), ("project", project), ("status", status)) if v)
     click.echo(f"{len(rows)} memor{'y' if len(rows) == 1 else 'ies'}" + (f" matching {named}" if named else ""), err=True)
 
@@ -280,7 +280,7 @@ def search(ctx: click.Context, query: str, limit: int, project: str | None, as_j
         return _json([h.as_dict() for h in hits])
     for h in hits:
         labels = "".join(f"  [{label}]" for label in h.labels())
-        click.echo(f"{h.score:8.3f}  {h.id:<40} ({h.cls}) {h.title}{labels}")
+        echo(f"{h.score:8.3f}  {h.id:<40} ({h.cls}) {h.title}{labels}")
     if not hits:
         click.echo("no matches", err=True)
 
@@ -340,9 +340,9 @@ def doctor(ctx: click.Context, as_json: bool) -> None:
     else:
         for c in checks:
             detail = c.detail.replace("\n", "\n     ")  # one problem a line, under its check
-            click.echo(f"{'FAIL' if not c.ok else 'warn' if c.warn else 'ok '} {c.name}: {detail}")
+            echo(f"{'FAIL' if not c.ok else 'warn' if c.warn else 'ok '} {c.name}: {detail}")
             if c.fix:
-                click.echo(f"     fix: {c.fix}")
+                echo(f"     fix: {c.fix}")
     ctx.exit(0 if all(c.ok for c in checks) else 1)
 
 
@@ -392,7 +392,7 @@ def log(ctx: click.Context, limit: int, as_json: bool, runs: bool) -> None:
     for e in entries:
         t = e["trailers"]
         extra = " ".join(f"{k}={v}" for k, v in t.items() if k not in ("Action", "Decision"))  # a batch commit lists its decisions in `log --runs`
-        click.echo(f"{e['commit'][:12]}  {e['date'][:19]}  {t.get('Action', '?'):<10} {e['subject']}  {extra}".rstrip())
+        echo(f"{e['commit'][:12]}  {e['date'][:19]}  {t.get('Action', '?'):<10} {e['subject']}  {extra}".rstrip())
 
 
 @cli.command()
