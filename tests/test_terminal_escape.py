@@ -112,3 +112,13 @@ def test_json_text_decodes_to_the_same_data() -> None:
     data = {"subject": "a\x1b[2J\x9b\u202e\rb", "n": 1}
     text = term.json_text(data)
     assert json.loads(text) == data and not any(c in text for c in "\x1b\x9b\u202e\r")
+
+
+def test_profile_show_prints_a_hostile_line_escaped(repo: str) -> None:
+    from helpers import write_file
+    from memrepo.passes import profile
+
+    write_file(repo, profile.FILE, profile.HEADER + f"- [user 2026-11-29 used:0] Prefers tabs{OSC52}\x1b[2J\n")
+    assert commit_all(repo, "a teammate's profile line", "--no-verify").returncode == 0
+    out = printed(repo, "profile", "show")
+    assert "] Prefers tabs\\x1b]52;c;Y3VybCB4IHwgc2g=\\x07\\x1b[2J\n" in out

@@ -9,6 +9,7 @@ import click
 from typing import Any
 
 from memrepo.cli.main import _date, _fail_friendly, _json, _repo
+from memrepo.cli.term import echo
 
 
 @click.command()
@@ -46,10 +47,10 @@ def recall(ctx: click.Context, prompt: str, cwd: str | None, previous: str | Non
     if explain:
         _explain(d, why)
     if not d.hits:
-        click.echo(f"(silent: {d.silent}; terms: {' '.join(d.terms) or '-'}; {d.ms:.1f} ms)")
+        echo(f"(silent: {d.silent}; terms: {' '.join(d.terms) or '-'}; {d.ms:.1f} ms)")
         return None
-    click.echo(rc.format_context(d.hits))
-    click.echo(f"({len(d.hits)} injected; terms: {' '.join(d.terms)}; {d.ms:.1f} ms)", err=True)
+    echo(rc.format_context(d.hits))
+    echo(f"({len(d.hits)} injected; terms: {' '.join(d.terms)}; {d.ms:.1f} ms)", err=True)
 
 
 def _candidate(h: Any, reason: str | None) -> dict:  # type: ignore[type-arg]
@@ -64,7 +65,7 @@ def _explain(d: Any, why: list) -> None:  # type: ignore[type-arg]
     from memrepo.recall import explain
 
     for line in explain.live(d, why):
-        click.echo(line, file=sys.stderr)
+        echo(line, err=True)
 
 
 @click.command("recall-log")
@@ -108,15 +109,15 @@ def recall_log(ctx: click.Context, limit: int, session: str | None, agent: str |
     if as_json:
         return _json(entries)
     for e in entries:
-        click.echo(_entry_lines(e))
+        echo(_entry_lines(e))
         if explain:
             from memrepo.recall import explain as trace
 
-            click.echo("\n".join("  " + line for line in trace.logged(e)[1:]))
+            echo("\n".join("  " + line for line in trace.logged(e)[1:]))
     if not entries:
         filtered = session or project or only or agent
-        click.echo("no recall decisions match these filters" if filtered else
-                   "no recall decisions logged yet: they appear after the first prompt in a session with the hooks", err=True)
+        echo("no recall decisions match these filters" if filtered else
+             "no recall decisions logged yet: they appear after the first prompt in a session with the hooks", err=True)
 
 
 def _keep(e: dict[str, Any], session: str | None, project: str | None, only: str | None, agent: str | None = None) -> bool:
@@ -198,12 +199,12 @@ def eval_(ctx: click.Context, prompts: str, memory_dir: str | None, today: str |
         from memrepo.store import memories as store
 
         store.require_repo(repo)
-        click.echo(f"scoring against the memory repository at {repo} (--memory DIR scores a folder instead)", err=True)
+        echo(f"scoring against the memory repository at {repo} (--memory DIR scores a folder instead)", err=True)
     report = evaluate.run(prompts, repo=repo, memory_dir=memory_dir, today=_date(today), top=top)
     if as_json:
         return _json(report)
     for line in evaluate.report_lines(report, top, failures):
-        click.echo(line)
+        echo(line)
 
 
 @click.group()
@@ -221,8 +222,8 @@ def install_claude() -> None:
     from memrepo.claude import install as claudeinstall
 
     path, changed = claudeinstall.install()
-    click.echo(f"{'installed memrepo hooks in' if changed else 'already installed in'} {path}")
-    click.echo(f"hooks run {sys.executable} -I -m memrepo.claude.entry; if the memrepo plugin is enabled too, disable one of them", err=True)
+    echo(f"{'installed memrepo hooks in' if changed else 'already installed in'} {path}")
+    echo(f"hooks run {sys.executable} -I -m memrepo.claude.entry; if the memrepo plugin is enabled too, disable one of them", err=True)
 
 
 @install.command("codex")
@@ -247,15 +248,15 @@ def install_codex(plugin: bool, marketplace: str) -> None:
 
     if plugin:
         cfg, changed = codexinstall.trust_plugin(marketplace)
-        click.echo(f"{'trusted' if changed else 'already trusted:'} the hooks of memrepo@{marketplace} in {cfg}")
+        echo(f"{'trusted' if changed else 'already trusted:'} the hooks of memrepo@{marketplace} in {cfg}")
         if codexinstall.installed():
-            click.echo(f"memrepo's hooks are also in {codexinstall.hooks_path()}: every memory would be injected "
-                       "twice; `memrepo uninstall codex` removes those (then run this again)", err=True)
+            echo(f"memrepo's hooks are also in {codexinstall.hooks_path()}: every memory would be injected "
+                 "twice; `memrepo uninstall codex` removes those (then run this again)", err=True)
         return
     path, changed = codexinstall.install()
-    click.echo(f"{'installed memrepo hooks in' if changed else 'already installed in'} {path}")
-    click.echo(f"trusted in {codexinstall.config_path()}; hooks run {sys.executable} -I -m {codexinstall.MARK}. "
-               "If Codex's /hooks screen lists them as needing review, trust them there.", err=True)
+    echo(f"{'installed memrepo hooks in' if changed else 'already installed in'} {path}")
+    echo(f"trusted in {codexinstall.config_path()}; hooks run {sys.executable} -I -m {codexinstall.MARK}. "
+         "If Codex's /hooks screen lists them as needing review, trust them there.", err=True)
 
 
 @install.command("gemini")
@@ -268,8 +269,8 @@ def install_gemini() -> None:
     from memrepo.agents.gemini import install as geminiinstall
 
     path, changed = geminiinstall.install()
-    click.echo(f"{'installed memrepo hooks in' if changed else 'already installed in'} {path}")
-    click.echo(f"hooks run {sys.executable} -I -m {geminiinstall.MARK}", err=True)
+    echo(f"{'installed memrepo hooks in' if changed else 'already installed in'} {path}")
+    echo(f"hooks run {sys.executable} -I -m {geminiinstall.MARK}", err=True)
 
 
 @click.group()
@@ -284,7 +285,7 @@ def uninstall_claude() -> None:
     from memrepo.claude import install as claudeinstall
 
     path, changed = claudeinstall.uninstall()
-    click.echo(f"{'removed memrepo hooks from' if changed else 'no memrepo hooks in'} {path}")
+    echo(f"{'removed memrepo hooks from' if changed else 'no memrepo hooks in'} {path}")
 
 
 @uninstall.command("codex")
@@ -294,7 +295,7 @@ def uninstall_codex() -> None:
     from memrepo.agents.codex import install as codexinstall
 
     path, changed = codexinstall.uninstall()
-    click.echo(f"{'removed memrepo hooks from' if changed else 'no memrepo hooks in'} {path}")
+    echo(f"{'removed memrepo hooks from' if changed else 'no memrepo hooks in'} {path}")
 
 
 @uninstall.command("gemini")
@@ -304,7 +305,7 @@ def uninstall_gemini() -> None:
     from memrepo.agents.gemini import install as geminiinstall
 
     path, changed = geminiinstall.uninstall()
-    click.echo(f"{'removed memrepo hooks from' if changed else 'no memrepo hooks in'} {path}")
+    echo(f"{'removed memrepo hooks from' if changed else 'no memrepo hooks in'} {path}")
 
 
 
@@ -329,18 +330,18 @@ def demo(memory_dir: str | None, prompts: tuple[str, ...], full: bool) -> None:
 
     memory_dir = memory_dir or demo_mod.EXAMPLES
     info, *results = demo_mod.run(memory_dir, [(p, None) for p in prompts] or None)
-    click.echo(f"Indexed {info['indexed']} memories from {memory_dir}/ in {info['index_seconds'] * 1000:.0f} ms.\n")
+    echo(f"Indexed {info['indexed']} memories from {memory_dir}/ in {info['index_seconds'] * 1000:.0f} ms.\n")
     for r in results:
         where = f"  (in project {r['project']})" if r["project"] else ""
-        click.echo(f"> {r['prompt']}{where}")
+        echo(f"> {r['prompt']}{where}")
         if full and r["hits"]:
-            click.echo("  " + r["context"].replace("\n", "\n  "))
+            echo("  " + r["context"].replace("\n", "\n  "))
         for h in r["hits"]:
             labels = "".join(f" [{label}]" for label in h.labels())
-            click.echo(f"  recalls {h.id} ({h.cls}, score {h.score:.2f}){labels}")
+            echo(f"  recalls {h.id} ({h.cls}, score {h.score:.2f}){labels}")
         if not r["hits"]:
-            click.echo(f"  silent ({r['silent']})")
-        click.echo(f"  {r['ms']:.1f} ms\n")
+            echo(f"  silent ({r['silent']})")
+        echo(f"  {r['ms']:.1f} ms\n")
 
 
 def register(group: click.Group) -> None:
