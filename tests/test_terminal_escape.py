@@ -122,3 +122,13 @@ def test_profile_show_prints_a_hostile_line_escaped(repo: str) -> None:
     assert commit_all(repo, "a teammate's profile line", "--no-verify").returncode == 0
     out = printed(repo, "profile", "show")
     assert "] Prefers tabs\\x1b]52;c;Y3VybCB4IHwgc2g=\\x07\\x1b[2J\n" in out
+
+
+
+def test_fmt_names_a_hostile_file_name_escaped(repo: str) -> None:
+    from helpers import memory_text, write_file
+
+    name = "memory/notes\x1b]0;owned\x07.md"
+    write_file(repo, name, memory_text("notes").replace("title: Title of notes", "title:   'Title of notes'"))
+    assert commit_all(repo, "a teammate's file", "--no-verify").returncode == 0
+    assert printed(repo, "fmt", "--check").endswith("memory/notes\\x1b]0;owned\\x07.md\n")

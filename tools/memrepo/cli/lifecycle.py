@@ -9,6 +9,7 @@ import typing
 import click
 
 from memrepo.cli.main import _fail_friendly, _repo
+from memrepo.cli.term import echo
 
 
 def _draft_path(note_id: str) -> str:
@@ -44,7 +45,7 @@ def edit(ctx: click.Context, note_id: str, source: "typing.IO[str] | None") -> N
     else:
         edited = click.edit(before, extension=".md", require_save=True)
         if edited is None:
-            click.echo(f"No change to {note_id}: the editor closed without saving.")
+            echo(f"No change to {note_id}: the editor closed without saving.")
             return
         text = edited
     try:
@@ -53,21 +54,21 @@ def edit(ctx: click.Context, note_id: str, source: "typing.IO[str] | None") -> N
         draft = _draft_path(note_id)
         with open(draft, "w", encoding="utf-8") as fh:
             fh.write(text)
-        click.echo(f"Your text is kept in {draft}; fix it, then: memrepo edit {note_id} --from {draft}", err=True)
+        echo(f"Your text is kept in {draft}; fix it, then: memrepo edit {note_id} --from {draft}", err=True)
         raise
     if done is None:
-        click.echo(f"No change to {note_id}.")
+        echo(f"No change to {note_id}.")
         return
     sha, run = done
-    click.echo(f"Edited {note_id} in {repo} ({sha[:12]}, run {run}; `memrepo undo {run}` reverts it)")
+    echo(f"Edited {note_id} in {repo} ({sha[:12]}, run {run}; `memrepo undo {run}` reverts it)")
 
 
 def _retire(ctx: click.Context, note_id: str, reason: str) -> None:
     from memrepo.store import lifecycle
 
     sha, run = lifecycle.retire(_repo(ctx), note_id, reason)
-    click.echo(f"Retired {note_id} ({sha[:12]}): recall will not inject it again. "
-               f"The file stays, marked retired; `memrepo undo {run}` brings it back.")
+    echo(f"Retired {note_id} ({sha[:12]}): recall will not inject it again. "
+         f"The file stays, marked retired; `memrepo undo {run}` brings it back.")
 
 
 @click.command()

@@ -48,8 +48,8 @@ def _model_calls_judged(what: str) -> None:
     if not tally.failed:
         return
     total = tally.ok + tally.failed
-    click.echo(f"{what}: {tally.failed} of {total} model call{'s' * (total != 1)} failed "
-               f"(last: {tally.last_error[:200]})", err=True)
+    echo(f"{what}: {tally.failed} of {total} model call{'s' * (total != 1)} failed "
+         f"(last: {tally.last_error[:200]})", err=True)
     if not tally.ok:
         raise MemrepoError(f"{what}: no model call answered, so nothing was learned from the model",
                            hint="check the model command (MEMREPO_MODEL_CMD, or `model_cmd` in index/local.json); "
@@ -105,8 +105,8 @@ def _warn_other_repo(chosen: str) -> None:
     top = projects.top_level(os.getcwd())
     if top and os.path.realpath(top) != os.path.realpath(chosen) and os.path.isdir(paths.memory_dir(top)) \
             and os.path.isdir(os.path.join(top, ".githooks")):
-        click.echo(f"memrepo: using the memory repository at {chosen}, not the one this directory is in ({top}); "
-                   f"pass --repo {top} (or set MEMREPO_DIR) to use that one", err=True)
+        echo(f"memrepo: using the memory repository at {chosen}, not the one this directory is in ({top}); "
+             f"pass --repo {top} (or set MEMREPO_DIR) to use that one", err=True)
 
 
 def _repo_option(command: click.Command) -> None:
@@ -154,19 +154,19 @@ def init(ctx: click.Context, directory: str | None, source: str | None, branch: 
     verb = "Created" if report["git_init"] else "Initialized"
     if report["joined"]:
         verb = "Joined"
-    click.echo(f"{verb} memory repository at {report['path']}" + (f" ({report['joined']})" if report["joined"] else ""))
+    echo(f"{verb} memory repository at {report['path']}" + (f" ({report['joined']})" if report["joined"] else ""))
     adopted = report["adopted"]
     if adopted is not None:
-        click.echo(f"  branch: {adopted.branch}, tracking {adopted.remote}/{adopted.branch} "
-                   f"({adopted.memories} memor{'y' if adopted.memories == 1 else 'ies'})")
+        echo(f"  branch: {adopted.branch}, tracking {adopted.remote}/{adopted.branch} "
+             f"({adopted.memories} memor{'y' if adopted.memories == 1 else 'ies'})")
         if adopted.left:
-            click.echo(f"  left branch {adopted.left} as it was (it held no memory)")
+            echo(f"  left branch {adopted.left} as it was (it held no memory)")
         if adopted.rescue:
-            click.echo(f"  earlier commits of this clone kept as {adopted.rescue}")
-    click.echo(f"  git hooks: {report['wiring']}")
-    click.echo(f"  committed: {', '.join(report['written'])}" if report["commit"] else "  nothing to commit: already set up")
-    click.echo(f"  indexed: {report['indexed']} memories")
-    click.echo(f"  commit-graph: {report['commit_graph']}")
+            echo(f"  earlier commits of this clone kept as {adopted.rescue}")
+    echo(f"  git hooks: {report['wiring']}")
+    echo(f"  committed: {', '.join(report['written'])}" if report["commit"] else "  nothing to commit: already set up")
+    echo(f"  indexed: {report['indexed']} memories")
+    echo(f"  commit-graph: {report['commit_graph']}")
 
 
 def _read_body(body: str | None, use_stdin: bool, edit: bool) -> str:
@@ -216,7 +216,7 @@ def add(ctx: click.Context, title: str, description: str, cls: str, source: str,
                           topics=[t.lower() for t in topics], entities=list(entities), tech=list(tech),
                           aliases=list(aliases), project=project, body=_read_body(body, use_stdin, edit))
     new_id, sha, run = store.add(_repo(ctx), note)
-    click.echo(f"Added {new_id} to {_repo(ctx)} ({sha[:12]}; `memrepo undo {run}` takes it back)")
+    echo(f"Added {new_id} to {_repo(ctx)} ({sha[:12]}; `memrepo undo {run}` takes it back)")
 
 
 @cli.command()
@@ -232,7 +232,7 @@ def show(ctx: click.Context, note_id: str, as_json: bool) -> None:
     if as_json:
         return _json(data)
     echo(data["text"], nl=False)
-    click.echo("\nHistory:")
+    echo("\nHistory:")
     for h in data["history"]:
         echo(f"  {h['commit'][:12]}  {h['date'][:10]}  {h['subject']}")
 
@@ -256,7 +256,7 @@ def list_(ctx: click.Context, cls: str | None, project: str | None, status: str 
         label = f"  [superseded by {r['superseded_by']}]" if r["superseded_by"] else ""
         echo(f"{r['id']:<40} {r['class']:<10} {r['updated'] or '':<10} {r['title']}{label}")
     named = ", ".join(f"{k} {v}" for k, v in (("class", cls), ("project", project), ("status", status)) if v)
-    click.echo(f"{len(rows)} memor{'y' if len(rows) == 1 else 'ies'}" + (f" matching {named}" if named else ""), err=True)
+    echo(f"{len(rows)} memor{'y' if len(rows) == 1 else 'ies'}" + (f" matching {named}" if named else ""), err=True)
 
 
 @cli.command()
@@ -282,7 +282,7 @@ def search(ctx: click.Context, query: str, limit: int, project: str | None, as_j
         labels = "".join(f"  [{label}]" for label in h.labels())
         echo(f"{h.score:8.3f}  {h.id:<40} ({h.cls}) {h.title}{labels}")
     if not hits:
-        click.echo("no matches", err=True)
+        echo("no matches", err=True)
 
 
 @cli.command("index")
@@ -303,8 +303,8 @@ def index_(ctx: click.Context, rebuild: bool) -> None:
     else:
         report = index.update(repo)
     r = report.as_dict()
-    click.echo(f"{'rebuilt' if r['rebuilt'] else 'updated'}: {r['added']} added, {r['updated']} updated, "
-               f"{r['removed']} removed, {r['unchanged']} unchanged, {len(r['skipped'])} skipped in {r['seconds']:.2f}s")
+    echo(f"{'rebuilt' if r['rebuilt'] else 'updated'}: {r['added']} added, {r['updated']} updated, "
+         f"{r['removed']} removed, {r['unchanged']} unchanged, {len(r['skipped'])} skipped in {r['seconds']:.2f}s")
 
 
 @cli.command()
@@ -364,11 +364,11 @@ def recover(ctx: click.Context) -> None:
     with lock.held(repo):
         cleared = faults.clear_stale_index_lock(repo)  # a git killed mid-commit (with its process group)
         if cleared:
-            click.echo(f"removed {cleared}, left by a git that is no longer running")
+            echo(f"removed {cleared}, left by a git that is no longer running")
         undone = journal.recover(repo)
     if undone or cleared:
         index.update(repo)  # the files put back are newer than the cache's record of them
-    click.echo(f"rolled back {len(undone)} file(s): {', '.join(undone)}" if undone else "nothing to recover")
+    echo(f"rolled back {len(undone)} file(s): {', '.join(undone)}" if undone else "nothing to recover")
 
 
 @cli.command()
@@ -406,7 +406,7 @@ def fmt(ctx: click.Context, files: tuple[str, ...], check: bool) -> None:
 
     changed = store.fmt(_repo(ctx), list(files) or None, check=check)
     for path in changed:
-        click.echo(f"{'would reformat' if check else 'reformatted'} {path}")
+        echo(f"{'would reformat' if check else 'reformatted'} {path}")
     if check and changed:
         ctx.exit(1)
 
@@ -434,7 +434,7 @@ def main() -> int:
         exc.show()
         return exc.exit_code
     except (KeyboardInterrupt, click.exceptions.Abort):
-        click.echo("interrupted", err=True)
+        echo("interrupted", err=True)
         return 130
     except Exception as exc:  # noqa: BLE001 — a bug: keep the traceback, show one line
         return _crash(exc)
@@ -450,5 +450,5 @@ def _crash(exc: Exception) -> int:
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         fh.write(f"memrepo {__version__} {' '.join(sys.argv[1:])}\n")
         traceback.print_exc(file=fh)
-    click.echo(f"memrepo: unexpected {type(exc).__name__}: {exc}\nThe traceback is in {path}; please report it.", err=True)
+    echo(f"memrepo: unexpected {type(exc).__name__}: {exc}\nThe traceback is in {path}; please report it.", err=True)
     return 3
