@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from helpers import commit_all, git, write_memory
-from memrepo.cli import term
+from memrepo.format import terminal
 from memrepo.cli.main import cli
 from memrepo.passes.curate import review
 
@@ -105,12 +105,12 @@ def test_memory_commands_print_a_hostile_title_escaped(hostile: tuple[str, str])
     ("caf\u00e9 \u2014 \u00ad", "caf\u00e9 \u2014 \u00ad"),
 ], ids=["newline-and-tab-stay", "osc-52", "c0", "c1", "bidi", "printable"])
 def test_safe(text: str, shown: str) -> None:
-    assert term.safe(text) == shown
+    assert terminal.safe(text) == shown
 
 
 def test_json_text_decodes_to_the_same_data() -> None:
     data = {"subject": "a\x1b[2J\x9b\u202e\rb", "n": 1}
-    text = term.json_text(data)
+    text = terminal.json_text(data)
     assert json.loads(text) == data and not any(c in text for c in "\x1b\x9b\u202e\r")
 
 
@@ -132,3 +132,12 @@ def test_fmt_names_a_hostile_file_name_escaped(repo: str) -> None:
     write_file(repo, name, memory_text("notes").replace("title: Title of notes", "title:   'Title of notes'"))
     assert commit_all(repo, "a teammate's file", "--no-verify").returncode == 0
     assert printed(repo, "fmt", "--check").endswith("memory/notes\\x1b]0;owned\\x07.md\n")
+
+
+def test_the_commit_check_names_a_hostile_file_name_escaped(repo: str) -> None:
+    from helpers import memory_text, write_file
+
+    write_file(repo, "memory/notes\x1b]0;owned\x07.md", memory_text("notes"))
+    result = commit_all(repo, "a teammate's file")
+    assert result.returncode == 1 and "\x1b" not in result.stderr and "\x07" not in result.stderr
+    assert "memory/notes\\x1b]0;owned\\x07.md:2: id `notes` is not the file name" in result.stderr
