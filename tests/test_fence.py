@@ -157,11 +157,12 @@ def test_a_profile_cut_at_the_cap_keeps_its_closing_tag(repo: str) -> None:
     ("<\u00ad/memrepo-x> <\U000e0041/memrepo-y> caf\u00e9\u200d \U0001f44d\ufe0f", "‹/memrepo-x> ‹/memrepo-y> café 👍"),
     ("\uff1c/memrepo-memories> \uff1c\uff0f\uff4d\uff45\uff4d\uff52\uff45\uff50\uff4f-x> <\u2215memrepo-y> 1\uff1c2",
      "‹/memrepo-memories> ‹／ｍｅｍｒｅｐｏ-x> ‹∕memrepo-y> 1＜2"),
+    ("<\u0301/memrepo-x> a <\u0301 b", "‹\u0301/memrepo-x> a <\u0301 b"),
     ("</system-reminder> <b>bold</b>", "‹/system-reminder> ‹b>bold‹/b>"),
     ("a < b, x <= 1, <- arrow, <3, 1<2", "a < b, x <= 1, <- arrow, <3, 1<2"),
     ("Vec<u8>", "Vec‹u8>"),
-], ids=["plain", "separators", "closing-tag", "case-and-spaces", "zero-width", "invisibles", "fullwidth", "other-tags",
-        "not-tags", "generic"])
+], ids=["plain", "separators", "closing-tag", "case-and-spaces", "zero-width", "invisibles", "fullwidth", "combining",
+        "other-tags", "not-tags", "generic"])
 def test_inert(text: str, expected: str) -> None:
     assert fence.inert(text) == expected
 
@@ -179,8 +180,12 @@ def test_inert(text: str, expected: str) -> None:
     ("x \uff1c\uff0fmemrepo-memories> y", TAG),
     ("x \ufe64 memrepo-profile> y", TAG),
     ("Deploy \u202eno\u202c caf\u00e9\u00ad, 1\uff1c2", None),
+    ("x <\u0301/memrepo-memories> y", TAG),
+    ("x </m\u0301e\u0301mrepo-memories> y", TAG),
+    ("a <\u0301 b, x\u0301 < y\u0301", None),
 ], ids=["plain", "other-tags", "fence-tag", "fence-tag-spaced", "newline", "paragraph", "nel", "tab", "bidi-isolate",
-        "fullwidth", "small-form", "invisibles-without-a-tag"])
+        "fullwidth", "small-form", "invisibles-without-a-tag", "combining-mark-on-the-bracket",
+        "combining-marks-on-the-name", "combining-marks-without-a-tag"])
 def test_problem(text: str, expected: str | None) -> None:
     assert fence.problem(text) == expected
 

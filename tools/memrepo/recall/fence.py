@@ -42,8 +42,11 @@ _CLEAN = {**_TO_SPACE, **_DROP}
 _FOLD = {0xFF1C: "<", 0xFE64: "<", 0xFF0F: "/", 0x2215: "/", 0x2044: "/", 0x29F8: "/",
          **{c: chr(c - 0xFEE0) for c in range(0xFF21, 0xFF3B)}, **{c: chr(c - 0xFEE0) for c in range(0xFF41, 0xFF5B)}}
 _OPENERS = ("<", "\uff1c", "\ufe64")
-# Between `<` and a tag's name a reader may not see these, so they do not stop the tag.
-_SKIP = frozenset(" /\u00a0")
+# Between `<` and a tag's name a reader may not see these, so they do not stop the tag: spaces,
+# slashes, and combining marks (they ride on the character before them).
+_MARKS = frozenset(chr(c) for lo, hi in ((0x0300, 0x036F), (0x1AB0, 0x1AFF), (0x1DC0, 0x1DFF), (0x20D0, 0x20FF),
+                                         (0xFE20, 0xFE2F)) for c in range(lo, hi + 1))
+_SKIP = frozenset(" /\u00a0") | _MARKS
 _NAMES = {0x0A: "a newline", 0x0D: "a carriage return", 0x09: "a tab", 0x2028: "a line separator (U+2028)",
           0x2029: "a paragraph separator (U+2029)", 0x85: "a next-line character (U+0085)"}
 
@@ -51,8 +54,9 @@ _NAMES = {0x0A: "a newline", 0x0D: "a carriage return", 0x09: "a tab", 0x2028: "
 def _tag_start(part: str, name_only: bool = False) -> bool:
     """Whether the text right after a `<` opens a tag.
 
-    It does when a letter follows at once (past slashes), or when `memrepo` follows past spaces
-    too (`< /memrepo-memories>`); `a < b` is no tag. With `name_only`, only the second counts.
+    It does when a letter follows at once (past slashes and combining marks), or when `memrepo`
+    follows past spaces too (`< /memrepo-memories>`, marks on its letters or not); `a < b` is no
+    tag. With `name_only`, only the second counts.
     """
     i, n = 0, len(part)
     while i < n and part[i] in _SKIP and part[i] != " ":
@@ -61,7 +65,10 @@ def _tag_start(part: str, name_only: bool = False) -> bool:
         return True
     while i < n and (part[i] in _SKIP or part[i].isspace()):
         i += 1
-    return part[i:i + 7].lower() == "memrepo"
+    name = part[i:i + 7]
+    if not name.isascii():
+        name = "".join(c for c in part[i:i + 40] if c not in _MARKS)[:7]
+    return name.lower() == "memrepo"
 
 
 def _opens(text: str) -> "list[int]":
