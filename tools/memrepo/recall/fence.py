@@ -22,6 +22,10 @@ Invisible characters are removed before any tag is looked for: a soft hyphen or 
 override between `<` and `/memrepo-memories>` hides nothing from a model (issue 38, part 3).
 """
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 TAG_MARK = "\u2039"  # ‹, what a neutralized `<` becomes
 _SEPARATORS = tuple(range(0x20)) + tuple(range(0x7F, 0xA0)) + (0x2028, 0x2029)
 _TO_SPACE = dict.fromkeys(_SEPARATORS, " ")
@@ -32,21 +36,34 @@ IGNORABLE_RANGES = ((0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x115
                     (0x180B, 0x180F), (0x200B, 0x200F), (0x202A, 0x202E), (0x2060, 0x206F), (0x3164, 0x3164),
                     (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF), (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8), (0x1BCA0, 0x1BCA3),
                     (0x1D173, 0x1D17A), (0xE0000, 0xE0FFF))
-# The tag characters (U+E0000-E0FFF, the last range) are removed apart: a table of 4,096 more
-# entries would cost the prompt path's every start a millisecond.
-_DROP = {c: None for lo, hi in IGNORABLE_RANGES[:-1] for c in range(lo, hi + 1)}
-_CLEAN = {**_TO_SPACE, **_DROP}
-# One character for one, so a position in the folded text is the same position in the text:
-# what NFKC folds to `<` and `/` (fullwidth, small, and the slashes a reader takes for one) and
-# fullwidth letters.
-_FOLD = {0xFF1C: "<", 0xFE64: "<", 0xFF0F: "/", 0x2215: "/", 0x2044: "/", 0x29F8: "/",
-         **{c: chr(c - 0xFEE0) for c in range(0xFF21, 0xFF3B)}, **{c: chr(c - 0xFEE0) for c in range(0xFF41, 0xFF5B)}}
+# Ranges of combining marks: they ride on the character before them, so a reader does not see
+# them stop a tag either.
+_MARK_RANGES = ((0x0300, 0x036F), (0x1AB0, 0x1AFF), (0x1DC0, 0x1DFF), (0x20D0, 0x20FF), (0xFE20, 0xFE2F))
 _OPENERS = ("<", "\uff1c", "\ufe64")
-# Between `<` and a tag's name a reader may not see these, so they do not stop the tag: spaces,
-# slashes, and combining marks (they ride on the character before them).
-_MARKS = frozenset(chr(c) for lo, hi in ((0x0300, 0x036F), (0x1AB0, 0x1AFF), (0x1DC0, 0x1DFF), (0x20D0, 0x20FF),
-                                         (0xFE20, 0xFE2F)) for c in range(lo, hi + 1))
-_SKIP = frozenset(" /\u00a0") | _MARKS
+# Between `<` and a tag's name a reader may not see these (nor combining marks), so they do not stop the tag.
+_SKIP = frozenset(" /\u00a0")
+# The tables for text that is not ASCII, built when the first such text comes (`_tables`): a
+# hook whose text is all ASCII does not pay for them.
+_LAZY: "dict[str, Any]" = {}
+
+
+def _tables() -> "dict[str, Any]":
+    """drop (the ignorables to remove), clean (drop and separators to space), fold, marks."""
+    if not _LAZY:
+        # The tag characters (U+E0000-E0FFF, the last range) are removed apart (`_drop_tag_chars`):
+        # 4,096 more entries would cost a millisecond.
+        drop = {c: None for lo, hi in IGNORABLE_RANGES[:-1] for c in range(lo, hi + 1)}
+        # One character for one, so a position in the folded text is the same position in the text:
+        # what NFKC folds to `<` and `/` (fullwidth, small, and the slashes a reader takes for one)
+        # and fullwidth letters.
+        fold = {0xFF1C: "<", 0xFE64: "<", 0xFF0F: "/", 0x2215: "/", 0x2044: "/", 0x29F8: "/",
+                **{c: chr(c - 0xFEE0) for c in range(0xFF21, 0xFF3B)},
+                **{c: chr(c - 0xFEE0) for c in range(0xFF41, 0xFF5B)}}
+        marks = frozenset(chr(c) for lo, hi in _MARK_RANGES for c in range(lo, hi + 1))
+        _LAZY.update(drop=drop, clean={**_TO_SPACE, **drop}, fold=fold, marks=marks, skip=_SKIP | marks)
+    return _LAZY
+
+
 _NAMES = {0x0A: "a newline", 0x0D: "a carriage return", 0x09: "a tab", 0x2028: "a line separator (U+2028)",
           0x2029: "a paragraph separator (U+2029)", 0x85: "a next-line character (U+0085)"}
 
@@ -59,15 +76,17 @@ def _tag_start(part: str, name_only: bool = False) -> bool:
     tag. With `name_only`, only the second counts.
     """
     i, n = 0, len(part)
-    while i < n and part[i] in _SKIP and part[i] != " ":
+    skip = _SKIP if part[:64].isascii() else _tables()["skip"]
+    while i < n and part[i] in skip and part[i] != " ":
         i += 1
     if not name_only and i < n and part[i].isalpha():
         return True
-    while i < n and (part[i] in _SKIP or part[i].isspace()):
+    while i < n and (part[i] in skip or part[i].isspace()):
         i += 1
     name = part[i:i + 7]
     if not name.isascii():
-        name = "".join(c for c in part[i:i + 40] if c not in _MARKS)[:7]
+        marks = _tables()["marks"]
+        name = "".join(c for c in part[i:i + 40] if c not in marks)[:7]
     return name.lower() == "memrepo"
 
 
@@ -76,7 +95,7 @@ def _opens(text: str) -> "list[int]":
     if text.isascii():
         folded = text
     elif any(o in text for o in _OPENERS):
-        folded = text.translate(_FOLD)
+        folded = text.translate(_tables()["fold"])
     else:
         return []
     parts = folded.split("<")
@@ -96,13 +115,13 @@ def _drop_tag_chars(text: str) -> str:
 
 def visible(text: str) -> str:
     """`text` without the invisible characters a reader would not see (Default_Ignorable_Code_Point)."""
-    return text if text.isascii() else _drop_tag_chars(text.translate(_DROP))
+    return text if text.isascii() else _drop_tag_chars(text.translate(_tables()["drop"]))
 
 
 def inert(text: object) -> str:
     """`text` as one inert line: separators and controls as spaces, invisibles gone, tag openings as `‹`."""
     s = text if isinstance(text, str) else str(text)
-    s = s.translate(_TO_SPACE) if s.isascii() else _drop_tag_chars(s.translate(_CLEAN))
+    s = s.translate(_TO_SPACE) if s.isascii() else _drop_tag_chars(s.translate(_tables()["clean"]))
     if "<" not in s and s.isascii():
         return s
     opens = _opens(s)
@@ -122,7 +141,7 @@ def problem(text: str) -> str | None:
             return f"holds {_NAMES.get(o, f'a control character (U+{o:04X})')}"
     s = visible(text)
     if not s.isascii() and any(o in s for o in _OPENERS):
-        s = s.translate(_FOLD)
+        s = s.translate(_tables()["fold"])
     if "<" in s and any(_tag_start(p, name_only=True) for p in s.split("<")[1:]):
         return "holds a memrepo fence tag (`<memrepo-…>`), which would break out of the injected context"
     return None
