@@ -39,7 +39,6 @@ IGNORABLE_RANGES = ((0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x115
 # Ranges of combining marks: they ride on the character before them, so a reader does not see
 # them stop a tag either.
 _MARK_RANGES = ((0x0300, 0x036F), (0x1AB0, 0x1AFF), (0x1DC0, 0x1DFF), (0x20D0, 0x20FF), (0xFE20, 0xFE2F))
-_OPENERS = ("<", "\uff1c", "\ufe64")
 # Between `<` and a tag's name a reader may not see these (nor combining marks), so they do not stop the tag.
 _SKIP = frozenset(" /\u00a0")
 # The tables for text that is not ASCII, built when the first such text comes (`_tables`): a
@@ -75,8 +74,11 @@ def _tag_start(part: str, name_only: bool = False) -> bool:
     follows past spaces too (`< /memrepo-memories>`, marks on its letters or not); `a < b` is no
     tag. With `name_only`, only the second counts.
     """
+    skip = _SKIP
+    if not part[:200].isascii():
+        tables = _tables()
+        part, skip = part[:200].translate(tables["fold"]), tables["skip"]
     i, n = 0, len(part)
-    skip = _SKIP if part[:64].isascii() else _tables()["skip"]
     while i < n and part[i] in skip and part[i] != " ":
         i += 1
     if not name_only and i < n and part[i].isalpha():
@@ -92,13 +94,9 @@ def _tag_start(part: str, name_only: bool = False) -> bool:
 
 def _opens(text: str) -> "list[int]":
     """The positions of the `<` (or its fullwidth or small form) in `text` that open a tag."""
-    if text.isascii():
-        folded = text
-    elif any(o in text for o in _OPENERS):
-        folded = text.translate(_tables()["fold"])
-    else:
-        return []
-    parts = folded.split("<")
+    if not text.isascii() and ("\uff1c" in text or "\ufe64" in text):
+        text = text.translate(_tables()["fold"])
+    parts = text.split("<")
     out, at = [], len(parts[0])
     for p in parts[1:]:
         if _tag_start(p):
@@ -140,7 +138,7 @@ def problem(text: str) -> str | None:
         if o < 0x20 or 0x7F <= o < 0xA0 or o in (0x2028, 0x2029):
             return f"holds {_NAMES.get(o, f'a control character (U+{o:04X})')}"
     s = visible(text)
-    if not s.isascii() and any(o in s for o in _OPENERS):
+    if not s.isascii() and ("\uff1c" in s or "\ufe64" in s):
         s = s.translate(_tables()["fold"])
     if "<" in s and any(_tag_start(p, name_only=True) for p in s.split("<")[1:]):
         return "holds a memrepo fence tag (`<memrepo-…>`), which would break out of the injected context"
