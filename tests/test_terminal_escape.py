@@ -141,3 +141,11 @@ def test_the_commit_check_names_a_hostile_file_name_escaped(repo: str) -> None:
     result = commit_all(repo, "a teammate's file")
     assert result.returncode == 1 and "\x1b" not in result.stderr and "\x07" not in result.stderr
     assert "memory/notes\\x1b]0;owned\\x07.md:2: id `notes` is not the file name" in result.stderr
+
+
+def test_an_error_naming_a_hostile_file_is_escaped(repo: str) -> None:
+    from helpers import write_file
+
+    write_file(repo, "memory/bad\x1b]0;owned\x07.md", "no front matter\x1b[2J here\n")
+    assert commit_all(repo, "a teammate's broken file", "--no-verify").returncode == 0
+    assert "memory/bad\\x1b]0;owned\\x07.md:1: no front matter — start the file" in printed(repo, "fmt")
