@@ -7,6 +7,7 @@ import time
 import click
 
 from memrepo.cli.main import _fail_friendly, _json, _memory_id, _model_calls_judged, _repo
+from memrepo.cli.term import echo
 from memrepo.errors import MemrepoError
 
 
@@ -33,23 +34,23 @@ def capture(ctx: click.Context, transcript_path: str, session: str | None, as_js
     report = capture_job.capture_locked(store.require_repo(_repo(ctx)), transcript_path, session)
     if as_json:
         return _json(report.as_dict())
-    click.echo(f"run {report.run_id}: {report.turns} new turns, {report.model_calls} model calls")
+    echo(f"run {report.run_id}: {report.turns} new turns, {report.model_calls} model calls")
     for note_id in report.added:
-        click.echo(f"  added {note_id}")
+        echo(f"  added {note_id}")
     for r in report.refuted:
-        click.echo(f"  {r['action']} {r['id']}" + (f" by {r['by']}" if r.get("by") else "") + f": {r['reason']}")
+        echo(f"  {r['action']} {r['id']}" + (f" by {r['by']}" if r.get("by") else "") + f": {r['reason']}")
     for s in report.superseded:
-        click.echo(f"  superseded {s['id']} by {s['by']}")
+        echo(f"  superseded {s['id']} by {s['by']}")
     for r in report.review:
-        click.echo(f"  sent to review: supersede {r['id']} by {r['by']} ({r['relation']}; {'; '.join(r['guards_failed'])})")
+        echo(f"  sent to review: supersede {r['id']} by {r['by']} ({r['relation']}; {'; '.join(r['guards_failed'])})")
     for r in report.held:
-        click.echo(f"  sent to review, not recalled: {r['id']}: {r['reason']}")
+        echo(f"  sent to review, not recalled: {r['id']}: {r['reason']}")
     for r in report.left_alone:
-        click.echo(f"  kept beside {r['other']} ({r['relation']}): {r['reason']}")
+        echo(f"  kept beside {r['other']} ({r['relation']}): {r['reason']}")
     for d in report.dropped:
-        click.echo(f"  dropped {d.get('title') or d.get('refuted') or ''}: {d['reason']}".replace("  dropped :", "  dropped:"))
+        echo(f"  dropped {d.get('title') or d.get('refuted') or ''}: {d['reason']}".replace("  dropped :", "  dropped:"))
     if report.review_branch:
-        click.echo(f"proposals on {report.review_branch}: `memrepo review` lists them")
+        echo(f"proposals on {report.review_branch}: `memrepo review` lists them")
 
 
 @click.command()
@@ -80,16 +81,16 @@ def enrich(ctx: click.Context, ids: tuple[str, ...], as_json: bool) -> None:
         _json(report)
     else:
         for note_id, aliases in report["enriched"].items():
-            click.echo(f"{note_id}: {', '.join(aliases)}")
+            echo(f"{note_id}: {', '.join(aliases)}")
         unchanged = [i for i in report["asked"] if i not in report["enriched"] and i not in report.get("pending", [])]
         if unchanged:
-            click.echo(f"no new aliases for: {', '.join(unchanged)}")
+            echo(f"no new aliases for: {', '.join(unchanged)}")
         if report.get("unknown_ids"):
-            click.echo(f"the model answered for ids it was not asked about, ignored: {', '.join(report['unknown_ids'])}")
+            echo(f"the model answered for ids it was not asked about, ignored: {', '.join(report['unknown_ids'])}")
         if report.get("pending"):
-            click.echo(f"not answered, asked again next run: {', '.join(report['pending'])}")
+            echo(f"not answered, asked again next run: {', '.join(report['pending'])}")
         if not report["asked"]:
-            click.echo("nothing to enrich")
+            echo("nothing to enrich")
     _model_calls_judged("enrich")
 
 
@@ -110,7 +111,7 @@ def sweep(ctx: click.Context, no_model: bool, retry_failed: bool, as_json: bool)
 
     if retry_failed:
         again = jobs.retry_failed(_repo(ctx))
-        click.echo(f"queued {len(again)} failed job{'s' * (len(again) != 1)} again", err=True)
+        echo(f"queued {len(again)} failed job{'s' * (len(again) != 1)} again", err=True)
     from memrepo.cli.progress import Reporter
 
     shown = Reporter()
@@ -119,19 +120,19 @@ def sweep(ctx: click.Context, no_model: bool, retry_failed: bool, as_json: bool)
     if as_json:
         _json(report)
     elif report.get("skipped"):
-        click.echo(f"run {report['run_id']}: skipped: {report['skipped']}")
+        echo(f"run {report['run_id']}: skipped: {report['skipped']}")
         return None
     else:
-        click.echo(f"run {report['run_id']}: {len(report['captures'])} capture job(s), "
-                   f"{len((report.get('enrich') or {}).get('enriched', {}))} memories enriched"
-                   + (f", curator applied {len(report['curate']['applied'])}" if report.get("curate") else "")
-                   + (f", verifier changed {len(report['verify']['changed'])}" if report.get("verify") else ""))
+        echo(f"run {report['run_id']}: {len(report['captures'])} capture job(s), "
+             f"{len((report.get('enrich') or {}).get('enriched', {}))} memories enriched"
+             + (f", curator applied {len(report['curate']['applied'])}" if report.get("curate") else "")
+             + (f", verifier changed {len(report['verify']['changed'])}" if report.get("verify") else ""))
         for name, row in (report.get("model_calls") or {}).items():
             calls = row["ok"] + row["failed"]
             failed = f", {row['failed']} failed (last: {row['last_error'][:160]})" if row["failed"] else ""
-            click.echo(f"  {name}: {calls} model call{'s' * (calls != 1)}{failed}")
+            echo(f"  {name}: {calls} model call{'s' * (calls != 1)}{failed}")
         for err in report["errors"]:
-            click.echo(f"  error: {err}", err=True)
+            echo(f"  error: {err}", err=True)
     if report.get("model_failed") or report.get("errors"):
         # A sweep whose model never answered is not a quiet day: say so, and exit 1 (issue 16).
         raise MemrepoError(report.get("model_failed") or f"{len(report['errors'])} step(s) of the sweep failed",
@@ -156,27 +157,27 @@ def stats(ctx: click.Context, as_json: bool) -> None:
     data = sw.stats(_repo(ctx))
     if as_json:
         return _json(data)
-    click.echo(f"memories: {data['memories']}  " + "  ".join(f"{k}={v}" for k, v in data["by_status"].items()))
-    click.echo("by class: " + ("  ".join(f"{k}={v}" for k, v in data["by_class"].items()) or "-"))
+    echo(f"memories: {data['memories']}  " + "  ".join(f"{k}={v}" for k, v in data["by_status"].items()))
+    echo("by class: " + ("  ".join(f"{k}={v}" for k, v in data["by_class"].items()) or "-"))
     last = data["last_sweep"]
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(last["finished"])) if last else "never"
-    click.echo(f"last sweep: {when}" + (f" ({last['run_id']})" if last else ""))
-    click.echo(f"jobs: {data['jobs']['queued']} queued, {data['jobs']['running']} running, {data['jobs']['failed']} failed;"
-               f" sessions captured: {data['captured_sessions']}")
+    echo(f"last sweep: {when}" + (f" ({last['run_id']})" if last else ""))
+    echo(f"jobs: {data['jobs']['queued']} queued, {data['jobs']['running']} running, {data['jobs']['failed']} failed;"
+         f" sessions captured: {data['captured_sessions']}")
     for name, row in data["model"].items():
-        click.echo(f"model {name}: {row['calls']} calls ({row['failed']} failed), " + _tokens(row))
+        echo(f"model {name}: {row['calls']} calls ({row['failed']} failed), " + _tokens(row))
     for failure in data["model_failures"]:
-        click.echo(f"failed model call: {failure['t']} {failure['pass']}: {failure['error']}")
+        echo(f"failed model call: {failure['t']} {failure['pass']}: {failure['error']}")
     rec = data["recall"]
     if rec["judged"]:
-        click.echo(f"recall, last {rec['days']} days: {rec['used']} of {rec['judged']} judged injections used "
-                   f"(precision {rec['precision']:.0%}); {rec['injections'] - rec['judged']} not judged yet")
+        echo(f"recall, last {rec['days']} days: {rec['used']} of {rec['judged']} judged injections used "
+             f"(precision {rec['precision']:.0%}); {rec['injections'] - rec['judged']} not judged yet")
     else:
-        click.echo(f"recall, last {rec['days']} days: {rec['injections']} injections, none judged yet "
-                   "(the Stop hook judges each turn's)")
+        echo(f"recall, last {rec['days']} days: {rec['injections']} injections, none judged yet "
+             "(the Stop hook judges each turn's)")
     if rec["never_used"]:
-        click.echo("injected often, never used (candidates for review: `memrepo show <id>`): "
-                   + ", ".join(f"{m['id']} ({m['injected']}x)" for m in rec["never_used"][:10]))
+        echo("injected often, never used (candidates for review: `memrepo show <id>`): "
+             + ", ".join(f"{m['id']} ({m['injected']}x)" for m in rec["never_used"][:10]))
 
 
 def _tokens(row: dict[str, int]) -> str:

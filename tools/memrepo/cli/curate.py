@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from memrepo.cli.main import _fail_friendly, _json, _model_calls_judged, _repo
+from memrepo.cli.term import echo, safe
 
 
 def _decision_line(d: dict[str, Any]) -> str:
@@ -47,12 +48,12 @@ def curate(ctx: click.Context, dry_run: bool, no_model: bool, as_json: bool) -> 
     if as_json:
         _json(report)
     else:
-        click.echo(f"run {report['run_id']}{' (dry run: nothing written)' if dry_run else ''}, {report['model_calls']} model calls"
+        echo(f"run {report['run_id']}{' (dry run: nothing written)' if dry_run else ''}, {report['model_calls']} model calls"
                    + (f" ({report['remembered']} pairs not asked again: their verdict still holds)" if report["remembered"] else ""))
         for title, key in (("applied", "applied"), ("sent to review", "review"), ("left alone", "skipped")):
-            click.echo(f"{title}: {len(report[key])}")
+            echo(f"{title}: {len(report[key])}")
             for d in report[key]:
-                click.echo(_decision_line(d))
+                echo(_decision_line(d))
     _model_calls_judged("curate")
 
 
@@ -113,9 +114,9 @@ def review(ctx: click.Context, every: bool, as_json: bool) -> None:
     if as_json:
         return _json(found)
     for p in found:
-        click.echo(_proposal_line(p) if not every else f"{_state(p['state']):<9} {_proposal_line(p)}")
+        echo(_proposal_line(p) if not every else f"{_state(p['state']):<9} {_proposal_line(p)}")
     shown = sum(p["state"] == "open" for p in found)
-    click.echo(f"{shown} open proposal{'s' * (shown != 1)}" + (f", {len(found) - shown} decided" if every else ""), err=True)
+    echo(f"{shown} open proposal{'s' * (shown != 1)}" + (f", {len(found) - shown} decided" if every else ""), err=True)
 
 
 @review.command("show")
@@ -144,24 +145,25 @@ def review_show(ctx: click.Context, proposal: str, as_diff: bool, as_markdown: b
     if as_markdown:
         from memrepo.passes.curate import prbody
 
-        return click.echo(prbody.render({**p, "files": rev.files_of(repo, p["commit"])}), nl=False)
+        return echo(prbody.render({**p, "files": rev.files_of(repo, p["commit"])}), nl=False)
     if as_diff:
-        return click.echo(p["patch"], nl=False)
+        return echo(p["patch"], nl=False)
     t = p["trailers"]
-    click.echo(f"proposal {p['id']} (run {p['run']}): {p['subject']}")
-    click.echo(p["summary"])
+    echo(f"proposal {p['id']} (run {p['run']}): {p['subject']}")
+    echo(p["summary"])
     if t.get("Reason"):
-        click.echo(f"reason: {t['Reason']}")
-    click.echo(f"held back by: {t.get('Review', '?')}")
-    click.echo("changes: " + ", ".join(f"{c['status']} {c['path']}" for c in p["changes"]))
+        echo(f"reason: {t['Reason']}")
+    echo(f"held back by: {t.get('Review', '?')}")
+    echo("changes: " + ", ".join(f"{c['status']} {c['path']}" for c in p["changes"]))
     if p["beyond"]:
-        click.echo(f"WARNING: this proposal also {'; '.join(p['beyond'])} — beyond the memories it names; "
-                   f"`review accept` refuses it (`--diff` shows all of it)")
-    click.echo("")
+        echo(f"WARNING: this proposal also {'; '.join(p['beyond'])} — beyond the memories it names; "
+             f"`review accept` refuses it (`--diff` shows all of it)")
+    echo("")
     width = shutil.get_terminal_size((120, 24)).columns
-    left, right = ((f"{side['id']} ({side['role']})", str(side["text"])) for side in (p["loser"], p["winner"]))
-    click.echo(side_by_side(left, right, width))
-    click.echo(f"\naccept: memrepo review accept {p['id']}\nreject: memrepo review reject {p['id']} --reason \"…\"")
+    # escaped before wrapping, so that a column is as wide as what the terminal shows
+    left, right = ((safe(f"{side['id']} ({side['role']})"), safe(side["text"])) for side in (p["loser"], p["winner"]))
+    echo(side_by_side(left, right, width))
+    echo(f"\naccept: memrepo review accept {p['id']}\nreject: memrepo review reject {p['id']} --reason \"…\"")
 
 
 @review.command("accept")
@@ -179,7 +181,7 @@ def review_accept(ctx: click.Context, proposal: str) -> None:
     from memrepo.store import memories as store
 
     sha = rev.accept(store.require_repo(_repo(ctx)), proposal)
-    click.echo(f"Accepted proposal {proposal} as {sha[:12]}")
+    echo(f"Accepted proposal {proposal} as {sha[:12]}")
 
 
 @review.command("reject")
@@ -205,12 +207,12 @@ def review_reject(ctx: click.Context, proposal: str | None, reason: str, every: 
     repo = store.require_repo(_repo(ctx))
     if proposal:
         sha = rev.reject(repo, proposal, reason)
-        click.echo(f"Rejected proposal {proposal} ({sha[:12]})")
+        echo(f"Rejected proposal {proposal} ({sha[:12]})")
         return
     done = rev.reject_many(repo, run_id, reason)
     for pid, sha in done:
-        click.echo(f"Rejected proposal {pid} ({sha[:12]})")
-    click.echo(f"{len(done)} proposal{'s' * (len(done) != 1)} rejected" if done else "no open proposals to reject", err=True)
+        echo(f"Rejected proposal {pid} ({sha[:12]})")
+    echo(f"{len(done)} proposal{'s' * (len(done) != 1)} rejected" if done else "no open proposals to reject", err=True)
 
 
 @review.command("push")
@@ -242,21 +244,21 @@ def review_push(ctx: click.Context, remote: str | None, forge_name: str | None, 
     if as_json:
         return _json(report.as_dict())
     for branch, n in report.branches:
-        click.echo(f"pushed {branch} to {report.remote} ({n} open)")
+        echo(f"pushed {branch} to {report.remote} ({n} open)")
     for e in report.events:
         where = f" #{e['number']}" + (f" {e['url']}" if e.get("url") else "")
         detail = f": {e['detail']}" if e.get("detail") else ""
-        click.echo(f"proposal {e['id']}: pull request{where} {e['action']}{detail}")
+        echo(f"proposal {e['id']}: pull request{where} {e['action']}{detail}")
     for pid, why in report.unpushed:
-        click.echo(f"proposal {pid}: no pull request: {why}")
+        echo(f"proposal {pid}: no pull request: {why}")
     if report.offline and (report.manual or report.branches):
-        click.echo(f"no pull requests opened: {report.offline}", err=True)
+        echo(f"no pull requests opened: {report.offline}", err=True)
         if report.manual:
-            click.echo("open them by hand:")
+            echo("open them by hand:")
             for line in report.manual:
-                click.echo(f"  {line}")
+                echo(f"  {line}")
     if not (report.branches or report.events or report.unpushed):
-        click.echo("no open proposals to push", err=True)
+        echo("no open proposals to push", err=True)
 
 
 @click.command()
@@ -286,7 +288,7 @@ def undo(ctx: click.Context, run_id: str | None, last: bool, as_json: bool) -> N
     index.update(repo)  # an undo of proposals alone is an empty commit no post-commit hook saw
     if as_json:
         return _json({"run": target, "commit": shas[0] if shas else None})
-    click.echo(f"Undid run {target}" + (f" in {shas[0][:12]}" if shas else ": it changed no files"))
+    echo(f"Undid run {target}" + (f" in {shas[0][:12]}" if shas else ": it changed no files"))
 
 
 def show_runs(repo: str, limit: int, as_json: bool) -> None:
@@ -298,14 +300,14 @@ def show_runs(repo: str, limit: int, as_json: bool) -> None:
     if as_json:
         return _json(found)
     if not found:
-        click.echo("no runs yet: each capture, curate, verify, import, sweep, add, edit and retire is a run "
-                   "(`memrepo undo RUN` reverts one)", err=True)
+        echo("no runs yet: each capture, curate, verify, import, sweep, add, edit and retire is a run "
+             "(`memrepo undo RUN` reverts one)", err=True)
     for r in found:
         undone = f"  (undone by {r['undone_by']})" if r["undone_by"] else ""
-        click.echo(f"{r['run']}  {len(r['decisions'])} decision{'s' * (len(r['decisions']) != 1)}{undone}")
+        echo(f"{r['run']}  {len(r['decisions'])} decision{'s' * (len(r['decisions']) != 1)}{undone}")
         for d in r["decisions"]:
             conf = f" [{d['confidence']}]" if d["confidence"] else ""
-            click.echo(f"  {d['commit'][:12]}  {d['action']:<10} {d['subject']}{conf}" + (f" — {d['reason']}" if d["reason"] else ""))
+            echo(f"  {d['commit'][:12]}  {d['action']:<10} {d['subject']}{conf}" + (f" — {d['reason']}" if d["reason"] else ""))
 
 
 def register(group: click.Group) -> None:

@@ -9,6 +9,7 @@ import typing
 import click
 
 from memrepo.cli.main import _fail_friendly, _json, _memory_id, _repo
+from memrepo.cli.term import echo
 
 
 def _draft_path(note_id: str) -> str:
@@ -48,7 +49,7 @@ def edit(ctx: click.Context, note_id: str, source: "typing.IO[str] | None", as_j
         if edited is None:
             if as_json:
                 return _json({"id": note_id, "commit": None, "run": None})
-            click.echo(f"No change to {note_id}: the editor closed without saving.")
+            echo(f"No change to {note_id}: the editor closed without saving.")
             return
         text = edited
     try:
@@ -57,15 +58,15 @@ def edit(ctx: click.Context, note_id: str, source: "typing.IO[str] | None", as_j
         draft = _draft_path(note_id)
         with open(draft, "w", encoding="utf-8") as fh:
             fh.write(text)
-        click.echo(f"Your text is kept in {draft}; fix it, then: memrepo edit {note_id} --from {draft}", err=True)
+        echo(f"Your text is kept in {draft}; fix it, then: memrepo edit {note_id} --from {draft}", err=True)
         raise
     if as_json:
         return _json({"id": note_id, "commit": done[0] if done else None, "run": done[1] if done else None})
     if done is None:
-        click.echo(f"No change to {note_id}.")
+        echo(f"No change to {note_id}.")
         return
     sha, run = done
-    click.echo(f"Edited {note_id} in {repo} ({sha[:12]}, run {run}; `memrepo undo {run}` reverts it)")
+    echo(f"Edited {note_id} in {repo} ({sha[:12]}, run {run}; `memrepo undo {run}` reverts it)")
 
 
 def _retire(ctx: click.Context, note_id: str, reason: str, as_json: bool) -> None:
@@ -75,7 +76,7 @@ def _retire(ctx: click.Context, note_id: str, reason: str, as_json: bool) -> Non
     sha, run = lifecycle.retire(_repo(ctx), note_id, reason)
     if as_json:
         return _json({"id": note_id, "commit": sha, "run": run})
-    click.echo(f"Retired {note_id} ({sha[:12]}): recall will not inject it again. "
+    echo(f"Retired {note_id} ({sha[:12]}): recall will not inject it again. "
                f"The file stays, marked retired; `memrepo undo {run}` brings it back.")
 
 

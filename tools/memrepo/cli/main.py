@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import json
 import os
 import sys
 import time
@@ -12,6 +11,7 @@ from typing import Any, Callable
 import click
 
 from memrepo import __version__
+from memrepo.cli.term import echo, json_text, safe
 from memrepo.recall import paths
 from memrepo.errors import MemrepoError, NoteInvalid
 
@@ -27,10 +27,10 @@ def _fail_friendly(fn: F) -> F:
             return fn(*args, **kwargs)
         except NoteInvalid as exc:
             for problem in exc.problems:
-                click.echo(problem, err=True)
-            raise click.ClickException(str(exc) + (f"\nhint: {exc.hint}" if exc.hint else "")) from None
+                echo(problem, err=True)
+            raise click.ClickException(safe(str(exc) + (f"\nhint: {exc.hint}" if exc.hint else ""))) from None
         except MemrepoError as exc:
-            raise click.ClickException(str(exc) + (f"\nhint: {exc.hint}" if exc.hint else "")) from None
+            raise click.ClickException(safe(str(exc) + (f"\nhint: {exc.hint}" if exc.hint else ""))) from None
         except OSError as exc:
             obj = click.get_current_context().find_object(dict) or {}
             refused = _disk_fault(exc, str(obj.get("repo") or ""))
@@ -54,8 +54,8 @@ def _model_calls_judged(what: str) -> None:
     if not tally.failed:
         return
     total = tally.ok + tally.failed
-    click.echo(f"{what}: {tally.failed} of {total} model call{'s' * (total != 1)} failed "
-               f"(last: {tally.last_error[:200]})", err=True)
+    echo(f"{what}: {tally.failed} of {total} model call{'s' * (total != 1)} failed "
+         f"(last: {tally.last_error[:200]})", err=True)
     if not tally.ok:
         raise MemrepoError(f"{what}: no model call answered, so nothing was learned from the model",
                            hint="check the model command (MEMREPO_MODEL_CMD, or `model_cmd` in index/local.json); "
@@ -80,7 +80,7 @@ def _memory_id(ctx: click.Context, given: str) -> str:
 
 
 def _json(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+    click.echo(json_text(data))
 
 
 def _date(value: str | None) -> float | None:
@@ -118,8 +118,8 @@ def _warn_other_repo(chosen: str) -> None:
     top = projects.top_level(os.getcwd())
     if top and os.path.realpath(top) != os.path.realpath(chosen) and os.path.isdir(paths.memory_dir(top)) \
             and os.path.isdir(os.path.join(top, ".githooks")):
-        click.echo(f"memrepo: using the memory repository at {chosen}, not the one this directory is in ({top}); "
-                   f"pass --repo {top} (or set MEMREPO_DIR) to use that one", err=True)
+        echo(f"memrepo: using the memory repository at {chosen}, not the one this directory is in ({top}); "
+             f"pass --repo {top} (or set MEMREPO_DIR) to use that one", err=True)
 
 
 def _repo_option(command: click.Command) -> None:
@@ -173,19 +173,19 @@ def init(ctx: click.Context, directory: str | None, source: str | None, branch: 
     verb = "Created" if report["git_init"] else "Initialized"
     if report["joined"]:
         verb = "Joined"
-    click.echo(f"{verb} memory repository at {report['path']}" + (f" ({report['joined']})" if report["joined"] else ""))
+    echo(f"{verb} memory repository at {report['path']}" + (f" ({report['joined']})" if report["joined"] else ""))
     adopted = report["adopted"]
     if adopted is not None:
-        click.echo(f"  branch: {adopted.branch}, tracking {adopted.remote}/{adopted.branch} "
-                   f"({adopted.memories} memor{'y' if adopted.memories == 1 else 'ies'})")
+        echo(f"  branch: {adopted.branch}, tracking {adopted.remote}/{adopted.branch} "
+             f"({adopted.memories} memor{'y' if adopted.memories == 1 else 'ies'})")
         if adopted.left:
-            click.echo(f"  left branch {adopted.left} as it was (it held no memory)")
+            echo(f"  left branch {adopted.left} as it was (it held no memory)")
         if adopted.rescue:
-            click.echo(f"  earlier commits of this clone kept as {adopted.rescue}")
-    click.echo(f"  git hooks: {report['wiring']}")
-    click.echo(f"  committed: {', '.join(report['written'])}" if report["commit"] else "  nothing to commit: already set up")
-    click.echo(f"  indexed: {report['indexed']} memories")
-    click.echo(f"  commit-graph: {report['commit_graph']}")
+            echo(f"  earlier commits of this clone kept as {adopted.rescue}")
+    echo(f"  git hooks: {report['wiring']}")
+    echo(f"  committed: {', '.join(report['written'])}" if report["commit"] else "  nothing to commit: already set up")
+    echo(f"  indexed: {report['indexed']} memories")
+    echo(f"  commit-graph: {report['commit_graph']}")
 
 
 def _read_body(body: str | None, use_stdin: bool, edit: bool) -> str:
@@ -241,7 +241,7 @@ def add(ctx: click.Context, title: str, description: str, cls: str, source: str,
     new_id, sha, run = store.add(_repo(ctx), note)
     if as_json:
         return _json({"id": new_id, "commit": sha, "run": run, "repo": _repo(ctx)})
-    click.echo(f"Added {new_id} to {_repo(ctx)} ({sha[:12]}; `memrepo undo {run}` takes it back)")
+    echo(f"Added {new_id} to {_repo(ctx)} ({sha[:12]}; `memrepo undo {run}` takes it back)")
 
 
 @cli.command()
@@ -256,10 +256,10 @@ def show(ctx: click.Context, note_id: str, as_json: bool) -> None:
     data = store.show(_repo(ctx), _memory_id(ctx, note_id))
     if as_json:
         return _json(data)
-    click.echo(data["text"], nl=False)
-    click.echo("\nHistory:")
+    echo(data["text"], nl=False)
+    echo("\nHistory:")
     for h in data["history"]:
-        click.echo(f"  {h['commit'][:12]}  {h['date'][:10]}  {h['subject']}")
+        echo(f"  {h['commit'][:12]}  {h['date'][:10]}  {h['subject']}")
 
 
 @cli.command("list")
@@ -280,9 +280,9 @@ def list_(ctx: click.Context, cls: str | None, project: str | None, status: str 
     for r in rows:
         label = f"  [superseded by {r['superseded_by']}]" if r["superseded_by"] else \
             f"  [{r['status']}]" if r["status"] not in (None, "active") else ""
-        click.echo(f"{r['id']:<40} {r['class']:<10} {r['updated'] or '':<10} {r['title']}{label}")
+        echo(f"{r['id']:<40} {r['class']:<10} {r['updated'] or '':<10} {r['title']}{label}")
     named = ", ".join(f"{k} {v}" for k, v in (("class", cls), ("project", project), ("status", status)) if v)
-    click.echo(f"{len(rows)} memor{'y' if len(rows) == 1 else 'ies'}" + (f" matching {named}" if named else ""), err=True)
+    echo(f"{len(rows)} memor{'y' if len(rows) == 1 else 'ies'}" + (f" matching {named}" if named else ""), err=True)
 
 
 @cli.command()
@@ -306,9 +306,9 @@ def search(ctx: click.Context, query: str, limit: int, project: str | None, as_j
         return _json([h.as_dict() for h in hits])
     for h in hits:
         labels = "".join(f"  [{label}]" for label in h.labels())
-        click.echo(f"{h.score:8.3f}  {h.id:<40} ({h.cls}) {h.title}{labels}")
+        echo(f"{h.score:8.3f}  {h.id:<40} ({h.cls}) {h.title}{labels}")
     if not hits:
-        click.echo("no matches", err=True)
+        echo("no matches", err=True)
 
 
 @cli.command("index")
@@ -329,8 +329,8 @@ def index_(ctx: click.Context, rebuild: bool) -> None:
     else:
         report = index.update(repo)
     r = report.as_dict()
-    click.echo(f"{'rebuilt' if r['rebuilt'] else 'updated'}: {r['added']} added, {r['updated']} updated, "
-               f"{r['removed']} removed, {r['unchanged']} unchanged, {len(r['skipped'])} skipped in {r['seconds']:.2f}s")
+    echo(f"{'rebuilt' if r['rebuilt'] else 'updated'}: {r['added']} added, {r['updated']} updated, "
+         f"{r['removed']} removed, {r['unchanged']} unchanged, {len(r['skipped'])} skipped in {r['seconds']:.2f}s")
 
 
 @cli.command()
@@ -366,9 +366,9 @@ def doctor(ctx: click.Context, as_json: bool) -> None:
     else:
         for c in checks:
             detail = c.detail.replace("\n", "\n     ")  # one problem a line, under its check
-            click.echo(f"{'FAIL' if not c.ok else 'warn' if c.warn else 'ok '} {c.name}: {detail}")
+            echo(f"{'FAIL' if not c.ok else 'warn' if c.warn else 'ok '} {c.name}: {detail}")
             if c.fix:
-                click.echo(f"     fix: {c.fix}")
+                echo(f"     fix: {c.fix}")
     ctx.exit(0 if all(c.ok for c in checks) else 1)
 
 
@@ -390,11 +390,11 @@ def recover(ctx: click.Context) -> None:
     with lock.held(repo):
         cleared = faults.clear_stale_index_lock(repo)  # a git killed mid-commit (with its process group)
         if cleared:
-            click.echo(f"removed {cleared}, left by a git that is no longer running")
+            echo(f"removed {cleared}, left by a git that is no longer running")
         undone = journal.recover(repo)
     if undone or cleared:
         index.update(repo)  # the files put back are newer than the cache's record of them
-    click.echo(f"rolled back {len(undone)} file(s): {', '.join(undone)}" if undone else "nothing to recover")
+    echo(f"rolled back {len(undone)} file(s): {', '.join(undone)}" if undone else "nothing to recover")
 
 
 @cli.command()
@@ -418,7 +418,7 @@ def log(ctx: click.Context, limit: int, as_json: bool, runs: bool) -> None:
     for e in entries:
         t = e["trailers"]
         extra = " ".join(f"{k}={v}" for k, v in t.items() if k not in ("Action", "Decision"))  # a batch commit lists its decisions in `log --runs`
-        click.echo(f"{e['commit'][:12]}  {e['date'][:19]}  {t.get('Action', '?'):<10} {e['subject']}  {extra}".rstrip())
+        echo(f"{e['commit'][:12]}  {e['date'][:19]}  {t.get('Action', '?'):<10} {e['subject']}  {extra}".rstrip())
 
 
 @cli.command()
@@ -432,7 +432,7 @@ def fmt(ctx: click.Context, files: tuple[str, ...], check: bool) -> None:
 
     changed = store.fmt(_repo(ctx), list(files) or None, check=check)
     for path in changed:
-        click.echo(f"{'would reformat' if check else 'reformatted'} {path}")
+        echo(f"{'would reformat' if check else 'reformatted'} {path}")
     if check and changed:
         ctx.exit(1)
 
@@ -460,7 +460,7 @@ def main() -> int:
         exc.show()
         return exc.exit_code
     except (KeyboardInterrupt, click.exceptions.Abort):
-        click.echo("interrupted", err=True)
+        echo("interrupted", err=True)
         return 130
     except OSError as exc:
         refused = _disk_fault(exc, "")
@@ -502,5 +502,5 @@ def _crash(exc: Exception) -> int:
         where = f"The traceback is in {path}"
     except OSError as log_exc:  # a full or read-only /tmp: the one line still tells what happened
         where = f"The traceback could not be written ({log_exc.strerror})"
-    click.echo(f"memrepo: unexpected {type(exc).__name__}: {exc}\n{where}; please report it.", err=True)
+    echo(f"memrepo: unexpected {type(exc).__name__}: {exc}\n{where}; please report it.", err=True)
     return 3

@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from memrepo.cli.main import _fail_friendly, _json, _repo
+from memrepo.cli.term import echo
 
 
 @click.group()
@@ -34,10 +35,10 @@ def profile_add(ctx: click.Context, text: str, source: str) -> None:
     from memrepo.passes import profile as prof
 
     r = prof.add(_repo(ctx), text, source)
-    click.echo(f"Added ({r['commit'][:12]})" if r["added"] else "Already in the profile; nothing to do")
+    echo(f"Added ({r['commit'][:12]})" if r["added"] else "Already in the profile; nothing to do")
     for d in r["demoted"]:
-        click.echo(f"  demoted to memory {d['id']}: {d['text']}")
-    click.echo(f"profile: {r['size']:,} of {r['bound']:,} characters", err=True)
+        echo(f"  demoted to memory {d['id']}: {d['text']}")
+    echo(f"profile: {r['size']:,} of {r['bound']:,} characters", err=True)
 
 
 @profile.command("show")
@@ -57,8 +58,8 @@ def profile_show(ctx: click.Context, as_json: bool) -> None:
     if as_json:
         return _json(data)
     for n, e in enumerate(data["entries"], start=1):
-        click.echo(f"{n:3}. [{e['source']:<8} {e['added'] or '?':<10} used {e['uses']:>3}] {e['text']}")
-    click.echo(f"{len(data['entries'])} lines, {data['size']:,} of {data['bound']:,} characters ({data['path']})")
+        echo(f"{n:3}. [{e['source']:<8} {e['added'] or '?':<10} used {e['uses']:>3}] {e['text']}")
+    echo(f"{len(data['entries'])} lines, {data['size']:,} of {data['bound']:,} characters ({data['path']})")
 
 
 @profile.command("remove")
@@ -75,7 +76,7 @@ def profile_remove(ctx: click.Context, n: int) -> None:
     from memrepo.passes import profile as prof
 
     r = prof.remove(_repo(ctx), n)
-    click.echo(f"Removed: {r['removed']['text']} ({r['commit'][:12]})")
+    echo(f"Removed: {r['removed']['text']} ({r['commit'][:12]})")
 
 
 @profile.command("demote")
@@ -92,7 +93,7 @@ def profile_demote(ctx: click.Context, n: int) -> None:
     from memrepo.passes import profile as prof
 
     r = prof.demote(_repo(ctx), n)
-    click.echo(f"Demoted to memory {r['demoted']['id']} ({r['commit'][:12]})")
+    echo(f"Demoted to memory {r['demoted']['id']} ({r['commit'][:12]})")
 
 
 @click.group()
@@ -128,17 +129,17 @@ def audit_claude(ctx: click.Context, paths: tuple[str, ...], as_json: bool) -> N
 
 def _render_audit(results: list[Any]) -> None:
     if not results:
-        click.echo("no MEMORY.md or CLAUDE.md found", err=True)
+        echo("no MEMORY.md or CLAUDE.md found", err=True)
     for r in results:
         state = f"CUT, {len(r.cut)} entries never reach a session" if r.is_cut else "loads whole"
-        click.echo(f"{r.path}: {state}: {r.lines_loaded} of {r.lines_present} lines, "
-                   f"{r.units_loaded:,} of {r.units_present:,} characters (UTF-16 units) load")
+        echo(f"{r.path}: {state}: {r.lines_loaded} of {r.lines_present} lines, "
+             f"{r.units_loaded:,} of {r.units_present:,} characters (UTF-16 units) load")
         for note in r.notes:
-            click.echo(f"  note: {note}")
+            echo(f"  note: {note}")
         if r.cut:
-            click.echo("  never loaded, newest first:")
+            echo("  never loaded, newest first:")
         for n, text in r.cut:
-            click.echo(f"  line {n}: {text if len(text) <= 100 else text[:99] + '…'}")
+            echo(f"  line {n}: {text if len(text) <= 100 else text[:99] + '…'}")
 
 
 @click.group("import")
@@ -150,16 +151,16 @@ def _render_import(report: Any, as_json: bool) -> None:
     if as_json:
         return _json(report.as_dict())
     for where, why in report.skipped:
-        click.echo(f"skipped {where}: {why}", err=True)
+        echo(f"skipped {where}: {why}", err=True)
     if report.commit:
-        click.echo(f"Imported {len(report.added)} memories" + (f" and {len(report.profile)} profile lines" if report.profile else "")
-                   + f" from {report.tool} ({report.commit[:12]}, run {report.run}; `memrepo undo {report.run}` reverts it)")
+        echo(f"Imported {len(report.added)} memories" + (f" and {len(report.profile)} profile lines" if report.profile else "")
+             + f" from {report.tool} ({report.commit[:12]}, run {report.run}; `memrepo undo {report.run}` reverts it)")
         for i in report.demoted:
-            click.echo(f"  demoted from the profile: {i}")
+            echo(f"  demoted from the profile: {i}")
     else:
-        click.echo(f"Nothing new from {report.tool}")
+        echo(f"Nothing new from {report.tool}")
     if report.already:
-        click.echo(f"{report.already} already imported", err=True)
+        echo(f"{report.already} already imported", err=True)
 
 
 @import_.command("claude-code")

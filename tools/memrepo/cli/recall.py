@@ -9,6 +9,7 @@ import click
 from typing import Any
 
 from memrepo.cli.main import _date, _fail_friendly, _json, _repo
+from memrepo.cli.term import echo
 
 
 @click.command()
@@ -44,14 +45,14 @@ def recall(ctx: click.Context, prompt: str, cwd: str | None, previous: str | Non
                       "candidates": [_candidate(h, reason) for h, reason in why if h is not None],
                       "why": [reason for h, reason in why if h is None]})
     if not d.hits:
-        click.echo(f"(silent: {d.silent}; terms: {' '.join(d.terms) or '-'}; {d.ms:.1f} ms)")
+        echo(f"(silent: {d.silent}; terms: {' '.join(d.terms) or '-'}; {d.ms:.1f} ms)")
     else:
-        click.echo(rc.format_context(d.hits))
+        echo(rc.format_context(d.hits))
     sys.stdout.flush()  # the block, whole and on its own lines, before anything on stderr (issue 39)
     if explain:
         _explain(d, why)
     if d.hits:
-        click.echo(f"({len(d.hits)} injected; terms: {' '.join(d.terms)}; {d.ms:.1f} ms)", err=True)
+        echo(f"({len(d.hits)} injected; terms: {' '.join(d.terms)}; {d.ms:.1f} ms)", err=True)
 
 
 def _candidate(h: Any, reason: str | None) -> dict:  # type: ignore[type-arg]
@@ -66,9 +67,9 @@ def _explain(d: Any, why: list) -> None:  # type: ignore[type-arg]
     line: stdout stays exactly what the hook would inject)."""
     from memrepo.recall import explain
 
-    click.echo("", err=True)
+    echo("", err=True)
     for line in explain.live(d, why):
-        click.echo(line, file=sys.stderr)
+        echo(line, err=True)
 
 
 @click.command("recall-log")
@@ -112,15 +113,15 @@ def recall_log(ctx: click.Context, limit: int, session: str | None, agent: str |
     if as_json:
         return _json(entries)
     for e in entries:
-        click.echo(_entry_lines(e))
+        echo(_entry_lines(e))
         if explain:
             from memrepo.recall import explain as trace
 
-            click.echo("\n".join("  " + line for line in trace.logged(e)[1:]))
+            echo("\n".join("  " + line for line in trace.logged(e)[1:]))
     if not entries:
         filtered = session or project or only or agent
-        click.echo("no recall decisions match these filters" if filtered else
-                   "no recall decisions logged yet: they appear after the first prompt in a session with the hooks", err=True)
+        echo("no recall decisions match these filters" if filtered else
+             "no recall decisions logged yet: they appear after the first prompt in a session with the hooks", err=True)
 
 
 def _keep(e: dict[str, Any], session: str | None, project: str | None, only: str | None, agent: str | None = None) -> bool:
@@ -203,12 +204,12 @@ def eval_(ctx: click.Context, prompts: str, memory_dir: str | None, today: str |
         from memrepo.store import memories as store
 
         store.require_repo(repo)
-        click.echo(f"scoring against the memory repository at {repo} (--memory DIR scores a folder instead)", err=True)
+        echo(f"scoring against the memory repository at {repo} (--memory DIR scores a folder instead)", err=True)
     report = evaluate.run(prompts, repo=repo, memory_dir=memory_dir, today=_date(today), top=top)
     if as_json:
         return _json(report)
     for line in evaluate.report_lines(report, top, failures):
-        click.echo(line)
+        echo(line)
 
 
 @click.group()
@@ -254,17 +255,17 @@ def install_codex(plugin: bool, marketplace: str) -> None:
 
     if plugin:
         cfg, changed = codexinstall.trust_plugin(marketplace)
-        click.echo(f"{'trusted' if changed else 'already trusted:'} the hooks of memrepo@{marketplace} in {cfg} "
+        echo(f"{'trusted' if changed else 'already trusted:'} the hooks of memrepo@{marketplace} in {cfg} "
                    f"({len(codexinstall.plugin_entries(marketplace))} [hooks.state] tables)")
         if codexinstall.installed():
-            click.echo(f"memrepo's hooks are also in {codexinstall.hooks_path()}: every memory would be injected "
-                       "twice; `memrepo uninstall codex` removes those (then run this again)", err=True)
+            echo(f"memrepo's hooks are also in {codexinstall.hooks_path()}: every memory would be injected "
+                 "twice; `memrepo uninstall codex` removes those (then run this again)", err=True)
         return
     path, changed = codexinstall.install()
     _written(path, changed, codexinstall.written())
-    click.echo(f"and trusted them in {codexinstall.config_path()} ({len(codexinstall.EVENTS)} [hooks.state] tables)")
+    echo(f"and trusted them in {codexinstall.config_path()} ({len(codexinstall.EVENTS)} [hooks.state] tables)")
     _records(changed, path, codexinstall.config_path())
-    click.echo("If Codex's /hooks screen lists them as needing review, trust them there.", err=True)
+    echo("If Codex's /hooks screen lists them as needing review, trust them there.", err=True)
 
 
 @install.command("gemini")
@@ -283,9 +284,9 @@ def install_gemini() -> None:
 
 
 def _written(path: str, changed: bool, hooks: list[str]) -> None:
-    click.echo(f"{'installed memrepo hooks in' if changed else 'already installed in'} {path}:")
+    echo(f"{'installed memrepo hooks in' if changed else 'already installed in'} {path}:")
     for line in hooks:
-        click.echo(f"  {line}")
+        echo(f"  {line}")
 
 
 def _records(changed: bool, *paths: str) -> None:
@@ -294,7 +295,7 @@ def _records(changed: bool, *paths: str) -> None:
 
     for path in paths:
         if changed and os.path.exists(configfile.record_path(path)):
-            click.echo(f"what uninstall gives back of {os.path.basename(path)} is kept in {configfile.record_path(path)}")
+            echo(f"what uninstall gives back of {os.path.basename(path)} is kept in {configfile.record_path(path)}")
 
 
 @click.group()
@@ -336,11 +337,11 @@ def uninstall_gemini() -> None:
 
 def _removed(path: str, changed: bool) -> None:
     if not changed:
-        click.echo(f"no memrepo hooks in {path}")
+        echo(f"no memrepo hooks in {path}")
     elif os.path.exists(path):
-        click.echo(f"removed memrepo hooks from {path}")
+        echo(f"removed memrepo hooks from {path}")
     else:
-        click.echo(f"removed memrepo hooks: {path} is gone, as before memrepo's install made it")
+        echo(f"removed memrepo hooks: {path} is gone, as before memrepo's install made it")
 
 
 @click.command()
@@ -364,18 +365,18 @@ def demo(memory_dir: str | None, prompts: tuple[str, ...], full: bool) -> None:
 
     memory_dir = memory_dir or demo_mod.EXAMPLES
     info, *results = demo_mod.run(memory_dir, [(p, None) for p in prompts] or None)
-    click.echo(f"Indexed {info['indexed']} memories from {memory_dir}/ in {info['index_seconds'] * 1000:.0f} ms.\n")
+    echo(f"Indexed {info['indexed']} memories from {memory_dir}/ in {info['index_seconds'] * 1000:.0f} ms.\n")
     for r in results:
         where = f"  (in project {r['project']})" if r["project"] else ""
-        click.echo(f"> {r['prompt']}{where}")
+        echo(f"> {r['prompt']}{where}")
         if full and r["hits"]:
-            click.echo("  " + r["context"].replace("\n", "\n  "))
+            echo("  " + r["context"].replace("\n", "\n  "))
         for h in r["hits"]:
             labels = "".join(f" [{label}]" for label in h.labels())
-            click.echo(f"  recalls {h.id} ({h.cls}, score {h.score:.2f}){labels}")
+            echo(f"  recalls {h.id} ({h.cls}, score {h.score:.2f}){labels}")
         if not r["hits"]:
-            click.echo(f"  silent ({r['silent']})")
-        click.echo(f"  {r['ms']:.1f} ms\n")
+            echo(f"  silent ({r['silent']})")
+        echo(f"  {r['ms']:.1f} ms\n")
 
 
 def register(group: click.Group) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from memrepo.cli.main import _fail_friendly, _json, _repo
+from memrepo.cli.term import echo
 
 
 @click.group()
@@ -35,9 +36,9 @@ def transcripts_index(ctx: click.Context, directory: str | None, as_json: bool) 
     shown.close()
     if as_json:
         return _json(report.as_dict())
-    click.echo(f"{report.files} files ({report.new} new, {report.grown} grown, {report.redone} rewritten, "
-               f"{report.unchanged} unchanged), {report.turns} turns added"
-               + (f"; {report.own} of memrepo's own model calls left out" if report.own else ""))
+    echo(f"{report.files} files ({report.new} new, {report.grown} grown, {report.redone} rewritten, "
+         f"{report.unchanged} unchanged), {report.turns} turns added"
+         + (f"; {report.own} of memrepo's own model calls left out" if report.own else ""))
 
 
 @transcripts.command("search")
@@ -61,9 +62,9 @@ def transcripts_search(ctx: click.Context, query: str, project: str | None, sinc
     if as_json:
         return _json(hits)
     for h in hits:
-        click.echo(f"{h['session'][:8]} {h['time'][:16]} {h['project'] or '-'} {h['role']} {h['uuid']}\n    {h['snippet']}")
+        echo(f"{h['session'][:8]} {h['time'][:16]} {h['project'] or '-'} {h['role']} {h['uuid']}\n    {h['snippet']}")
     if not hits:
-        click.echo("no turns match (run `memrepo transcripts index` to add new sessions)")
+        echo("no turns match (run `memrepo transcripts index` to add new sessions)")
 
 
 @click.command()
@@ -88,10 +89,10 @@ def transcript(ctx: click.Context, path_or_session: str, turn_uuid: str | None, 
     rows = sessions.around(store.require_repo(_repo(ctx)), path_or_session, turn_uuid, context)
     if as_json:
         return _json(rows)
-    click.echo(f"session {rows[0]['session']} ({rows[0]['project'] or '-'})")
+    echo(f"session {rows[0]['session']} ({rows[0]['project'] or '-'})")
     for r in rows:
-        click.echo(f"{'>' if r.get('focus') else ' '} {r['uuid']} {r['time']} {r['role']}")
-        click.echo("\n".join("    " + line for line in r["text"].splitlines()))
+        echo(f"{'>' if r.get('focus') else ' '} {r['uuid']} {r['time']} {r['role']}")
+        echo("\n".join("    " + line for line in r["text"].splitlines()))
 
 
 @click.group()
@@ -117,10 +118,10 @@ def skills_detect(ctx: click.Context, as_json: bool) -> None:
     if as_json:
         return _json(found)
     for c in found:
-        click.echo(f"{c['n']}. [{c['id']}] {' → '.join(c['steps'])}")
-        click.echo(f"   seen in {len(c['sessions'])} sessions: {', '.join(c['sessions'])}")
+        echo(f"{c['n']}. [{c['id']}] {' → '.join(c['steps'])}")
+        echo(f"   seen in {len(c['sessions'])} sessions: {', '.join(c['sessions'])}")
     if not found:
-        click.echo("no procedure recurs in 3 or more indexed sessions")
+        echo("no procedure recurs in 3 or more indexed sessions")
 
 
 @skills.command("draft")
@@ -144,8 +145,8 @@ def skills_draft(ctx: click.Context, numbers: tuple[int, ...], all_: bool, as_js
     if as_json:
         return _json(outcomes)
     for o in outcomes:
-        click.echo(f"{'drafted' if o['admitted'] else 'rejected'} {o['name'] or '-'}"
-                   + ("" if o["admitted"] else ": " + "; ".join(o["reasons"])))
+        echo(f"{'drafted' if o['admitted'] else 'rejected'} {o['name'] or '-'}"
+             + ("" if o["admitted"] else ": " + "; ".join(o["reasons"])))
 
 
 @skills.command("list")
@@ -166,10 +167,10 @@ def skills_list(ctx: click.Context, as_json: bool) -> None:
         return _json(rows)
     for r in rows:
         tail = "; ".join(r["reasons"]) if r["reasons"] else ("promoted" if r["promoted"] else "")
-        click.echo(f"{r['state']:8} {r['name']} ({r['sessions']} sessions){': ' + tail if tail else ''}")
+        echo(f"{r['state']:8} {r['name']} ({r['sessions']} sessions){': ' + tail if tail else ''}")
     if not rows:
-        click.echo("no skill drafts yet: `memrepo skills detect` finds recurring procedures, "
-                   "`memrepo skills draft` drafts them", err=True)
+        echo("no skill drafts yet: `memrepo skills detect` finds recurring procedures, "
+             "`memrepo skills draft` drafts them", err=True)
 
 
 @skills.command("show")
@@ -186,9 +187,9 @@ def skills_show(ctx: click.Context, name: str) -> None:
     from memrepo.passes.skills import drafts as sk
 
     found = sk.show(_repo(ctx), name)
-    click.echo(found["text"], nl=False)
+    echo(found["text"], nl=False)
     for reason in found["record"].get("reasons", []):
-        click.echo(f"rejected: {reason}")
+        echo(f"rejected: {reason}")
 
 
 @skills.command("promote")
@@ -206,7 +207,7 @@ def skills_promote(ctx: click.Context, name: str, project_dir: str | None) -> No
     """
     from memrepo.passes.skills import drafts as sk
 
-    click.echo(f"promoted {name} to {sk.promote(_repo(ctx), name, project_dir)}")
+    echo(f"promoted {name} to {sk.promote(_repo(ctx), name, project_dir)}")
 
 
 def register(group: click.Group) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from memrepo.cli.main import _fail_friendly, _json, _repo
+from memrepo.cli.term import echo
 
 
 @click.command("sync")
@@ -35,9 +36,9 @@ def sync(ctx: click.Context, remote: str | None, no_push: bool, as_json: bool, v
     if as_json:
         _json(report.as_dict())
     elif report.changed:
-        click.echo(report.summary())
+        echo(report.summary())
     elif verbose:
-        click.echo(f"sync with {report.remote}: up to date")
+        echo(f"sync with {report.remote}: up to date")
 
 
 def register(cli: click.Group) -> None:

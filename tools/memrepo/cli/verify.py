@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from memrepo.cli.main import _fail_friendly, _json, _memory_id, _model_calls_judged, _repo
+from memrepo.cli.term import echo
 
 
 @click.command("verify")
@@ -38,16 +39,16 @@ def verify(ctx: click.Context, ids: tuple[str, ...], no_model: bool, as_json: bo
         return _model_calls_judged("verify")
     for r in report.results:
         if r.skipped:
-            click.echo(f"skip {r.id}: {r.skipped}")
+            echo(f"skip {r.id}: {r.skipped}")
         elif r.changed or r.status == "unverified":
             failed = r.failed()
-            click.echo(f"{r.status or 'none':<10} {r.id}" + (f"  ({'; '.join(failed)})" if failed else ""))
+            echo(f"{r.status or 'none':<10} {r.id}" + (f"  ({'; '.join(failed)})" if failed else ""))
     for note in report.model_notes:
-        click.echo(note, err=True)
+        echo(note, err=True)
     c = report.counts()
-    click.echo(f"{c['memories']} memories, {c['extracted']} claims: {c['verified']} verified, {c['unverified']} unverified, "
-               f"{c['unknown']} unknown, {c['refused']} refused")
-    click.echo(f"committed {report.commit[:12]} (run {report.run_id})" if report.commit else "no stamp changed; nothing committed")
+    echo(f"{c['memories']} memories, {c['extracted']} claims: {c['verified']} verified, {c['unverified']} unverified, "
+         f"{c['unknown']} unknown, {c['refused']} refused")
+    echo(f"committed {report.commit[:12]} (run {report.run_id})" if report.commit else "no stamp changed; nothing committed")
     _model_calls_judged("verify")
 
 

@@ -13,6 +13,7 @@ import sys
 from dataclasses import dataclass, field
 
 from memrepo.format.files import MAX_FILE_BYTES
+from memrepo.format.terminal import safe
 from memrepo.recall import paths
 from memrepo.store import private
 from memrepo.vcs import gitcmd
@@ -260,7 +261,7 @@ def _profile_problems(root: str) -> list[validate.Problem]:
 def _report(problems: list[validate.Problem], hook: str) -> int:
     """Print the problems as `path:line: problem — fix` lines; 1 when there are any."""
     for p in problems:
-        print(p, file=sys.stderr)
+        print(safe(p), file=sys.stderr)  # a teammate's file name may hold escape sequences
     if not problems:
         return 0
     n = len(problems)
@@ -299,7 +300,7 @@ def post_hook(root: str, hook: str) -> int:
             index.update(root, wait=HOOK_LOCK_WAIT)
     except Exception as exc:  # noqa: BLE001 — a post hook must never block the user's git
         index.mark_stale(root, f"{hook}: {exc}")
-        print(f"memrepo {hook}: index update failed ({exc}); marked stale — run `memrepo index --rebuild`", file=sys.stderr)
+        print(f"memrepo {hook}: index update failed ({safe(exc)}); marked stale — run `memrepo index --rebuild`", file=sys.stderr)
     return 0
 
 
@@ -313,7 +314,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             return pre_commit(root, hook)
         except Exception as exc:  # noqa: BLE001 — fail closed, but say why
-            print(f"memrepo {hook}: could not validate ({exc}); fix it or bypass once with `{VALIDATING_HOOKS[hook][1]}`", file=sys.stderr)
+            print(f"memrepo {hook}: could not validate ({safe(exc)}); fix it or bypass once with `{VALIDATING_HOOKS[hook][1]}`", file=sys.stderr)
             return 1
     if hook in POST_HOOKS:
         return post_hook(root, hook)
