@@ -140,11 +140,17 @@ def test_undo_by_its_button_restores_the_files_byte_for_byte(client: Client, sto
     assert open(path, "rb").read() != before
     page = client.get("/runs")
     assert run in page
+    assert "retire: friday-freeze" in page and "retire: retire" not in page  # issue 39: "add: add: …"
     status, headers, _ = client.request("POST", "/runs/undo", {"run": run, "token": client.token("/runs")})
     assert status == 303, headers
     assert open(path, "rb").read() == before
     assert git(store, "status", "--porcelain").stdout == ""
     assert "undone by" in client.get("/runs")
+
+
+def test_the_empty_review_page_claims_no_curator_run(client: Client) -> None:
+    page = client.get("/review")
+    assert "no open proposals." in page and "the curator was sure" not in page
 
 
 def test_memory_text_is_shown_as_text_never_run(repo: str) -> None:

@@ -210,7 +210,9 @@ def review(repo: str, token: str, read_only: bool) -> tuple[str, str]:
 
     found = rev.proposals(repo)
     if not found:
-        return "Review", "<p class=muted>no open proposals: the curator was sure of everything it did</p>"
+        return "Review", ("<p class=muted>no open proposals. A proposal appears here when the curator (`memrepo curate` "
+                          "or the daily sweep) is unsure of a supersession, or a capture resembles a memory "
+                          "someone forgot.</p>")
     sections = []
     for p in found:
         shown = rev.show(repo, p["id"])
@@ -228,6 +230,13 @@ def review(repo: str, token: str, read_only: bool) -> tuple[str, str]:
     return "Review", "".join(sections)
 
 
+def _decision(d: dict[str, Any]) -> str:
+    """A run's decision in one line: its subject, led by its action unless the subject already
+    says it ("add: add: x" was shown, issue 39)."""
+    subject, action_ = str(d["subject"]), str(d["action"])
+    return subject if action_ in subject.replace(":", " ").split()[:3] else f"{action_}: {subject}"
+
+
 def runs(repo: str, token: str, read_only: bool) -> tuple[str, str]:
     from memrepo.vcs import runs as runlog
 
@@ -236,7 +245,7 @@ def runs(repo: str, token: str, read_only: bool) -> tuple[str, str]:
         return "Runs", "<p class=muted>no runs yet: capture, curate, enrich, verify, import, sweep, add and edit each make one</p>"
     rows = []
     for r in found:
-        decisions = "<br>".join(f'{h(d["action"])}: {h(d["subject"])}' for d in r["decisions"][:20])
+        decisions = "<br>".join(h(_decision(d)) for d in r["decisions"][:20])
         more = len(r["decisions"]) - 20
         state = (f'<span class="muted">undone by {h(r["undone_by"])}</span>' if r["undone_by"]
                  else action("/runs/undo", token, {"run": r["run"]}, "Undo", read_only))
