@@ -148,6 +148,17 @@ def test_undo_by_its_button_restores_the_files_byte_for_byte(client: Client, sto
     assert "undone by" in client.get("/runs")
 
 
+def test_retired_memories_are_listed_only_when_asked_for(client: Client, store: str) -> None:
+    from memrepo.store import lifecycle
+
+    lifecycle.retire(store, "coffee-order", "we drink tea now")
+    client.app.refresh()
+    page = client.get("/")
+    assert "/m/coffee-order" not in page and "1 retired not listed" in page
+    assert "/m/friday-freeze" in page
+    assert "/m/coffee-order" in client.get("/?status=retired")
+
+
 def test_the_empty_review_page_claims_no_curator_run(client: Client) -> None:
     page = client.get("/review")
     assert "no open proposals." in page and "the curator was sure" not in page

@@ -36,6 +36,9 @@ def memories(repo: str, params: dict[str, str]) -> tuple[str, str]:
     else:
         hits, rows = {}, every
     rows = [m for m in rows if all(not v or str(m.get(k) or "") == v for k, v in chosen.items())]
+    # A retired memory is never recalled: it is listed only when the status filter asks for it (issue 39).
+    retired = 0 if chosen["status"] else sum(1 for m in rows if m["status"] == "retired")
+    rows = rows if chosen["status"] else [m for m in rows if m["status"] != "retired"]
     start = int(params.get("start", "0")) if params.get("start", "0").isdigit() else 0
     start = min(start, max(0, len(rows) - 1))
     form = (f'<form method="get" action="/"><input type="search" name="q" value="{h(q)}" placeholder="search" size="40" '
@@ -47,7 +50,8 @@ def memories(repo: str, params: dict[str, str]) -> tuple[str, str]:
                                                   if m.get("superseded_by") else ""),
               h(m["project"] or ""), h(m["updated"])] + ([h(f"{hits[m['id']]:.2f}")] if q else [])
              for m in rows[start:start + MAX_LIST]]
-    shown = f"{len(rows)} of {len(every)} memories"
+    shown = f"{len(rows)} of {len(every)} memories" + (f", {retired} retired not listed (status: retired lists them)"
+                                                         if retired else "")
     if len(rows) > MAX_LIST:
         shown += f" ({start + 1}–{min(start + MAX_LIST, len(rows))} shown)"
     return "Memories", f"{form}<p class=muted>{h(shown)}</p>" + table(head, cells) + _pager(params, start, len(rows))
