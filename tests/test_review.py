@@ -7,7 +7,7 @@ import os
 import pytest
 from click.testing import CliRunner
 
-from helpers import commit_all, git, head, write_memory
+from helpers import commit_all, git, head, write_file, write_memory
 from memrepo.passes.curate import curator as curate, review
 from memrepo.store import index
 from memrepo.format import notes
@@ -207,6 +207,27 @@ def test_reject_all_of_a_run_is_one_run_that_undo_reopens(repo: str, fake) -> No
     assert code == 1 and "has no open proposals" in out
     code, out = run_cli(repo, "review", "reject")
     assert code == 2 and "give one proposal ID, or --all, or --run RUN" in out
+
+
+def test_a_reject_and_its_undo_are_commits_the_cache_has_seen(repo: str, fake) -> None:  # noqa: F811
+    """Issue 40: the reject and the undo of a run that only decided proposals were made with
+    plumbing, no post-commit hook ran, and the cache looked stale until a caller reindexed (the
+    web page's Undo did not). Both are now `commit.record`: an ordinary commit with its hooks."""
+    from memrepo.store import index
+    from memrepo.vcs import runs
+
+    tensions(repo, fake, "p13")
+    staged = os.path.join(repo, "notes.txt")
+    write_file(repo, "notes.txt", "a person's staged change\n")
+    git(repo, "add", "notes.txt")
+    [proposal] = review.proposals(repo)
+    sha = review.reject(repo, proposal["id"], "not now")
+    assert index.status(repo)["commit"] == sha == head(repo)
+    assert git(repo, "show", "--name-only", "--format=", sha).stdout == ""  # it changes no file
+    decision = git(repo, "log", "-1", "--format=%(trailers:key=Memrepo-Run,valueonly)").stdout.strip()
+    [undone] = runs.undo(repo, decision)
+    assert index.status(repo)["commit"] == undone == head(repo)
+    assert git(repo, "diff", "--cached", "--name-only").stdout == "notes.txt\n" and os.path.exists(staged)
 
 
 def test_undoing_the_run_that_proposed_closes_its_proposals(repo: str, fake) -> None:  # noqa: F811

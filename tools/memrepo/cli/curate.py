@@ -283,9 +283,6 @@ def undo(ctx: click.Context, run_id: str | None, last: bool, as_json: bool) -> N
         raise click.UsageError("give a RUN id or --last (one of them)")
     target = runs.last_run(repo) if last else str(run_id)
     shas = runs.undo(repo, target)
-    from memrepo.store import index
-
-    index.update(repo)  # an undo of proposals alone is an empty commit no post-commit hook saw
     if as_json:
         return _json({"run": target, "commit": shas[0] if shas else None})
     echo(f"Undid run {target}" + (f" in {shas[0][:12]}" if shas else ": it changed no files"))

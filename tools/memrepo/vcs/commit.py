@@ -12,7 +12,13 @@ an exception, ^C) every path is put back byte for byte and nothing stays staged 
 `kill -9` that leaves no chance to do so is undone by the next writer (`vcs.journal`).
 
 `transaction` + `commit_staged` are the same steps for a writer that lets git change the files
-(`git revert --no-commit`, `git cherry-pick --no-commit`).
+(`git revert --no-commit`, `git cherry-pick --no-commit`), and `record` is the commit that changes
+no file (a review's reject, an undo whose run cancelled out): hooks and indexing as for any other.
+
+Plumbing on purpose, each in one place: `store.sync` makes its merge commits with `commit-tree`
+(it validates the merged tree before HEAD moves), and review branches are written with
+`commit-tree` and a compare-and-swap `update-ref` (`passes/curate/review.py` and `publish.py`):
+neither touches the user's working tree, index or current branch.
 """
 
 from __future__ import annotations
@@ -185,6 +191,24 @@ def commit_staged(repo: str, rels: list[str], subject: str, trailers: dict[str, 
         detail = "\n".join(s for s in (err.decode("utf-8", "replace").strip(), out.decode("utf-8", "replace").strip()) if s)
         raise GitError(f"git commit failed:\n{detail}", hint="fix the problems above, then run the command again")
     return gitcmd.head(repo) or ""
+
+
+def record(repo: str, subject: str, trailers: dict[str, Any], body: str = "", *, wait: float = lock.WAIT) -> str:
+    """A commit that changes no file, on HEAD; returns its sha.
+
+    `git commit --allow-empty --only` with no path: the repository's hooks run as for any commit
+    (post-commit records the new HEAD in the cache, issue 40: the plumbing this replaced left the
+    cache looking stale until a caller remembered to reindex), and whatever the user has staged
+    stays staged and out of it.
+    """
+    with lock.held(repo, wait):
+        refuse_in_progress(repo)
+        msg = message(subject, trailers, body).encode("utf-8")
+        rc, out, err = gitcmd.run_git_writing("commit", "-q", "--allow-empty", "--only", "-F", "-", cwd=repo, input=msg)
+        if rc != 0:
+            detail = (err or out).decode("utf-8", "replace").strip()
+            raise GitError(f"git commit failed:\n{detail}", hint="fix the problems above, then run the command again")
+        return gitcmd.head(repo) or ""
 
 
 def message(subject: str, trailers: dict[str, Any], body: str = "") -> str:

@@ -22,7 +22,7 @@ import time
 from typing import Any
 
 from memrepo.vcs import commit, gitcmd, lock, trailers
-from memrepo.errors import MemrepoError
+from memrepo.errors import GitError, MemrepoError
 
 RUN_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-[a-z][a-z0-9-]*$")
 DECISION = "Decision"
@@ -221,7 +221,7 @@ def undo(repo: str, run_id: str) -> list[str]:
         # moment leaves either nothing or what `commit_files`' journal rolls back (issue 15).
         contents = _reverted(repo, shas, files, run_id)
         if contents is None:  # the run's commits cancel out (a file made and removed): nothing to write
-            return [_record_undo(repo, run_id, "its commits cancel out", locked=True)]
+            return [_record_undo(repo, run_id, "its commits cancel out")]
         subject = f"undo: run {run_id} ({len(shas)} commit{'s' * (len(shas) != 1)})"
         body = "Reverts, newest first:\n" + "\n".join(f"  {s}" for s in shas)
         found = {"Action": "undo", "Run": fresh_run_id(repo, "undo"), "Undoes": run_id}
@@ -290,22 +290,13 @@ def _blobs(repo: str, shas: list[str]) -> dict[str, bytes]:
     return found
 
 
-def _record_undo(repo: str, run_id: str, why: str = "its review decisions", locked: bool = False) -> str:
-    """An empty `Memrepo-Action: undo` commit on HEAD's tree (the work tree and index untouched);
-    `locked`: the caller holds the repository lock already."""
+def _record_undo(repo: str, run_id: str, why: str = "its review decisions") -> str:
+    """An empty `Memrepo-Action: undo` commit on HEAD (the work tree and index untouched)."""
     found = {"Action": "undo", "Run": fresh_run_id(repo, "undo"), "Undoes": run_id}
-    msg = trailers.message(f"undo: run {run_id} ({why})", found)
-    with contextlib.nullcontext() if locked else lock.held(repo):
-        rc, out, err = gitcmd.run_git("rev-parse", "--verify", "HEAD", cwd=repo)
-        head = out.decode().strip()
-        rc, out, err = gitcmd.run_git("commit-tree", f"{head}^{{tree}}", "-p", head, "-F", "-", cwd=repo, input=msg.encode())
-        if rc != 0:
-            raise UndoError(f"git commit-tree failed: {err.decode('utf-8', 'replace').strip()}")
-        sha = out.decode().strip()
-        rc, _, err = gitcmd.run_git("update-ref", "-m", "memrepo undo", "HEAD", sha, head, cwd=repo)
-        if rc != 0:
-            raise UndoError(f"git update-ref failed: {err.decode('utf-8', 'replace').strip()}")
-    return sha
+    try:
+        return commit.record(repo, f"undo: run {run_id} ({why})", found)
+    except GitError as exc:
+        raise UndoError(str(exc), hint=exc.hint) from None
 
 
 TEMP_INDEX = "memrepo-undo-index-"

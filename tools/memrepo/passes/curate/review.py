@@ -16,7 +16,6 @@ import re
 import tempfile
 from typing import Any
 
-from memrepo.store import index
 from memrepo.vcs import commit, gitcmd, lock, runs, status, trailers as trailer_text
 from memrepo.format import validate
 from memrepo.errors import GitError, MemrepoError
@@ -285,7 +284,7 @@ def accept(repo: str, ref: str) -> str:
 def reject(repo: str, ref: str, reason: str = "") -> str:
     """Record that proposal `ref` is rejected: an empty commit on the current branch; returns its sha.
 
-    Made with `commit-tree` on HEAD's own tree, so neither the index nor the working tree changes.
+    A commit that changes no file (`commit.record`), so neither the index nor the working tree changes.
     """
     return _reject(repo, _get(repo, ref), reason)
 
@@ -306,14 +305,9 @@ def _reject(repo: str, p: dict[str, Any], reason: str, decision: str = "") -> st
                 "Proposed-In": p["run"], "Id": t.get("Id", ""), "Winner": t.get("Winner", "")}
     if reason:
         trailers["Reason"] = reason
-    msg = trailer_text.message(f"review: reject proposal {p['commit'][:12]} ({p['subject']})", trailers)
     with lock.held(repo):
         if p["commit"] in _decided(repo):  # another terminal decided it meanwhile
             raise ReviewError(f"proposal {p['id']} was decided meanwhile", hint="`memrepo review` lists what is still open")
-        head = _rev(repo, "HEAD")
-        if head is None:
+        if _rev(repo, "HEAD") is None:
             raise ReviewError("the repository has no commits yet", hint="run `memrepo init`")
-        sha = _git(repo, "commit-tree", f"{head}^{{tree}}", "-p", head, "-F", "-", input=msg.encode("utf-8"))
-        _git(repo, "update-ref", "-m", "memrepo review reject", "HEAD", sha, head)
-    index.update(repo)  # no post-commit hook ran: record the new HEAD, or the cache looks stale
-    return sha
+        return commit.record(repo, f"review: reject proposal {p['commit'][:12]} ({p['subject']})", trailers)
