@@ -158,6 +158,8 @@ def stats(ctx: click.Context, as_json: bool) -> None:
         return _json(data)
     click.echo(f"memories: {data['memories']}  " + "  ".join(f"{k}={v}" for k, v in data["by_status"].items()))
     click.echo("by class: " + ("  ".join(f"{k}={v}" for k, v in data["by_class"].items()) or "-"))
+    for skipped in data["not_indexed"]:
+        click.echo(f"not indexed: {skipped['path']}: {skipped['problem']}")
     last = data["last_sweep"]
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(last["finished"])) if last else "never"
     click.echo(f"last sweep: {when}" + (f" ({last['run_id']})" if last else ""))

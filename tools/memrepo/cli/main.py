@@ -247,7 +247,7 @@ def show(ctx: click.Context, note_id: str, as_json: bool) -> None:
 @_fail_friendly
 def list_(ctx: click.Context, cls: str | None, project: str | None, status: str | None, as_json: bool) -> None:
     """List memories, most recently updated first."""
-    from memrepo.store import memories as store
+    from memrepo.store import index, memories as store
 
     rows = store.list_memories(_repo(ctx), cls, project, status)
     if as_json:
@@ -255,6 +255,8 @@ def list_(ctx: click.Context, cls: str | None, project: str | None, status: str 
     for r in rows:
         label = f"  [superseded by {r['superseded_by']}]" if r["superseded_by"] else ""
         click.echo(f"{r['id']:<40} {r['class']:<10} {r['updated'] or '':<10} {r['title']}{label}")
+    for path, problem in index.skipped(_repo(ctx)):
+        click.echo(f"not indexed: {path}: {problem}", err=True)
     named = ", ".join(f"{k} {v}" for k, v in (("class", cls), ("project", project), ("status", status)) if v)
     click.echo(f"{len(rows)} memor{'y' if len(rows) == 1 else 'ies'}" + (f" matching {named}" if named else ""), err=True)
 
