@@ -76,6 +76,27 @@ def test_nesting_is_bounded_before_any_reader_recurses(depth: int, error: str) -
             notes.parse(text)
 
 
+@pytest.mark.parametrize("value, expected", [
+    ("!!timestamp 2026-13-45", "2026-13-45"), ("!!timestamp 0000-01-01", "0000-01-01"),
+    ("!!timestamp 2026-01-01T00:00:00+01:00", "2026-01-01T00:00:00+01:00"),
+    ("!!set {a, b}", "front matter is not valid YAML (!!set values are not memory front matter)"),
+    ("!!binary aGVsbG8=", "front matter is not valid YAML (!!binary values are not memory front matter)"),
+    ("!!omap [{a: 1}]", "front matter is not valid YAML (!!omap values are not memory front matter)"),
+    ("[!!pairs [{a: 1}]]", "front matter is not valid YAML (!!pairs values are not memory front matter)"),
+], ids=["timestamp-off-the-calendar", "timestamp-year-0", "timestamp", "set", "binary", "omap", "pairs-in-a-list"])
+def test_explicit_tags_build_only_what_json_and_the_serializer_read_back(value: str, expected: str) -> None:
+    # `!!timestamp 2026-13-45` raised ValueError from parse; a set or bytes broke json and `fmt`.
+    text = with_key("tagged", f"x: {value}")
+    if "not memory front matter" not in expected:
+        note = notes.parse(text)
+        assert note.get("x") == expected
+        assert notes.parse(notes.serialize(note)).get("x") == expected
+        return
+    with pytest.raises(notes.ParseError) as err:
+        notes.parse(text)
+    assert (str(err.value), err.value.line) == (expected, 8)
+
+
 def test_the_pre_commit_check_names_the_file_the_line_and_the_key(repo: str) -> None:
     write_file(repo, "memory/big.md", with_key("big", f"x: {BIG}"))
     refused = commit_all(repo, "a big number")

@@ -64,8 +64,22 @@ def _bounded(build: Any) -> Any:
     return construct
 
 
+def _as_written(loader: Any, node: yaml.Node) -> Any:
+    """`!!timestamp 2026-13-45` stays the text it is (building a datetime raised ValueError)."""
+    return loader.construct_scalar(node)
+
+
+def _refused(loader: Any, node: yaml.Node) -> Any:
+    """A set or bytes is no value a memory holds, and neither json nor the serializer reads it back."""
+    tag = str(node.tag).replace("tag:yaml.org,2002:", "!!")
+    raise yaml.constructor.ConstructorError(None, None, f"{tag} values are not memory front matter", node.start_mark)
+
+
 _Loader.add_constructor("tag:yaml.org,2002:int", _bounded(yaml.SafeLoader.construct_yaml_int))
 _Loader.add_constructor("tag:yaml.org,2002:float", _bounded(yaml.SafeLoader.construct_yaml_float))
+_Loader.add_constructor("tag:yaml.org,2002:timestamp", _as_written)
+for _tag in ("set", "binary", "omap", "pairs"):
+    _Loader.add_constructor(f"tag:yaml.org,2002:{_tag}", _refused)
 
 
 class Note:
@@ -178,10 +192,8 @@ def _refuse_aliases(head: str) -> None:
 
 
 def _plain(value: Any, depth: int) -> Any:
-    """Dates YAML may still build (e.g. inside flow collections) become ISO strings; nesting is
-    bounded here, since every later reader (the serializer, json) walks it by recursion."""
-    if isinstance(value, (_dt.date, _dt.datetime)):
-        return value.isoformat()
+    """Keys as text, and nesting bounded here, since every later reader (the serializer, json)
+    walks the value by recursion."""
     if isinstance(value, (list, dict)) and depth >= MAX_DEPTH:
         raise ParseError(f"front matter is nested more than {MAX_DEPTH} levels deep", 2, "write one `key: value` per line")
     if isinstance(value, list):
