@@ -167,6 +167,7 @@ def assert_the_store_goes_on(repo: str, ids: list[str]) -> None:
     assert {args: proc.returncode for args, proc in outcomes.items()} == {
         "index": 0, "index --rebuild": 0, "doctor": 1, "list": 0, "stats": 0, "fmt": 1, "curate --no-model": 0,
         "verify --no-model": 0, "sweep --no-model": 0}
+    assert f"not indexed: {named}" in outcomes["index"].stderr.splitlines()  # post-commit or post-merge skipped it
     assert skipped in outcomes["index --rebuild"].stderr.splitlines()
     assert f"FAIL memory files: memory/big.md:8: `x` holds a number 4,301 characters long, over 100 — {KEY_FIX}" \
         in outcomes["doctor"].stdout.splitlines()

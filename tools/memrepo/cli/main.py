@@ -307,6 +307,9 @@ def index_(ctx: click.Context, rebuild: bool) -> None:
     r = report.as_dict()
     click.echo(f"{'rebuilt' if r['rebuilt'] else 'updated'}: {r['added']} added, {r['updated']} updated, "
                f"{r['removed']} removed, {r['unchanged']} unchanged, {len(r['skipped'])} skipped in {r['seconds']:.2f}s")
+    for path, problem in index.skipped(repo):  # skipped by an earlier update, and still unreadable
+        if (path, problem) not in r["skipped"]:
+            click.echo(f"not indexed: {path}: {problem}", err=True)
 
 
 @cli.command()
