@@ -9,8 +9,10 @@ and skipped, and the store goes on: index, doctor, list, stats, fmt, curate, ver
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from typing import Any
@@ -20,6 +22,7 @@ import pytest
 from helpers import commit_all, git, memory_text, write_file, write_memory
 from memrepo.format import merge, notes, validate
 from memrepo.passes.verify import argtypes, claims
+from memrepo.recall import paths
 from test_hook import event, hook
 
 BIG = "9" * 4301
@@ -271,3 +274,15 @@ def test_a_date_whose_utc_is_off_the_calendar_does_not_stop_a_merge(value: str) 
     theirs = memory_text("dated", updated="2026-02-01")
     result = merge.merge_note(base, ours, theirs)
     assert (result.clean, result.conflicts, result.unmerged) == (False, ["updated"], "")
+
+
+def test_a_negative_half_life_in_a_cache_built_before_the_bound_leaves_recall_answering(repo: str) -> None:
+    # A cache an older memrepo built may still hold the row the index now skips; recall ranks it undecayed.
+    write_memory(repo, "friday", class_="rule", title="No production deploys on Friday afternoon",
+                 description="After 16:00 on Fridays nothing ships.", topics=["deploy"], created="2025-01-15")
+    assert commit_all(repo, "a rule").returncode == 0
+    with contextlib.closing(sqlite3.connect(paths.index_db(repo))) as db, db:
+        db.execute("UPDATE memories SET half_life = -0.001 WHERE id = 'friday'")
+    recalled = cli(repo, "recall", "--json", "--today", "2026-12-01", "can we deploy on friday afternoon?")
+    assert recalled.returncode == 0, recalled.stderr
+    assert [m["id"] for m in json.loads(recalled.stdout)] == ["friday"]
