@@ -159,6 +159,8 @@ def stats(ctx: click.Context, as_json: bool) -> None:
         return _json(data)
     echo(f"memories: {data['memories']}  " + "  ".join(f"{k}={v}" for k, v in data["by_status"].items()))
     echo("by class: " + ("  ".join(f"{k}={v}" for k, v in data["by_class"].items()) or "-"))
+    for skipped in data["not_indexed"]:
+        echo(f"not indexed: {skipped['path']}: {skipped['problem']}")
     last = data["last_sweep"]
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(last["finished"])) if last else "never"
     echo(f"last sweep: {when}" + (f" ({last['run_id']})" if last else ""))

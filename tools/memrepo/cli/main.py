@@ -272,7 +272,7 @@ def show(ctx: click.Context, note_id: str, as_json: bool) -> None:
 @_fail_friendly
 def list_(ctx: click.Context, cls: str | None, project: str | None, status: str | None, as_json: bool) -> None:
     """List memories, most recently updated first."""
-    from memrepo.store import memories as store
+    from memrepo.store import index, memories as store
 
     rows = store.list_memories(_repo(ctx), cls, project, status)
     if as_json:
@@ -281,6 +281,8 @@ def list_(ctx: click.Context, cls: str | None, project: str | None, status: str 
         label = f"  [superseded by {r['superseded_by']}]" if r["superseded_by"] else \
             f"  [{r['status']}]" if r["status"] not in (None, "active") else ""
         echo(f"{r['id']:<40} {r['class']:<10} {r['updated'] or '':<10} {r['title']}{label}")
+    for path, problem in index.skipped(_repo(ctx)):
+        echo(f"not indexed: {path}: {problem}", err=True)
     named = ", ".join(f"{k} {v}" for k, v in (("class", cls), ("project", project), ("status", status)) if v)
     echo(f"{len(rows)} memor{'y' if len(rows) == 1 else 'ies'}" + (f" matching {named}" if named else ""), err=True)
 
@@ -331,6 +333,9 @@ def index_(ctx: click.Context, rebuild: bool) -> None:
     r = report.as_dict()
     echo(f"{'rebuilt' if r['rebuilt'] else 'updated'}: {r['added']} added, {r['updated']} updated, "
          f"{r['removed']} removed, {r['unchanged']} unchanged, {len(r['skipped'])} skipped in {r['seconds']:.2f}s")
+    for path, problem in index.skipped(repo):  # skipped by an earlier update, and still unreadable
+        if (path, problem) not in r["skipped"]:
+            echo(f"not indexed: {path}: {problem}", err=True)
 
 
 @cli.command()

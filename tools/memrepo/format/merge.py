@@ -81,10 +81,10 @@ def _when(value: Any) -> _dt.datetime | None:
         return None
     try:
         when = _dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
+        if when.tzinfo is not None:  # `0001-01-01T00:00+01:00` is a valid date whose UTC is not (issue 38)
+            when = when.astimezone(_dt.timezone.utc).replace(tzinfo=None)
+    except (ValueError, OverflowError):
         return None
-    if when.tzinfo is not None:
-        when = when.astimezone(_dt.timezone.utc).replace(tzinfo=None)
     return when
 
 

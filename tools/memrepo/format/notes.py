@@ -23,6 +23,11 @@ DATETIME_RE = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|
 FIX_FMT = "run `memrepo fmt {path}`"
 # Memories arrive by `git pull` from people we don't control: every parse is bounded (issue 15).
 MAX_HEAD_CHARS = 64 * 1024  # front matter is a few hundred bytes; this is not front matter
+# Python refuses to turn an int of over 4,300 digits into text (and a hex one builds it first):
+# a teammate's `x: 999…` crashed every command that read the store (issue 38).
+MAX_NUMBER_CHARS = 100
+MAX_DEPTH = 16  # the deepest key memrepo writes (claims → a claim → its args) is 3 levels down
+KEY_RE = re.compile(r"^([A-Za-z_][\w-]*)\s*:")
 NO_ALIASES_FIX = "write each value out in full; memory front matter has no YAML anchors (`&`) or aliases (`*`)"
 
 
@@ -34,6 +39,47 @@ _Loader.yaml_implicit_resolvers = {
     first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
 }
+
+
+class _LongNumber(Exception):
+    """A number over MAX_NUMBER_CHARS characters, as written or in decimal, at a 0-based line of the head."""
+
+    def __init__(self, line: int, chars: int) -> None:
+        super().__init__(line, chars)
+        self.line, self.chars = line, chars
+
+
+def _bounded(build: Any) -> Any:
+    """A constructor that refuses an over-long number before Python converts it, and one the
+    serializer would write longer (`0xfff…` in decimal), so `fmt` never writes what it can't read."""
+
+    def construct(loader: Any, node: yaml.ScalarNode) -> Any:
+        if len(node.value) > MAX_NUMBER_CHARS:
+            raise _LongNumber(node.start_mark.line, len(node.value))
+        value = build(loader, node)
+        if isinstance(value, int) and len(str(value)) > MAX_NUMBER_CHARS:
+            raise _LongNumber(node.start_mark.line, len(str(value)))
+        return value
+
+    return construct
+
+
+def _as_written(loader: Any, node: yaml.Node) -> Any:
+    """`!!timestamp 2026-13-45` stays the text it is (building a datetime raised ValueError)."""
+    return loader.construct_scalar(node)
+
+
+def _refused(loader: Any, node: yaml.Node) -> Any:
+    """A set or bytes is no value a memory holds, and neither json nor the serializer reads it back."""
+    tag = str(node.tag).replace("tag:yaml.org,2002:", "!!")
+    raise yaml.constructor.ConstructorError(None, None, f"{tag} values are not memory front matter", node.start_mark)
+
+
+_Loader.add_constructor("tag:yaml.org,2002:int", _bounded(yaml.SafeLoader.construct_yaml_int))
+_Loader.add_constructor("tag:yaml.org,2002:float", _bounded(yaml.SafeLoader.construct_yaml_float))
+_Loader.add_constructor("tag:yaml.org,2002:timestamp", _as_written)
+for _tag in ("set", "binary", "omap", "pairs"):
+    _Loader.add_constructor(f"tag:yaml.org,2002:{_tag}", _refused)
 
 
 class Note:
@@ -94,6 +140,10 @@ def parse(text: str, path: str = "") -> Note:
         meta = yaml.load(head, Loader=_Loader)
     except RecursionError:  # the pure-Python parser nests by recursion; libyaml stops at 1,000 levels
         raise ParseError("front matter is nested too deeply", 2, "write one `key: value` per line") from None
+    except _LongNumber as exc:
+        key = key_at(head, exc.line)
+        raise ParseError(f"`{key}` holds a number {exc.chars:,} characters long, over {MAX_NUMBER_CHARS}",
+                         exc.line + 2, f"quote it (`{key}: '…'`) if it is text, or shorten it") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         # An unclosed quote or bracket is noticed lines later (or at the end); point at where it opens.
@@ -106,7 +156,17 @@ def parse(text: str, path: str = "") -> Note:
         meta = {}
     if not isinstance(meta, dict):
         raise ParseError("front matter is not a mapping of keys", 2, "write one `key: value` per line")
-    return Note({str(k): _plain(v) for k, v in meta.items()}, body, path, text)
+    return Note({str(k): _plain(v, 1) for k, v in meta.items()}, body, path, text)
+
+
+def key_at(head: str, line: int) -> str:
+    """The top-level key whose value holds 0-based `line` of the front matter `head`."""
+    lines = head.split("\n")
+    for text in reversed(lines[: line + 1]):
+        m = KEY_RE.match(text)
+        if m:
+            return m.group(1)
+    return "a key"
 
 
 def original(note: Note) -> str:
@@ -131,14 +191,15 @@ def _refuse_aliases(head: str) -> None:
         return  # yaml.load below reports it, with its line
 
 
-def _plain(value: Any) -> Any:
-    """Dates YAML may still build (e.g. inside flow collections) become ISO strings."""
-    if isinstance(value, (_dt.date, _dt.datetime)):
-        return value.isoformat()
+def _plain(value: Any, depth: int) -> Any:
+    """Keys as text, and nesting bounded here, since every later reader (the serializer, json)
+    walks the value by recursion."""
+    if isinstance(value, (list, dict)) and depth >= MAX_DEPTH:
+        raise ParseError(f"front matter is nested more than {MAX_DEPTH} levels deep", 2, "write one `key: value` per line")
     if isinstance(value, list):
-        return [_plain(v) for v in value]
+        return [_plain(v, depth + 1) for v in value]
     if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
+        return {str(k): _plain(v, depth + 1) for k, v in value.items()}
     return value
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from typing import Any, Callable, Iterable
@@ -32,7 +33,7 @@ def _key_lines(head_text: str) -> tuple[dict[str, int], list[tuple[str, int]]]:
     found: dict[str, int] = {}
     repeats: list[tuple[str, int]] = []
     for i, line in enumerate(head_text.split("\n"), start=2):
-        m = re.match(r"^([A-Za-z_][\w-]*)\s*:", line)
+        m = notes.KEY_RE.match(line)
         if m and m.group(1) in found:
             repeats.append((m.group(1), i))
         elif m:
@@ -180,7 +181,7 @@ def _check_scalars(meta: dict[str, Any], add: Any, stem: str) -> None:
             add(key, f"`{key}` {fence.problem(value)}", ONE_LINE_FIX)
     if "half_life_days" in meta:
         hl = meta["half_life_days"]
-        if hl is not None and (isinstance(hl, bool) or not isinstance(hl, (int, float)) or hl <= 0):
+        if hl is not None and (isinstance(hl, bool) or not isinstance(hl, (int, float)) or not 0 < hl < math.inf):
             add("half_life_days", f"half_life_days {hl!r} is not a positive number", "use a number of days, or null for never")
 
 

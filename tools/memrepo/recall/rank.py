@@ -93,7 +93,7 @@ def _priority(hit: Hit, today: float, noisy: "frozenset[str] | set[str]" = froze
     elif hit.half_life and hit.updated:
         try:
             p *= DECAY_FLOOR + (1.0 - DECAY_FLOOR) * 0.5 ** (_age_days(hit.updated, today) / float(hit.half_life))
-        except ValueError:
+        except (ValueError, OverflowError):  # a negative half-life in a cache built before issue 38
             pass
     if hit.status in ("superseded", "retired"):
         p *= SUPERSEDED_PENALTY

@@ -225,6 +225,19 @@ def indexed(repo: str, rels: list[str]) -> set[str]:
     return found
 
 
+def skipped(repo: str) -> list[tuple[str, str]]:
+    """(path, problem) of each memory file the cache could not index: `list` and `stats` name them
+    (issue 38). [] when there is no readable cache."""
+    db_path = paths.index_db(repo)
+    if schema_version(db_path) != SCHEMA_VERSION:
+        return []
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)) as db:
+            return [(str(p), str(q)) for p, q in db.execute("SELECT path, problem FROM skipped ORDER BY path")]
+    except sqlite3.DatabaseError:
+        return []
+
+
 def blob_facts(repo: str) -> dict[str, tuple[str, str | None]]:
     """{path: (git blob id, superseded_by)} of every indexed memory, or {} when the cache's hashes
     are not git blob ids (a cache built before they were: `memrepo index --rebuild` makes them so)."""
@@ -254,6 +267,8 @@ def _unindexable(note: Note, rel: str) -> str:
     hl = m.get("half_life_days")
     if hl is not None and (isinstance(hl, bool) or not isinstance(hl, (int, float))):
         return "`half_life_days` is not a number"
+    if hl is not None and not 0 < hl < float("inf"):  # recall raises 0.5 to age / half-life: -0.001 overflows
+        return f"`half_life_days` {hl!r} is not a positive number"
     ver = m.get("verification")
     if isinstance(ver, dict) and ver.get("status") is not None and not isinstance(ver["status"], str):
         return "`verification.status` is not text"

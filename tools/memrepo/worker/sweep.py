@@ -24,7 +24,7 @@ from memrepo.passes import capture, enrich, model
 from memrepo.worker import jobs
 from memrepo.recall import paths, usage
 from memrepo.vcs import commit, gitops, runs
-from memrepo.store import config, memories as store, sync
+from memrepo.store import config, index, memories as store, sync
 from memrepo.errors import MemrepoError
 
 PASS = "sweep"
@@ -144,4 +144,5 @@ def stats(repo: str) -> dict[str, Any]:
             "by_status": dict(sorted(Counter(m["status"] or "active" for m in memories).items())),
             "last_sweep": jobs.last_sweep(repo), "jobs": jobs.counts(repo),
             "captured_sessions": len(capture.load_state(repo)), "model": dict(sorted(per_pass.items())),
-            "recall": usage.summary(repo)}
+            "recall": usage.summary(repo),
+            "not_indexed": [{"path": path, "problem": problem} for path, problem in index.skipped(repo)]}

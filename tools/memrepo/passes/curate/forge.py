@@ -73,10 +73,10 @@ def from_url(url: str) -> Forge | None:
     found = projects.normalize_url(url)
     if not found:
         return None
-    parts = urlsplit(url.strip())
     try:
+        parts = urlsplit(url.strip())
         port = parts.port if parts.scheme in ("https", "http") else None
-    except ValueError:  # a port that is not a number: not a URL gh could use
+    except ValueError:  # a port that is not a number, an unclosed `[`: not a URL gh could use
         return None
     if port:
         found = found.replace("/", f":{port}/", 1)

@@ -145,15 +145,18 @@ def http_url(value: Any) -> str:
     bad = next((ch for ch in value if ch in _URL_BAD), None)
     if bad is not None:
         raise ClaimRejected(f"url has a forbidden character {bad!r}")
-    parts = urllib.parse.urlsplit(value)
+    try:  # `http://[::1` or `http://[zz]/` in a memory's text is no URL, not a crash (issue 38)
+        parts = urllib.parse.urlsplit(value)
+        host = parts.hostname or ""
+    except ValueError as exc:
+        raise ClaimRejected(f"url cannot be read ({exc})") from None
     if parts.scheme.lower() not in ("http", "https"):
         raise ClaimRejected(f"url scheme {parts.scheme or '(none)'!r} is not http or https")
     if "@" in parts.netloc:
         raise ClaimRejected("url carries credentials (user@host)")
     if _URL_SECRET_PARAM.search("?" + parts.query) or redact.find_secrets(value):
         raise ClaimRejected("url carries a credential in its query")
-    host = parts.hostname or ""
-    if not re.fullmatch(r"[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?|[0-9a-f:]+", host):
+    if not re.fullmatch(r"[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?|[0-9a-f:]+", host) or ("[" in parts.netloc) != (":" in host):
         raise ClaimRejected(f"url host {host!r} is not a plain host name")
     try:
         parts.port

@@ -37,7 +37,8 @@ BARE_FILES = frozenset("Makefile Dockerfile Procfile Gemfile Rakefile Justfile V
                        "LICENSE README CODEOWNERS".split())
 _FENCED = re.compile(r"^(```|~~~).*?^\1[^\n]*$", re.M | re.S)
 _TICKED = re.compile(r"`([^`\n]+)`")
-_URL = re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]{1,15}://[^\s<>\"'`)\]]+")
+# A bracketed IPv6 host (`http://[::1]:8080/f`) is read whole; any other `]` ends the URL.
+_URL = re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]{1,15}://(?:\[[^\s\[\]<>\"'`]{1,64}\][^\s<>\"'`)\]]*|[^\s<>\"'`)\]]+)")
 _BRANCH_BEFORE = re.compile(r"\bbranch(?:es)?\s+(?:named\s+|called\s+)?`([^`\n]+)`", re.I)
 _BRANCH_AFTER = re.compile(r"`([^`\n]+)`\s+branch\b", re.I)
 _BRANCH_BARE = re.compile(r"\bbranch\s+([A-Za-z0-9._/-]*[A-Za-z0-9][/_-][A-Za-z0-9._/-]*[A-Za-z0-9])", re.I)

@@ -112,10 +112,10 @@ def _ask(parts: urllib.parse.SplitResult, ip: Address, method: str, timeout: flo
 
 def head(url: str, timeout: float, allow: Iterable[str] = ()) -> Answer:
     """The status `url` answers a HEAD with (a GET only if HEAD is refused); Refused for internal hosts."""
-    parts = urllib.parse.urlsplit(url)
-    host = (parts.hostname or "").lower()
-    port = parts.port or (443 if parts.scheme == "https" else 80)
-    try:
+    try:  # argtypes.http_url has read `url` already; a caller that skipped it gets no answer, not a crash
+        parts = urllib.parse.urlsplit(url)
+        host = (parts.hostname or "").lower()
+        port = parts.port or (443 if parts.scheme == "https" else 80)
         ip = resolve(host, port, allow)  # Refused passes through: it is an answer about the URL
         status = _ask(parts, ip, "HEAD", timeout)
         if status in NOT_HEAD:
