@@ -308,3 +308,20 @@ def test_a_capture_proposal_may_add_what_it_counts_and_change_what_it_lists(repo
                           "capture: 2 memories from session s2 (proposed)", {**trailers, "Session": "s2"}, "")
     q = next(q for q in review.proposals(repo) if q["commit"] == more)
     assert review.beyond(repo, {**q, "body": ""}) == ["adds memory/cap-e.md"]  # three added, two counted
+
+
+@pytest.mark.parametrize("count", ["²", "9" * 5000])
+def test_a_capture_proposal_whose_count_is_not_a_number_adds_nothing_unasked(repo: str, count: str) -> None:
+    """Issue 38: `Count: ²` is a digit to str.isdigit and a ValueError to int(); a 5,000-digit one
+    is past int()'s limit. Either is a teammate's text: the proposal is refused, not a crash."""
+    write_memory(repo, "keep-a", title="Memory keep-a", description="Kept")
+    assert commit_all(repo, "memories").returncode == 0
+    run = "2026-12-05T09-00-00-capture"
+    git(repo, "checkout", "-q", "-b", f"memrepo/review/{run}")
+    write_memory(repo, "sneaked-in", title="A memory nobody named", description="Added under a Count")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "--no-verify", "-m", "capture (proposed): 1 memory\n\n"
+        f"Memrepo-Action: capture\nMemrepo-Run: {run}\nMemrepo-Count: {count}\n")
+    git(repo, "checkout", "-q", "main")
+    (p,) = review.proposals(repo)
+    assert review.beyond(repo, p) == ["adds memory/sneaked-in.md"]

@@ -288,3 +288,4 @@ def test_the_printed_url_logs_in_from_the_command_line(store: str) -> None:
     finally:
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=30) == 0
+

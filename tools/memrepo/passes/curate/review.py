@@ -234,7 +234,8 @@ def beyond(repo: str, p: dict[str, Any]) -> list[str]:
     named = {t.get("Id", ""), t.get("Winner", "")} | set(_BODY_DECISION.findall(p.get("body", "")))
     named |= {d["id"] for d in runs.decisions(repo, f"{p['commit']}^!").get(p["commit"], [])}
     named.discard("")
-    adds = int(t["Count"]) if t.get("Action") == "capture" and str(t.get("Count", "")).isdigit() else 0
+    # A teammate's trailer: "²" is a digit to str.isdigit and a ValueError to int (issue 38).
+    adds = int(t["Count"]) if t.get("Action") == "capture" and re.fullmatch(r"[0-9]{1,6}", str(t.get("Count", ""))) else 0
     extra = []
     for letter, rel in changes(repo, p["commit"]):
         note_id = rel[len("memory/"):-3] if rel.startswith("memory/") and rel.endswith(".md") and rel.count("/") == 1 else ""
