@@ -212,14 +212,8 @@ def record(repo: str, subject: str, trailers: dict[str, Any], body: str = "", *,
 
 
 def message(subject: str, trailers: dict[str, Any], body: str = "") -> str:
-    """`trailers.message`, with a list value as one trailer line per item (after the others)."""
-    single = {k: v for k, v in trailers.items() if not isinstance(v, (list, tuple))}
-    text = trailer_text.message(subject, single, body)
-    repeated = [f"{trailer_text.PREFIX}{k}: {(str(v).splitlines() or [''])[0]}"
-                for k, values in trailers.items() if isinstance(values, (list, tuple)) for v in values]
-    if not repeated:
-        return text
-    return text + ("" if single else "\n") + "\n".join(repeated) + "\n"
+    """The commit message (`trailers.message`, the one builder)."""
+    return trailer_text.message(subject, trailers, body)
 
 
 def commit_files(repo: str, files: Mapping[str, str | bytes | None], subject: str, trailers: dict[str, Any],

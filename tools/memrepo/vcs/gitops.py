@@ -1,6 +1,6 @@
 """Repository-level git operations for the CLI and the passes: open, init, identity, history.
 
-Plain git through `gitcmd.run_git` (memrepo has no GitPython: see the README, "Plain git").
+Plain git through `gitcmd.run_git` (memrepo has no GitPython: see docs/how-it-works.md, "Plain git").
 Commits are `vcs.commit`'s; trailers are `vcs.trailers`'.
 """
 
@@ -11,7 +11,7 @@ from typing import Any
 
 from memrepo.errors import GitError, RepoNotFound
 from memrepo.vcs import gitcmd
-from memrepo.vcs.trailers import PREFIX
+from memrepo.vcs import trailers
 
 
 def open_repo(path: str) -> str:
@@ -39,7 +39,6 @@ def has_identity(path: str) -> bool:
 
 
 # The trailers of each commit as git parses them: one per \x1e, key and value apart by \x1d.
-_HISTORY = "%H%x1f%aI%x1f%an%x1f%s%x1f%(trailers:only,unfold,separator=%x1e,key_value_separator=%x1d)"
 
 
 def _log_of(path: str, rel: str, limit: int) -> list[dict[str, Any]]:
@@ -48,20 +47,8 @@ def _log_of(path: str, rel: str, limit: int) -> list[dict[str, Any]]:
     # memory a new id, makes a new memory whose history starts at that commit (which names the
     # old id); --follow would walk on into the old path, which by then is the other machine's
     # memory, and git can answer a path-limited log from the commit-graph's changed-path filters.
-    rc, out, _ = gitcmd.run_git("log", "-z", f"-n{limit}", f"--format={_HISTORY}", "--", rel, cwd=open_repo(path))
-    if rc != 0:
-        return []
-    rows = []
-    for record in out.decode("utf-8", "replace").split("\0"):
-        if record.strip():
-            sha, date, author, subject, block = record.strip("\n").split("\x1f", 4)
-            found = {}
-            for line in block.split("\x1e"):
-                key, _, value = line.partition("\x1d")
-                if key.startswith(PREFIX):
-                    found[key[len(PREFIX):]] = value.strip()
-            rows.append({"commit": sha, "date": date, "author": author, "subject": subject, "trailers": found})
-    return rows
+    return [{k: e[k] for k in ("commit", "date", "author", "subject", "trailers")}
+            for e in trailers.log(open_repo(path), paths=(rel,), limit=limit, only_trailers=False)]
 
 
 def history(path: str, rel: str, limit: int = 20) -> list[dict[str, str]]:

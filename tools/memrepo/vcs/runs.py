@@ -27,7 +27,6 @@ from memrepo.errors import GitError, MemrepoError
 RUN_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-[a-z][a-z0-9-]*$")
 DECISION = "Decision"
 _DECISION_RE = re.compile(r"^([a-z][a-z0-9-]*) ([a-z0-9-]+)(?: by ([a-z0-9-]+))?: (.*)$")
-_DECISIONS_FORMAT = f"%H%x00%(trailers:key={trailers.PREFIX}{DECISION},valueonly,unfold,separator=%x1e)"
 
 
 class UndoError(MemrepoError):
@@ -65,18 +64,12 @@ def parse_decision(value: str) -> dict[str, str] | None:
 
 def decisions(repo: str, rev: str = "HEAD", run_id: str | None = None) -> dict[str, list[dict[str, str]]]:
     """sha -> the `Memrepo-Decision`s of each commit reachable from `rev` that has some (of one run, if given)."""
-    args = ["log", "-z", f"--format={_DECISIONS_FORMAT}", "--fixed-strings", f"--grep={trailers.PREFIX}{DECISION}: "]
-    if run_id:
-        args += [f"--grep={trailers.PREFIX}Run: {run_id}", "--all-match"]
-    rc, out, _ = gitcmd.run_git(*args, rev, "--", cwd=repo)
-    if rc != 0:
-        return {}
-    fields = out.decode("utf-8", "replace").split("\0")
+    runs = (f"{trailers.PREFIX}Run: {run_id}",) if run_id else ()
     found: dict[str, list[dict[str, str]]] = {}
-    for i in range(0, len(fields) - 1, 2):
-        parsed = [parse_decision(v) for v in fields[i + 1].split("\x1e")]
-        if any(parsed):
-            found[fields[i].strip("\n")] = [d for d in parsed if d]
+    for e in trailers.log(repo, rev, grep=f"{trailers.PREFIX}{DECISION}: ", grep_all=runs):
+        parsed = [d for d in map(parse_decision, e["every"].get(DECISION, [])) if d]
+        if parsed:
+            found[e["commit"]] = parsed
     return found
 
 
