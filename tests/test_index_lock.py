@@ -43,7 +43,7 @@ def test_an_add_waits_for_another_gits_index_lock(repo: str) -> None:
     finally:
         held.join()
     assert proc.returncode == 0, proc.stderr
-    assert git(repo, "log", "-1", "--format=%s").stdout.strip() == "add: deploys-happen-on-tuesdays"
+    assert git(repo, "log", "-1", "--format=%s").stdout.strip() == "add: deploys-happen-tuesdays"
     assert git(repo, "status", "--porcelain").stdout == ""
 
 

@@ -8,7 +8,10 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Iterator
 from typing import Any
+
+import pytest
 
 from memrepo.vcs import lock
 
@@ -39,8 +42,24 @@ def queued(repo: str) -> list[str]:
     return [e for e in os.listdir(queue) if not e.startswith(".")] if os.path.isdir(queue) else []
 
 
+_STARTED: list[subprocess.Popen[bytes]] = []
+
+
+@pytest.fixture(autouse=True)
+def no_child_left() -> Iterator[None]:
+    """A test that fails mid-way leaves children waiting for a release file forever: end them."""
+    yield
+    while _STARTED:
+        proc = _STARTED.pop()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=60)
+
+
 def start(repo: str, name: str, log: str) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, "-c", CHILD, repo, name, log])
+    proc = subprocess.Popen([sys.executable, "-c", CHILD, repo, name, log])
+    _STARTED.append(proc)
+    return proc
 
 
 def release(log: str, name: str) -> None:
@@ -86,3 +105,13 @@ def test_a_waiter_killed_in_line_blocks_nobody(repo: str, tmp_path: Any) -> None
     release(log, "later")
     assert holder.wait(timeout=60) == 0 and later.wait(timeout=60) == 0
     assert queued(repo) == []
+
+
+def test_is_held_answers_without_waiting(repo: str) -> None:
+    """Issue 40: doctor's stale-lock check asks through the lock module, not its own flock."""
+    assert lock.is_held(repo) is False
+    with lock.held(repo):
+        child = subprocess.run([sys.executable, "-c", "import sys; from memrepo.vcs import lock; "
+                                "print(lock.is_held(sys.argv[1]))", repo], capture_output=True, text=True, check=True)
+        assert child.stdout.strip() == "True"
+    assert lock.is_held(repo) is False

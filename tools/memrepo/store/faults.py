@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import fcntl
 import os
 import stat
 import time
@@ -35,17 +34,7 @@ def _git_path(repo: str, name: str) -> str:
 
 def _memrepo_writing(repo: str) -> bool:
     """True while a memrepo writer holds the repository lock (its git may hold index.lock)."""
-    try:
-        fd = os.open(lock.path(repo), os.O_RDWR | os.O_CREAT, 0o600)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    finally:
-        os.close(fd)  # closing drops the flock we may have taken
-    return False
+    return lock.is_held(repo)
 
 
 def stale_index_lock(repo: str, holding: bool = False) -> str:

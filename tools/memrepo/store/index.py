@@ -16,7 +16,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
-from memrepo.vcs import gitcmd
+from memrepo.vcs import gitcmd, lock as locking
 from memrepo.recall import paths
 from memrepo.format import files, spec
 from memrepo.errors import CacheError
@@ -98,15 +98,9 @@ def _lock(repo: str, wait: float | None = None) -> Iterator[None]:
     private.tighten(paths.index_dir(repo))  # every index writer passes here: 0700/0600 (issue 15)
     deadline = time.monotonic() + (LOCK_WAIT if wait is None else wait)
     with open(os.path.join(paths.index_dir(repo), ".lock"), "a") as fh:
-        while True:
-            try:
-                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise IndexBusy(f"another process has held the index lock of {repo} for too long",
-                                    hint="let it finish, then run `memrepo index` (or `--rebuild`)") from None
-                time.sleep(0.05)
+        if not locking.wait_for(fh.fileno(), max(0.0, deadline - time.monotonic())):
+            raise IndexBusy(f"another process has held the index lock of {repo} for too long",
+                            hint="let it finish, then run `memrepo index` (or `--rebuild`)")
         try:
             yield
         finally:

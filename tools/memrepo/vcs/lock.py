@@ -10,6 +10,13 @@ queues a file in `memrepo-commit.lock.queue/` (named by its arrival time) and ho
 it while it waits; only the oldest live waiter tries the lock. A queue file nobody holds
 belongs to a process that died, and is dropped. Without the queue, ten writers polling one
 flock left an unlucky one waiting 31 s for a 0.7 s commit (tests/bench/bench_writes.py).
+
+memrepo's three locks wait through one primitive here, `wait_for`: this commit lock, the index
+lock (`store.index.lock`, `index/.lock`) and the job worker's (`worker.jobs`, `index/jobs/.lock`).
+`is_held` asks whether a writer holds the commit lock without waiting (doctor's stale-lock check).
+The order is fixed: the commit lock, then the index lock — a commit's post-commit hook updates
+the cache in a child that takes the index lock while the committer still holds the commit lock —
+and never the reverse: an index writer never commits.
 """
 
 from __future__ import annotations
@@ -50,6 +57,31 @@ def _try(fd: int) -> bool:
         return True
     except BlockingIOError:
         return False
+
+
+def wait_for(fd: int, wait: float, poll: float = _POLL) -> bool:
+    """Take an exclusive flock on `fd`, trying every `poll` seconds for at most `wait` seconds;
+    False when it did not come free in time."""
+    deadline = time.monotonic() + wait
+    while not _try(fd):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(poll)
+    return True
+
+
+def is_held(repo: str) -> bool:
+    """Whether some process holds `repo`'s commit lock now (asked, never waited for)."""
+    try:
+        fd = os.open(path(repo), os.O_RDWR | os.O_CREAT, 0o600)
+    except (OSError, GitError):
+        return False
+    try:
+        if not _try(fd):
+            return True
+    finally:
+        os.close(fd)  # closing drops the flock this may have taken
+    return False
 
 
 def _alive(entry: str) -> bool:

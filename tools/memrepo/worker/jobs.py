@@ -24,6 +24,7 @@ import time
 
 from memrepo.errors import Deferred
 from memrepo.recall import _fast, paths, projects
+from memrepo.vcs import lock as locking
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -175,16 +176,8 @@ class lock:  # noqa: N801 — used as `with jobs.lock(repo) as got:`; a class ke
     def __enter__(self) -> bool:
         os.makedirs(jobs_dir(self.repo), exist_ok=True)
         self.fd = os.open(os.path.join(jobs_dir(self.repo), LOCK), os.O_RDWR | os.O_CREAT, 0o600)
-        deadline = time.monotonic() + self.wait
-        while True:
-            try:
-                fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                self.held = True
-                return True
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    return False
-                time.sleep(0.1)
+        self.held = locking.wait_for(self.fd, self.wait, poll=0.1)
+        return self.held
 
     def __exit__(self, *exc: object) -> None:
         if self.held:
