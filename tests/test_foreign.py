@@ -24,7 +24,7 @@ def test_a_mapping_splits_into_meta_and_body() -> None:
     ("---\njust a string\n---\nbody\n", "front matter is not a mapping"),
     ("---\nname: \"unclosed\n---\nbody\n", "while scanning a quoted scalar"),
     ("---\nname: [unclosed\n---\nbody\n", "while parsing a flow sequence"),
-    ("---\n" + "[" * 5000 + "\n---\nbody\n", "while parsing a flow node"),
+    ("---\n" + "[" * 5000 + "\n---\nbody\n", "while increasing flow level"),
     ("---\na: &x [1, 2]\nb: *x\n---\nbody\n", "front matter uses YAML aliases"),
     ("---\n!!python/object:os.system x\n---\nbody\n", "could not determine a constructor for the tag 'tag:yaml.org,2002:python/object:os.system'"),
 ])

@@ -15,6 +15,7 @@ import glob
 import os
 from typing import Any
 
+from memrepo.format import files
 from memrepo.importers.claude_code import claude_home
 
 LINE_LIMIT = 200
@@ -59,11 +60,7 @@ def loaded_lines(text: str) -> list[tuple[int, str]]:
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
-    start = 0
-    if lines and lines[0].strip() == "---":
-        close = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), None)
-        if close is not None:
-            start = close + 1
+    start = files.body_start(lines)
     kept: list[tuple[int, str]] = []
     fence: str | None = None
     in_comment = False

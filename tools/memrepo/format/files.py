@@ -67,3 +67,13 @@ def write_state(path: str, state: dict[str, Any]) -> None:
     with open(tmp, "w", encoding="utf-8") as fh:
         json.dump(state, fh, indent=1, sort_keys=True)
     os.replace(tmp, path)
+
+
+def body_start(lines: list[str]) -> int:
+    """The index of the first line after a `---` front-matter block opening `lines`, or 0 when
+    they open with none (an unclosed fence is a horizontal rule, not front matter)."""
+    if lines and lines[0].strip() == "---":
+        close = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), None)
+        if close is not None:
+            return close + 1
+    return 0

@@ -15,6 +15,8 @@ from typing import Any
 import frontmatter
 import yaml
 
+from memrepo.format import notes
+
 MAX_BYTES = 1024 * 1024  # a topic file or a day's journal is kilobytes; refuse what is not one
 MAX_HEAD = 64 * 1024  # front matter longer than this is not front matter we read
 
@@ -46,7 +48,7 @@ def parse(text: str) -> Foreign:
     if len(head) > MAX_HEAD:
         return Foreign({}, text, f"front matter over {MAX_HEAD:,} characters")
     try:
-        if isinstance(handler, frontmatter.YAMLHandler) and _has_alias(head):
+        if isinstance(handler, frontmatter.YAMLHandler) and notes.alias_line(head, yaml.SafeLoader) is not None:
             return Foreign({}, text, "front matter uses YAML aliases")
         meta = handler.load(head)
     except Exception as exc:  # noqa: BLE001 — any parser failure (YAMLError, ValueError, RecursionError) is bad front matter
@@ -70,7 +72,3 @@ def read(path: str, max_bytes: int = MAX_BYTES) -> Foreign:
         raise ValueError(f"over {max_bytes:,} bytes; not a file this importer reads")
     return parse(data.decode("utf-8", "replace"))
 
-
-def _has_alias(head: str) -> bool:
-    # An alias repeats a node by reference: a few lines can stand for a structure too big to print.
-    return any(isinstance(event, yaml.AliasEvent) for event in yaml.parse(head, Loader=yaml.SafeLoader))

@@ -61,12 +61,7 @@ def _load(text: str, side: str) -> notes.Note:
     if len(text.encode("utf-8")) > MAX_BYTES:
         raise notes.ParseError(f"{side} is over {MAX_BYTES:,} bytes")
     head, _, _ = notes.split(text)
-    # An alias repeats a node by reference: a few lines can stand for a structure too big to walk.
-    try:
-        aliased = any(isinstance(e, yaml.AliasEvent) for e in yaml.parse(head, Loader=yaml.SafeLoader))
-    except yaml.YAMLError:
-        aliased = False  # notes.parse says what is wrong, with the line
-    if aliased:
+    if notes.alias_line(head) is not None:
         raise notes.ParseError(f"{side} front matter uses YAML aliases")
     note = notes.parse(text)
     # The serializer writes no comments: a hand-formatted head with a `#` may hold one we would drop.

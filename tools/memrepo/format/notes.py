@@ -178,17 +178,26 @@ def original(note: Note) -> str:
     return note.text if note.text is not None else serialize(note)
 
 
-def _refuse_aliases(head: str) -> None:
-    """ParseError at the first anchor or alias: 500 bytes of nested aliases stand for 10 GiB of values."""
+def alias_line(head: str, loader: Any = None) -> int | None:
+    """The file line of the first YAML anchor or alias in a front-matter `head`, or None: 500
+    bytes of nested aliases stand for 10 GiB of values. The one alias check (issue 40): memrepo's
+    files, the merge driver and foreign files all ask it. Bad YAML is None: the loader says what
+    is wrong, with its line."""
     if "&" not in head and "*" not in head:
-        return  # neither can be written without its sigil; most heads skip the event scan
+        return None  # neither can be written without its sigil; most heads skip the event scan
     try:
-        for event in yaml.parse(head, Loader=_Loader):
+        for event in yaml.parse(head, Loader=loader or _Loader):
             if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
-                mark = event.start_mark
-                raise ParseError("front matter uses a YAML anchor or alias", mark.line + 2 if mark else 2, NO_ALIASES_FIX)
+                return event.start_mark.line + 2 if event.start_mark else 2
     except yaml.YAMLError:
-        return  # yaml.load below reports it, with its line
+        return None
+    return None
+
+
+def _refuse_aliases(head: str) -> None:
+    line = alias_line(head)
+    if line is not None:
+        raise ParseError("front matter uses a YAML anchor or alias", line, NO_ALIASES_FIX)
 
 
 def _plain(value: Any, depth: int) -> Any:
