@@ -87,41 +87,43 @@ def build(repo: str, read_only: bool = False) -> Any:
     # stderr is the client's log pane: a refused argument is the model's to read, not a log line.
     server = Memory(NAME, version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
 
+    # Tools answer in text only: a client that prefers structured content (Claude Code does) would
+    # otherwise hand the model {"result": "..."} instead of the fenced block a hooked agent sees.
     def call(fn: Any, *args: Any, **kwargs: Any) -> Any:
         try:
             return fn(repo, *args, **kwargs)
         except MemrepoError as exc:
             raise _fail(exc) from None
 
-    @server.tool(description=RECALL)
+    @server.tool(description=RECALL, structured_output=False)
     def recall(prompt: str, cwd: str | None = None, ctx: Context = None) -> str:  # type: ignore[assignment,type-arg]
         return str(call(tools.recall, prompt, cwd, agent=_client(ctx)))
 
-    @server.tool(description=SEARCH)
+    @server.tool(description=SEARCH, structured_output=False)
     def search(query: str, limit: int = 10, project: str | None = None) -> str:
         return _json(call(tools.search, query, limit, project))
 
-    @server.tool(description=SHOW)
+    @server.tool(description=SHOW, structured_output=False)
     def show(memory_id: str) -> str:
         return _json(call(tools.show, memory_id))
 
-    @server.tool(description=HISTORY)
+    @server.tool(description=HISTORY, structured_output=False)
     def history(memory_id: str, limit: int = tools.HISTORY_LIMIT, diff: bool = False) -> str:
         return _json(call(tools.history, memory_id, limit, diff))
 
-    @server.tool(description=WHY)
+    @server.tool(description=WHY, structured_output=False)
     def why(prompt: str | None = None) -> str:
         return str(call(tools.why, prompt))
 
     if not read_only:
-        @server.tool(description=REMEMBER)
+        @server.tool(description=REMEMBER, structured_output=False)
         def remember(title: str, description: str,
                      cls: Literal["rule", "preference", "fact", "project", "event", "reference"],
                      body: str = "", topics: list[str] | None = None, entities: list[str] | None = None,
                      project: str | None = None, ctx: Context = None) -> str:  # type: ignore[assignment,type-arg]
             return _json(call(tools.remember, _client(ctx), title, description, cls, body, topics, entities, project))
 
-        @server.tool(description=FORGET)
+        @server.tool(description=FORGET, structured_output=False)
         def forget(memory_id: str, reason: str, ctx: Context = None) -> str:  # type: ignore[assignment,type-arg]
             return _json(call(tools.forget, _client(ctx), memory_id, reason))
 

@@ -1,0 +1,95 @@
+"""End-to-end: a real Claude Code CLI with `memrepo mcp` as its MCP server and no memrepo hooks.
+
+The pinned CLI runs with `--mcp-config` naming `python -m memrepo --repo R mcp` (and
+`--strict-mcp-config`, so nothing else is loaded) against the fake Messages API (tests/e2e). The
+fake answers the prompt with a scripted call of the server's tool, the CLI calls it over stdio,
+and the test asserts on what the fake received back (the tool's result, in the model's next
+request) and on the memory repository. This is what an agent without prompt hooks gets.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from e2e.harness import claude_bin, fake_api, result_json, run_claude  # noqa: E402,F401  (fixtures)
+from test_e2e_claude import MEMORIES, _run, _setup_env  # noqa: E402
+from test_e2e_plugin_loop import _tool_results  # noqa: E402
+
+pytestmark = pytest.mark.e2e
+
+TIMEOUT = 120
+
+
+@pytest.fixture
+def memories(tmp_path: Path) -> Path:
+    env = _setup_env(tmp_path)
+    repo = tmp_path / "memories"
+    _run([sys.executable, "-m", "memrepo", "init", str(repo)], cwd=tmp_path, env=env)
+    for mem_id, text in MEMORIES.items():
+        (repo / "memory" / f"{mem_id}.md").write_text(textwrap.dedent(text), encoding="utf-8")
+    _run(["git", "-C", str(repo), "add", "-A"], cwd=tmp_path, env=env)
+    _run(["git", "-C", str(repo), "commit", "-q", "-m", "e2e: memories"], cwd=tmp_path, env=env)
+    return repo
+
+
+def _claude(prompt: str, repo: Path, cwd: Path, fake_api, claude_bin: str, tools: str) -> list:
+    config = cwd.parent / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"memrepo": {
+        "command": sys.executable, "args": ["-m", "memrepo", "--repo", str(repo), "mcp"]}}}), encoding="utf-8")
+    # ENABLE_TOOL_SEARCH=false: MCP tools are declared to the model up front, not deferred behind ToolSearch.
+    proc, reqs = run_claude(prompt, plugin_dir=None, cwd=cwd, fake_api=fake_api, claude_bin=claude_bin, timeout=TIMEOUT,
+                            env_extra={"ENABLE_TOOL_SEARCH": "false"},
+                            extra_args=["--mcp-config", str(config), "--strict-mcp-config", "--allowedTools", tools])
+    assert proc.returncode == 0, (proc.stdout[-2000:], proc.stderr[-2000:])
+    assert result_json(proc).get("is_error") is False, proc.stdout[-2000:]
+    return reqs
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True, timeout=30).stdout
+
+
+def test_recall_over_mcp_reaches_the_models_next_request(tmp_path: Path, memories: Path, claude_bin: str,
+                                                         fake_api) -> None:
+    cwd = tmp_path / "project"
+    cwd.mkdir()
+    prompt = "it's friday 17:00, can I still ship this hotfix to production?"
+    fake_api.script_tool(prompt, "mcp__memrepo__recall", {"prompt": prompt, "cwd": str(cwd)})
+    reqs = _claude(prompt, memories, cwd, fake_api, claude_bin, "mcp__memrepo__recall")
+    # The model saw the tool among its tools, with the description that says when to call it ...
+    tools = {t.get("name"): t for r in reqs if isinstance(r.body, dict) for t in r.body.get("tools") or []}
+    assert "before acting on a task" in tools["mcp__memrepo__recall"]["description"]
+    # ... and the hook's own block came back in the next request as the tool's result.
+    out = _tool_results(reqs)
+    assert "\n<memrepo-memories>\n- (rule) Production deploys are frozen on Fridays after 16:00: " in out, out
+    assert "(id: deploy-freeze-friday)\n" in out, out
+    log = [json.loads(line) for line in (memories / "index" / "recall-log.jsonl").read_text().splitlines()]
+    assert log[-1]["agent"].startswith("mcp:") and log[-1]["injected"][0]["id"] == "deploy-freeze-friday"
+
+
+def test_remember_over_mcp_commits_a_memory_naming_the_agent(tmp_path: Path, memories: Path, claude_bin: str,
+                                                             fake_api) -> None:
+    cwd = tmp_path / "project"
+    cwd.mkdir()
+    prompt = "remember: the office VPN gateway restarts every day at noon"
+    fake_api.script_tool(prompt, "mcp__memrepo__remember", {
+        "title": "The VPN gateway restarts at noon", "cls": "fact", "topics": ["vpn"],
+        "description": "The office VPN gateway restarts every day at 12:00; reconnect after 12:05"})
+    reqs = _claude(prompt, memories, cwd, fake_api, claude_bin, "mcp__memrepo__remember")
+    out = _tool_results(reqs)
+    new_id = json.loads(out)["id"]
+    note = (memories / "memory" / f"{new_id}.md").read_text(encoding="utf-8")
+    assert "\nsource: agent\n" in note and "restarts every day at 12:00" in note
+    message = _git(memories, "log", "-1", "--format=%B")
+    assert message.startswith(f"add: {new_id}\n") and "\nMemrepo-Action: add\n" in message
+    agent = [line for line in message.splitlines() if line.startswith("Memrepo-Agent: ")]
+    assert agent and agent[0] != "Memrepo-Agent: mcp", message  # Claude Code named itself in the handshake
+    assert _git(memories, "status", "--porcelain") == ""
