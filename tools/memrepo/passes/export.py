@@ -52,10 +52,12 @@ TARGETS = {
     # Claude Code loads CLAUDE.md whole (up to 4 MiB) but advises under 200 lines; 25,000
     # characters is its MEMORY.md cliff, kept here too so nothing depends on which file it reads.
     "claude-md": Target("claude-md", "CLAUDE.md", "Claude Code",
-                        "Claude Code advises CLAUDE.md under 200 lines", max_lines=200, max_chars=25_000),
+                        "Claude Code advises CLAUDE.md under 200 lines, and reads 25,000 characters of MEMORY.md",
+                        max_lines=200, max_chars=25_000),
     # Gemini CLI documents no limit for GEMINI.md: the same bound as CLAUDE.md.
     "gemini-md": Target("gemini-md", "GEMINI.md", "Gemini CLI",
-                        "kept to Claude Code's 200 lines (Gemini CLI documents no limit)", max_lines=200, max_chars=25_000),
+                        "Gemini CLI documents no limit: kept to Claude Code's 200 lines and 25,000 characters",
+                        max_lines=200, max_chars=25_000),
     # Cursor's rules documentation: keep a rule under 500 lines.
     "cursor-rules": Target("cursor-rules", os.path.join(".cursor", "rules", "memrepo.mdc"), "Cursor",
                            "Cursor advises rules under 500 lines", max_lines=500, owned=True),
