@@ -1,10 +1,11 @@
-"""End-to-end: a real Claude Code CLI with `memrepo mcp` as its MCP server and no memrepo hooks.
+"""End-to-end: real agent CLIs with `memrepo mcp` as their MCP server and no memrepo hooks.
 
-The pinned CLI runs with `--mcp-config` naming `python -m memrepo --repo R mcp` (and
+Claude Code: the pinned CLI runs with `--mcp-config` naming `python -m memrepo --repo R mcp` (and
 `--strict-mcp-config`, so nothing else is loaded) against the fake Messages API (tests/e2e). The
 fake answers the prompt with a scripted call of the server's tool, the CLI calls it over stdio,
 and the test asserts on what the fake received back (the tool's result, in the model's next
-request) and on the memory repository. This is what an agent without prompt hooks gets.
+request) and on the memory repository. Gemini CLI: the same through `mcpServers` in its
+settings.json, against the fake Gemini API. This is what an agent without prompt hooks gets.
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from e2e.harness import claude_bin, fake_api, result_json, run_claude  # noqa: E402,F401  (fixtures)
+from e2e import agents  # noqa: E402
+from e2e.fake_gemini import FakeGeminiAPI  # noqa: E402
+from e2e.harness import GIT_IDENTITY_ENV, claude_bin, fake_api, result_json, run_claude  # noqa: E402,F401  (fixtures)
 from test_e2e_claude import MEMORIES, _run, _setup_env  # noqa: E402
 from test_e2e_plugin_loop import _tool_results  # noqa: E402
 
@@ -93,3 +96,47 @@ def test_remember_over_mcp_commits_a_memory_naming_the_agent(tmp_path: Path, mem
     agent = [line for line in message.splitlines() if line.startswith("Memrepo-Agent: ")]
     assert agent and agent[0] != "Memrepo-Agent: mcp", message  # Claude Code named itself in the handshake
     assert _git(memories, "status", "--porcelain") == ""
+
+
+def _gemini_responses(api: FakeGeminiAPI) -> list[dict]:
+    """Every functionResponse the CLI sent back to the model."""
+    return [p["functionResponse"] for r in api.requests if isinstance(r.body, dict) for c in r.body.get("contents") or []
+            for p in c.get("parts") or [] if isinstance(p, dict) and "functionResponse" in p]
+
+
+def test_gemini_cli_with_mcp_servers_recalls_and_remembers(tmp_path: Path, memories: Path) -> None:
+    cwd = tmp_path / "project"
+    cwd.mkdir()
+    with FakeGeminiAPI("Noted.") as api:
+        home = agents.gemini_home(tmp_path / "gemini")
+        settings_path = home.home / ".gemini" / "settings.json"
+        settings = json.loads(settings_path.read_text(encoding="utf-8"))
+        # Gemini CLI hands an MCP server a filtered environment (no GIT_*): the identity goes in its entry,
+        # as a person without a ~/.gitconfig would put it.
+        settings["mcpServers"] = {"memrepo": {"command": sys.executable, "env": GIT_IDENTITY_ENV,
+                                              "args": ["-m", "memrepo", "--repo", str(memories), "mcp"]}}
+        settings_path.write_text(json.dumps(settings), encoding="utf-8")
+        allow = ["--allowed-mcp-server-names", "memrepo", "--yolo"]
+
+        prompt = "can I ship this hotfix to production on friday at 17:00?"
+        api.script_tool(prompt, "mcp_memrepo_recall", {"prompt": prompt, "cwd": str(cwd)})
+        proc = agents.run_gemini(home, prompt, cwd, api.base_url, extra_args=allow)
+        assert proc.returncode == 0, (proc.stdout, proc.stderr[-3000:])
+        first = json.dumps(api.requests[0].body)
+        assert "Call `recall` with the user's request before you act on a task" in first  # the server's instructions
+        out = _gemini_responses(api)[0]["response"]["output"]
+        assert "<memrepo-memories>\n- (rule) Production deploys are frozen on Fridays after 16:00: " in out, out
+
+        api.clear()
+        prompt = "remember that the staging VPN restarts at noon"
+        api.script_tool(prompt, "mcp_memrepo_remember", {
+            "title": "The staging VPN restarts at noon", "cls": "fact",
+            "description": "The staging VPN gateway restarts every day at 12:00; reconnect after 12:05"})
+        proc = agents.run_gemini(home, prompt, cwd, api.base_url, extra_args=allow)
+        assert proc.returncode == 0, (proc.stdout, proc.stderr[-3000:])
+        out = _gemini_responses(api)[0]["response"]["output"]  # Gemini wraps it in <untrusted_context>
+        new_id = json.loads(out[out.index("{"):out.rindex("}") + 1])["id"]
+    assert "\nsource: agent\n" in (memories / "memory" / f"{new_id}.md").read_text(encoding="utf-8")
+    message = _git(memories, "log", "-1", "--format=%B")
+    assert message.startswith(f"add: {new_id}\n")
+    assert [line for line in message.splitlines() if line.startswith("Memrepo-Agent: ")] != ["Memrepo-Agent: mcp"]
