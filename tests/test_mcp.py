@@ -111,7 +111,9 @@ def test_bad_arguments_are_tool_errors_that_name_the_fix(store: str) -> None:
             ("remember", {"title": "x", "description": "y", "cls": "opinion"}),
             ("remember", {"title": " ", "description": "y", "cls": "fact"}),
             ("forget", {"memory_id": "no-friday-deploys", "reason": " "}),
-            ("why", {"prompt": "never asked"}))]
+            ("why", {"prompt": "never asked"}),
+            ("remember", {"title": "CI token", "cls": "fact", "description": "The CI bot's token",
+                          "body": "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8\n"}))]
 
     results = session(store, steps)
     assert all(r.is_error for r in results)
@@ -124,6 +126,7 @@ def test_bad_arguments_are_tool_errors_that_name_the_fix(store: str) -> None:
     assert "title is empty" in messages[5]
     assert "a retire needs a reason" in messages[6]
     assert "call `recall` with the prompt first" in messages[7]
+    assert "is not a valid memory\n" in messages[8] and "looks like a secret (github-token: ghp_…q7R8)" in messages[8]
     assert git(store, "log", "-1", "--format=%s").stdout.strip() == "two memories"
 
 

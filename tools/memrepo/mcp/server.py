@@ -59,7 +59,9 @@ WRITERS = ("remember", "forget")
 
 
 def _fail(exc: MemrepoError) -> Exception:
-    return ToolError(str(exc) + (f" (fix: {exc.hint})" if exc.hint else ""))
+    """The error as the model reads it: what is wrong (each problem of an invalid memory), then the fix."""
+    problems = "".join(f"\n{p}" for p in getattr(exc, "problems", None) or [])
+    return ToolError(str(exc) + problems + (f"\nfix: {exc.hint}" if exc.hint else ""))
 
 
 def _client(ctx: Any) -> str:
