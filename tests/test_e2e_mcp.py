@@ -5,7 +5,8 @@ Claude Code: the pinned CLI runs with `--mcp-config` naming `python -m memrepo -
 fake answers the prompt with a scripted call of the server's tool, the CLI calls it over stdio,
 and the test asserts on what the fake received back (the tool's result, in the model's next
 request) and on the memory repository. Gemini CLI: the same through `mcpServers` in its
-settings.json, against the fake Gemini API. This is what an agent without prompt hooks gets.
+settings.json, against the fake Gemini API; Codex CLI through `mcp_servers` in its config.toml,
+against the fake Responses API. This is what an agent without prompt hooks gets.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from e2e import agents  # noqa: E402
 from e2e.fake_gemini import FakeGeminiAPI  # noqa: E402
+from e2e.fake_openai import FakeOpenAIAPI  # noqa: E402
 from e2e.harness import GIT_IDENTITY_ENV, claude_bin, fake_api, result_json, run_claude  # noqa: E402,F401  (fixtures)
 from test_e2e_claude import MEMORIES, _run, _setup_env  # noqa: E402
 from test_e2e_plugin_loop import _tool_results  # noqa: E402
@@ -140,3 +142,57 @@ def test_gemini_cli_with_mcp_servers_recalls_and_remembers(tmp_path: Path, memor
     message = _git(memories, "log", "-1", "--format=%B")
     assert message.startswith(f"add: {new_id}\n")
     assert [line for line in message.splitlines() if line.startswith("Memrepo-Agent: ")] != ["Memrepo-Agent: mcp"]
+
+
+def _codex_outputs(api: FakeOpenAIAPI) -> str:
+    """The text of every function call output Codex sent back to the model."""
+    out = []
+    for r in api.requests:
+        for item in (r.body or {}).get("input") or [] if isinstance(r.body, dict) else []:
+            if isinstance(item, dict) and item.get("type") == "function_call_output":
+                value = item.get("output")
+                out += [v.get("text", "") for v in value if isinstance(v, dict)] if isinstance(value, list) else [str(value)]
+    return "\n".join(out)
+
+
+def test_codex_cli_with_mcp_servers_recalls_and_remembers(tmp_path: Path, memories: Path) -> None:
+    cwd = tmp_path / "project"
+    cwd.mkdir()
+    with FakeOpenAIAPI("Noted.") as api:
+        home = agents.codex_home(tmp_path / "codex", api.base_url)
+        config = home.home / ".codex" / "config.toml"
+        identity = ", ".join(f'{k} = "{v}"' for k, v in GIT_IDENTITY_ENV.items())
+        # `required`: codex exec sends its first request without waiting for a server that is not,
+        # and memrepo mcp takes about a second to start (the SDK's import). `approve`: exec runs
+        # with approval policy never, which refuses an MCP call that would ask.
+        config.write_text(config.read_text(encoding="utf-8") + f"""
+[mcp_servers.memrepo]
+command = {json.dumps(sys.executable)}
+args = ["-m", "memrepo", "--repo", {json.dumps(str(memories))}, "mcp"]
+env = {{ {identity} }}
+required = true
+default_tools_approval_mode = "approve"
+""", encoding="utf-8")
+
+        prompt = "can I ship this hotfix to production on friday at 17:00?"
+        api.script_tool(prompt, "recall", {"prompt": prompt, "cwd": str(cwd)}, namespace="mcp__memrepo")
+        proc = agents.run_codex(home, prompt, cwd)
+        assert proc.returncode == 0, (proc.stdout, proc.stderr[-3000:])
+        tools = {t.get("name"): t for t in api.requests[0].body.get("tools") or []}
+        recall = {t["name"]: t for t in tools["mcp__memrepo"]["tools"]}["recall"]
+        assert "before acting on a task" in recall["description"]
+        out = _codex_outputs(api)
+        assert "<memrepo-memories>\n- (rule) Production deploys are frozen on Fridays after 16:00: " in out, out
+
+        api.clear()
+        prompt = "remember that the staging VPN restarts at noon"
+        api.script_tool(prompt, "remember", {
+            "title": "The staging VPN restarts at noon", "cls": "fact",
+            "description": "The staging VPN gateway restarts every day at 12:00; reconnect after 12:05"}, namespace="mcp__memrepo")
+        proc = agents.run_codex(home, prompt, cwd)
+        assert proc.returncode == 0, (proc.stdout, proc.stderr[-3000:])
+        out = _codex_outputs(api)
+        new_id = json.loads(out[out.index("{"):out.rindex("}") + 1])["id"]
+    assert "\nsource: agent\n" in (memories / "memory" / f"{new_id}.md").read_text(encoding="utf-8")
+    message = _git(memories, "log", "-1", "--format=%B")
+    assert message.startswith(f"add: {new_id}\n") and "\nMemrepo-Agent: codex-mcp-client\n" in message
