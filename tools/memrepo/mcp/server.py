@@ -89,14 +89,14 @@ def build(repo: str, read_only: bool = False) -> Any:
     # stderr is the client's log pane: a refused argument is the model's to read, not a log line.
     server = Memory(NAME, version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
 
-    # Tools answer in text only: a client that prefers structured content (Claude Code does) would
-    # otherwise hand the model {"result": "..."} instead of the fenced block a hooked agent sees.
     def call(fn: Any, *args: Any, **kwargs: Any) -> Any:
         try:
             return fn(repo, *args, **kwargs)
         except MemrepoError as exc:
             raise _fail(exc) from None
 
+    # Tools answer in text only (structured_output=False): a client that prefers structured content
+    # (Claude Code does) would otherwise hand the model {"result": "..."}, not the fenced block.
     @server.tool(description=RECALL, structured_output=False)
     def recall(prompt: str, cwd: str | None = None, ctx: Context = None) -> str:  # type: ignore[assignment,type-arg]
         return str(call(tools.recall, prompt, cwd, agent=_client(ctx)))
