@@ -258,3 +258,8 @@ class FakeGeminiAPI(fakeserver.FakeAPI[RecordedRequest]):
         functionResponse back gets `reply_text`. In ``gemini -p`` the CLI only declares (and
         runs) its shell tool with ``--yolo``/``--approval-mode=yolo`` or ``--allowed-tools``."""
         self._script(ToolCall(trigger, SHELL_TOOL, {"command": command, "description": description}))
+
+    def script_tool(self, trigger: str, name: str, args: dict[str, Any]) -> None:
+        """Answer the first main request holding `trigger` with a call of function `name` (an MCP
+        server's tool, under the name the CLI declared it with)."""
+        self._script(ToolCall(trigger, name, args))

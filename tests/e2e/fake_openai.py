@@ -153,11 +153,28 @@ def _shell_call_item(body: dict[str, Any], command: str) -> dict[str, Any]:
     }
 
 
+@dataclass
+class FunctionCall:
+    """A scripted call of a named function tool (an MCP server's tool as the CLI declares it)."""
+
+    trigger: str
+    name: str
+    arguments: dict[str, Any]
+    namespace: str | None = None  # Codex declares an MCP server's tools in a namespace tool (`mcp__<server>`)
+    used: bool = False
+
+
+def _function_call_item(call: FunctionCall) -> dict[str, Any]:
+    item = {"type": "function_call", "id": new_id("fc"), "call_id": new_id("call"), "name": call.name,
+            "arguments": json.dumps(call.arguments), "status": "completed"}
+    return {**item, "namespace": call.namespace} if call.namespace else item
+
+
 # -- the HTTP server --------------------------------------------------------------------------
 
 
 class _Handler(fakeserver.FakeHandler[RecordedRequest]):
-    server: fakeserver.FakeServer[RecordedRequest, ShellCall]
+    server: fakeserver.FakeServer[RecordedRequest, "ShellCall | FunctionCall"]
 
     record_class = RecordedRequest
     secret_headers = frozenset(
@@ -198,7 +215,7 @@ class _Handler(fakeserver.FakeHandler[RecordedRequest]):
             return
         call = self.scripted_call(body)
         if call is not None:
-            item = _shell_call_item(body, call.command)
+            item = _function_call_item(call) if isinstance(call, FunctionCall) else _shell_call_item(body, call.command)
             out_tokens = 20
         else:
             text = self.server.reply_text
@@ -249,3 +266,9 @@ class FakeOpenAIAPI(fakeserver.FakeAPI[RecordedRequest]):
         Codex's shell tool running `command`; the request bringing its output back gets
         `reply_text`."""
         self._script(ShellCall(trigger, command))
+
+    def script_tool(self, trigger: str, name: str, arguments: dict[str, Any], namespace: str | None = None) -> None:
+        """Answer the first request whose newest user input holds `trigger` with a call of the
+        function tool `name` (in `namespace`, when the tool is declared in one); the request
+        bringing its output back gets `reply_text`."""
+        self._script(FunctionCall(trigger, name, arguments, namespace))

@@ -224,3 +224,8 @@ class FakeMessagesAPI(fakeserver.FakeAPI[RecordedRequest]):
         """Answer the first prompt holding `trigger` with a Bash tool call running `command`;
         the request that brings its result back gets `reply_text`."""
         self._script(ToolCall(trigger, "Bash", {"command": command, "description": description}))
+
+    def script_tool(self, trigger: str, name: str, arguments: dict[str, Any]) -> None:
+        """Answer the first prompt holding `trigger` with a call of tool `name` (an MCP server's
+        tool is `mcp__<server>__<tool>`); the request that brings its result back gets `reply_text`."""
+        self._script(ToolCall(trigger, name, arguments))

@@ -443,9 +443,9 @@ def fmt(ctx: click.Context, files: tuple[str, ...], check: bool) -> None:
 
 
 # Each area registers its own commands; keep this list in step with the README's command table.
-from memrepo.cli import capture as cli_capture, curate as cli_curate, lifecycle as cli_lifecycle, profile as cli_profile, recall as cli_recall, serve as cli_serve, skills as cli_skills, sync as cli_sync, verify as cli_verify  # noqa: E402
+from memrepo.cli import capture as cli_capture, curate as cli_curate, export as cli_export, lifecycle as cli_lifecycle, mcp as cli_mcp, profile as cli_profile, recall as cli_recall, serve as cli_serve, skills as cli_skills, sync as cli_sync, verify as cli_verify  # noqa: E402
 
-for _area in (cli_recall, cli_lifecycle, cli_curate, cli_verify, cli_capture, cli_profile, cli_skills, cli_sync, cli_serve):
+for _area in (cli_recall, cli_lifecycle, cli_curate, cli_verify, cli_capture, cli_profile, cli_skills, cli_sync, cli_serve, cli_mcp, cli_export):
     _area.register(cli)
 for _command in cli.commands.values():
     if _command.name not in ("init", "demo", "install", "uninstall"):

@@ -126,8 +126,10 @@ def edit(repo: str, note_id: str, new_text: str, before: str | None = None) -> t
     return _commit(repo, note_id, before, after, "edit", {})
 
 
-def retire(repo: str, note_id: str, reason: str) -> tuple[str, str]:
-    """Mark memory `note_id` retired with a person's `reason` (Memrepo-Action: retire); (sha, run)."""
+def retire(repo: str, note_id: str, reason: str, by: dict[str, str] | None = None) -> tuple[str, str]:
+    """Mark memory `note_id` retired with a person's `reason` (Memrepo-Action: retire); (sha, run).
+
+    `by` replaces the trailer naming who asked (`By: user`): `memrepo mcp` names the agent."""
     reason = " ".join((reason or "").split())
     if not reason:
         raise MemrepoError("a retire needs a reason", hint='add --reason "why it no longer holds"')
@@ -144,5 +146,5 @@ def retire(repo: str, note_id: str, reason: str) -> tuple[str, str]:
     note = notes.Note({k: meta[k] for k in notes.ordered_keys(meta)}, note.body)
     after = notes.serialize(note)
     validated(after, note_id)
-    return _commit(repo, note_id, before, after, "retire", {"By": "user", "Reason": reason})
+    return _commit(repo, note_id, before, after, "retire", {**(by or {"By": "user"}), "Reason": reason})
 

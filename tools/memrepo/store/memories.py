@@ -166,9 +166,10 @@ def unique_id(repo: str, base: str, seed: str = "", taken: set[str] | frozenset[
     return candidate
 
 
-def add(repo: str, note: notes.Note) -> tuple[str, str, str]:
+def add(repo: str, note: notes.Note, trailers: dict[str, str] | None = None) -> tuple[str, str, str]:
     """Validate, write and commit a new memory; returns (id, commit sha, run id: what `memrepo undo`
-    takes). Nothing is written if invalid."""
+    takes). Nothing is written if invalid. `trailers` adds to the commit's own (`memrepo mcp`
+    names the agent that wrote it)."""
     from memrepo.vcs import commit
     from memrepo.format import catalogue, notes, validate
 
@@ -197,7 +198,7 @@ def add(repo: str, note: notes.Note) -> tuple[str, str, str]:
 
         run = lifecycle.run_id("add", note_id)
         sha, taken = commit.commit_if_unchanged(repo, {rel: text}, {rel: None}, f"add: {note_id}",
-                                                {"Action": "add", "Run": run, "Id": note_id})
+                                                {"Action": "add", "Run": run, "Id": note_id, **(trailers or {})})
         if not taken:
             return note_id, sha, run
         tried.add(note_id)
