@@ -7,6 +7,7 @@ import os
 import click
 
 from memrepo.cli.main import _fail_friendly, _json, _repo
+from memrepo.cli.term import echo
 
 
 @click.command()
@@ -38,12 +39,12 @@ def export(ctx: click.Context, target: str, directory: str | None, remove: bool,
     if as_json:
         return _json(report.as_dict())
     if report.action in ("removed", "absent"):
-        click.echo(f"{'removed the memrepo block from' if report.action == 'removed' else 'no memrepo block in'} {report.path}")
+        echo(f"{'removed the memrepo block from' if report.action == 'removed' else 'no memrepo block in'} {report.path}")
         return
-    click.echo(f"{report.action} {report.path}: {len(report.written)} rules and preferences, "
+    echo(f"{report.action} {report.path}: {len(report.written)} rules and preferences, "
                f"{report.lines} lines, {report.chars} characters ({report.bound})")
     if report.left_out:
-        click.echo(f"left out to stay under that: {', '.join(report.left_out)}", err=True)
+        echo(f"left out to stay under that: {', '.join(report.left_out)}", err=True)
 
 
 def register(group: click.Group) -> None:

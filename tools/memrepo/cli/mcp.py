@@ -7,6 +7,7 @@ import importlib.util
 import click
 
 from memrepo.cli.main import _fail_friendly, _repo
+from memrepo.cli.term import echo
 from memrepo.errors import MemrepoError
 
 
@@ -50,7 +51,7 @@ def _install_command(client: str) -> click.Command:
 
         repo = _repo(ctx)
         path, changed = mcp_clients.install(client, repo)
-        click.echo(f"{'added memrepo mcp to' if changed else 'already in'} {path} (memory repository {repo}); "
+        echo(f"{'added memrepo mcp to' if changed else 'already in'} {path} (memory repository {repo}); "
                    f"`memrepo uninstall {client}` puts the file back")
 
     install.help = (f"Add `memrepo mcp` to {mcp_clients_label(client)}'s MCP servers (its user config file).\n\n"
@@ -66,7 +67,7 @@ def _uninstall_command(client: str) -> click.Command:
         from memrepo.agents import mcp_clients
 
         path, done = mcp_clients.uninstall(client)
-        click.echo({"restored": f"restored {path} as it was before install", "deleted": f"deleted {path} (install created it)",
+        echo({"restored": f"restored {path} as it was before install", "deleted": f"deleted {path} (install created it)",
                     "entry removed": f"removed the memrepo entry from {path} (it changed since install; the rest is kept)",
                     "absent": f"no memrepo entry in {path}"}[done])
 
