@@ -9,7 +9,19 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from helpers import IDENTITY, ROOT  # noqa: E402,F401  (ROOT kept importable from here)
+from helpers import IDENTITY, ROOT, cli_cache_dir  # noqa: E402,F401  (ROOT kept importable from here)
+
+_session = pytest.MonkeyPatch()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The agent CLIs' cache is resolved once, from the real environment (cli_cache_dir), before
+    any test fakes HOME, and exported as MEMREPO_TEST_CACHE to every install."""
+    _session.setenv("MEMREPO_TEST_CACHE", cli_cache_dir(os.environ))
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    _session.undo()
 
 
 @pytest.fixture(autouse=True)

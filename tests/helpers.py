@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Mapping
 from typing import Any
 
 from memrepo.format import notes
@@ -22,6 +23,18 @@ DEFAULTS: dict[str, Any] = {
     "source": "user",
     "created": "2026-01-15",
 }
+
+
+def cli_cache_dir(environ: Mapping[str, str]) -> str:
+    """Where the end-to-end tests keep the agent CLIs, from the real environment `environ`:
+    `MEMREPO_TEST_CACHE`, else `$XDG_CACHE_HOME/memrepo-tests`, else `~/.cache/memrepo-tests`
+    (the rule tests/e2e/install_cli.sh applies when run by hand). An absolute path."""
+    explicit = environ.get("MEMREPO_TEST_CACHE", "")
+    if explicit:
+        return os.path.abspath(explicit)
+    base = environ.get("XDG_CACHE_HOME", "") or os.path.join(environ.get("HOME", "") or os.path.expanduser("~"),
+                                                             ".cache")
+    return os.path.abspath(os.path.join(base, "memrepo-tests"))
 
 
 def memory_text(id: str, **fields: Any) -> str:

@@ -1,0 +1,65 @@
+"""The suite's own environment: one agent CLI cache outside every fake HOME."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from helpers import ROOT, cli_cache_dir
+
+INSTALL_CLI = os.path.join(ROOT, "tests", "e2e", "install_cli.sh")
+
+
+def _inside(path: str, folder: str) -> bool:
+    return os.path.commonpath([os.path.realpath(path), os.path.realpath(folder)]) == os.path.realpath(folder)
+
+
+def test_the_cli_cache_is_resolved_from_the_real_environment_outside_every_fake_home(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 39: install_cli.sh ran under a test's fake HOME and installed ~900 MB into pytest's
+    temporary folder on every run; the cache is resolved once, before any HOME is faked."""
+    cache = os.environ.get("MEMREPO_TEST_CACHE", "")
+    test_home = os.environ["HOME"]
+    monkeypatch.undo()
+    assert os.path.isabs(cache) and not _inside(cache, test_home)
+    assert os.environ["MEMREPO_TEST_CACHE"] == cache  # what every install is handed
+
+
+def test_cli_cache_dir_takes_the_variable_then_xdg_then_home() -> None:
+    assert cli_cache_dir({"MEMREPO_TEST_CACHE": "/c/x", "XDG_CACHE_HOME": "/x", "HOME": "/h"}) == "/c/x"
+    assert cli_cache_dir({"MEMREPO_TEST_CACHE": "", "XDG_CACHE_HOME": "/x", "HOME": "/h"}) == "/x/memrepo-tests"
+    assert cli_cache_dir({"HOME": "/h"}) == "/h/.cache/memrepo-tests"
+
+
+def _fake_node_tools(bin_dir: Path, log: Path) -> None:
+    """`npm ci` that records each call and installs a `gemini` answering the pinned version."""
+    version = subprocess.run(["sed", "-n", 's|.*"@google/gemini-cli": "\\([^"]*\\)".*|\\1|p',
+                              os.path.join(ROOT, "tests", "e2e", "agents", "gemini", "package.json")],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    scripts = {
+        "node": "#!/bin/sh\nexit 0\n",
+        "npm": (f"#!/bin/sh\necho \"$@\" >> '{log}'\nmkdir -p node_modules/.bin\n"
+                f"printf '#!/bin/sh\\necho {version}\\n' > node_modules/.bin/gemini\n"
+                "chmod +x node_modules/.bin/gemini\n"),
+    }
+    bin_dir.mkdir()
+    for name, text in scripts.items():
+        (bin_dir / name).write_text(text)
+        (bin_dir / name).chmod(stat.S_IRWXU)
+
+
+def test_install_cli_installs_into_the_cache_once_and_reuses_it(tmp_path: Path) -> None:
+    log, cache = tmp_path / "npm.log", tmp_path / "cache"
+    _fake_node_tools(tmp_path / "bin", log)
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}",
+           "MEMREPO_TEST_CACHE": str(cache)}
+    first = subprocess.run(["bash", INSTALL_CLI, "gemini"], env=env, capture_output=True, text=True)
+    second = subprocess.run(["bash", INSTALL_CLI, "gemini"], env=env, capture_output=True, text=True)
+    assert (first.returncode, second.returncode) == (0, 0), first.stderr + second.stderr
+    assert first.stdout == second.stdout and _inside(first.stdout.strip(), str(cache))
+    assert log.read_text().splitlines() == ["ci --no-audit --no-fund --loglevel=error"]
+    assert "installing" in first.stderr and second.stderr == ""
