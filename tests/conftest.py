@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sys
+import tempfile
 
 import pytest
 
@@ -15,13 +17,27 @@ _session = pytest.MonkeyPatch()
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """The agent CLIs' cache is resolved once, from the real environment (cli_cache_dir), before
-    any test fakes HOME, and exported as MEMREPO_TEST_CACHE to every install."""
+    """The session runs as on a fresh machine, whatever the developer's HOME holds.
+
+    The agent CLIs' cache is resolved first, from the real environment (cli_cache_dir), and
+    exported as MEMREPO_TEST_CACHE to every install; then HOME and the XDG folders point at an
+    empty folder and no git identity is inherited. What escapes the per-test isolation below
+    (a module fixture, a `monkeypatch.undo()`) meets that empty HOME, as it would on CI.
+    """
     _session.setenv("MEMREPO_TEST_CACHE", cli_cache_dir(os.environ))
+    home = tempfile.mkdtemp(prefix="memrepo-tests-home-")
+    _session.setenv("HOME", home)
+    for key in ("XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"):
+        _session.delenv(key, raising=False)
+    for key in [k for k in os.environ if k.startswith("GIT_")] + ["EMAIL"]:
+        _session.delenv(key, raising=False)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    home = os.environ.get("HOME", "")
     _session.undo()
+    if os.path.basename(home).startswith("memrepo-tests-home-"):  # the one pytest_configure made
+        shutil.rmtree(home, ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)

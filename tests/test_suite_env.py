@@ -1,4 +1,4 @@
-"""The suite's own environment: one agent CLI cache outside every fake HOME."""
+"""The suite's own environment: a fresh machine's HOME, and one agent CLI cache outside it."""
 
 from __future__ import annotations
 
@@ -25,7 +25,9 @@ def test_the_cli_cache_is_resolved_from_the_real_environment_outside_every_fake_
     cache = os.environ.get("MEMREPO_TEST_CACHE", "")
     test_home = os.environ["HOME"]
     monkeypatch.undo()
-    assert os.path.isabs(cache) and not _inside(cache, test_home)
+    session_home = os.environ["HOME"]
+    assert os.path.isabs(cache)
+    assert not _inside(cache, test_home) and not _inside(cache, session_home)
     assert os.environ["MEMREPO_TEST_CACHE"] == cache  # what every install is handed
 
 
@@ -33,6 +35,18 @@ def test_cli_cache_dir_takes_the_variable_then_xdg_then_home() -> None:
     assert cli_cache_dir({"MEMREPO_TEST_CACHE": "/c/x", "XDG_CACHE_HOME": "/x", "HOME": "/h"}) == "/c/x"
     assert cli_cache_dir({"MEMREPO_TEST_CACHE": "", "XDG_CACHE_HOME": "/x", "HOME": "/h"}) == "/x/memrepo-tests"
     assert cli_cache_dir({"HOME": "/h"}) == "/h/.cache/memrepo-tests"
+
+
+def test_undoing_the_per_test_environment_leaves_a_fresh_machine(monkeypatch: pytest.MonkeyPatch,
+                                                                  tmp_path: Path) -> None:
+    """Issue 39: a test's `monkeypatch.undo()` fell back to the developer's HOME and git identity,
+    so it passed here and failed on a machine without one ("Author identity unknown")."""
+    monkeypatch.undo()
+    assert not [k for k in os.environ if k.startswith("GIT_")]
+    assert not os.path.exists(os.path.join(os.environ["HOME"], ".gitconfig"))
+    got = subprocess.run(["git", "config", "--global", "--get", "user.name"], cwd=tmp_path,
+                         capture_output=True, text=True)
+    assert (got.returncode, got.stdout) == (1, "")
 
 
 def _fake_node_tools(bin_dir: Path, log: Path) -> None:
