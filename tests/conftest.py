@@ -11,7 +11,7 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from helpers import IDENTITY, ROOT, cli_cache_dir  # noqa: E402,F401  (ROOT kept importable from here)
+from helpers import IDENTITY, ROOT, build_template, cli_cache_dir, copy_template  # noqa: E402,F401  (ROOT kept importable from here)
 
 _session = pytest.MonkeyPatch()
 
@@ -60,14 +60,18 @@ def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempP
     return home
 
 
-@pytest.fixture
-def repo(tmp_path: os.PathLike[str]) -> str:
-    """A memory repository made by `memrepo init` (real git, committed shims, core.hooksPath)."""
-    from memrepo.store import repoinit
+@pytest.fixture(scope="session")
+def repo_template(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The repository `memrepo init` makes, made once per session (with the tests' git identity)."""
+    return build_template(tmp_path_factory, identity=IDENTITY)
 
-    path = os.path.join(str(tmp_path), "mem")
-    repoinit.init(path)
-    return path
+
+@pytest.fixture
+def repo(repo_template: str, tmp_path: os.PathLike[str]) -> str:
+    """A memory repository made by `memrepo init` (real git, hook shims in .git/hooks, merge
+    driver, first commit, index): a private copy of the session's `repo_template` (init ~1 s,
+    a copy a few ms). Tests of init itself call `repoinit.init`."""
+    return copy_template(repo_template, tmp_path)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

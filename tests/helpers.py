@@ -85,11 +85,13 @@ def head(repo: str) -> str:
     return git(repo, "rev-parse", "HEAD").stdout.strip()
 
 
-def build_template(tmp_path_factory: Any, setup: Any = None) -> str:
-    """A memory repository made once per test module (init and commits run real hooks, ~1 s).
+def build_template(tmp_path_factory: Any, setup: Any = None, identity: Mapping[str, str] | None = None) -> str:
+    """A memory repository made once per test module or session (init and commits run real hooks, ~1 s).
 
-    Built under its own HOME and git identity, outside the per-test isolation; `setup(path)`
-    adds memories. Tests copy it with `copy_template` (stat times kept, so the cache stays fresh).
+    Built under its own HOME and git identity (`identity`, GIT_* variables; a "Template" one by
+    default), outside the per-test isolation; `setup(path)` adds memories. Tests copy it with
+    `copy_template` (stat times kept, so the cache stays fresh). Nothing in it names its own path
+    (the hook shims ask git where they run), so a copy is a repository of its own.
     """
     import pytest
 
@@ -103,6 +105,8 @@ def build_template(tmp_path_factory: Any, setup: Any = None) -> str:
         for role in ("AUTHOR", "COMMITTER"):
             mp.setenv(f"GIT_{role}_NAME", "Template")
             mp.setenv(f"GIT_{role}_EMAIL", "template@example.com")
+        for key, value in (identity or {}).items():
+            mp.setenv(key, value)
         path = str(tmp_path_factory.mktemp("template") / "mem")
         repoinit.init(path)
         if setup is not None:

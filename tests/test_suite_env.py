@@ -1,15 +1,20 @@
-"""The suite's own environment: a fresh machine's HOME, and one agent CLI cache outside it."""
+"""The suite's own environment: a fresh machine's HOME, one agent CLI cache outside it, and the
+template repository `repo` copies."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import sqlite3
 import stat
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from helpers import ROOT, cli_cache_dir
+from helpers import IDENTITY, ROOT, cli_cache_dir, commit_all, git, head, write_memory
+
+from memrepo.recall import paths
 
 INSTALL_CLI = os.path.join(ROOT, "tests", "e2e", "install_cli.sh")
 
@@ -77,3 +82,31 @@ def test_install_cli_installs_into_the_cache_once_and_reuses_it(tmp_path: Path) 
     assert first.stdout == second.stdout and _inside(first.stdout.strip(), str(cache))
     assert log.read_text().splitlines() == ["ci --no-audit --no-fund --loglevel=error"]
     assert "installing" in first.stderr and second.stderr == ""
+
+
+def _files_naming(root: str, text: str) -> list[str]:
+    found = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d != "objects"]
+        for name in files:
+            with open(os.path.join(folder, name), "rb") as fh:
+                if text.encode() in fh.read():
+                    found.append(os.path.relpath(os.path.join(folder, name), root))
+    return found
+
+
+def test_a_repo_copied_from_the_template_commits_through_hooks_of_its_own(repo: str, repo_template: str) -> None:
+    """Issue 39: `repo` is a copy of one `memrepo init` per session; the copy's hooks validate and
+    index the copy, and nothing in it points back at the template."""
+    before = head(repo_template)
+    assert head(repo) == before and repo != repo_template
+    assert _files_naming(repo, repo_template) == []
+    write_memory(repo, "bad", title="")
+    assert commit_all(repo).returncode == 1  # the copy's pre-commit hook refuses it
+    write_memory(repo, "bad", title="In the copy")
+    assert commit_all(repo).returncode == 0
+    with contextlib.closing(sqlite3.connect(f"file:{paths.index_db(repo)}?mode=ro", uri=True)) as db:
+        assert [row[0] for row in db.execute("SELECT id FROM memories")] == ["bad"]  # its post-commit hook
+    assert head(repo_template) == before and git(repo_template, "status", "--porcelain").stdout == ""
+    author = git(repo, "log", "--format=%an <%ae>", "--reverse").stdout.splitlines()[0]
+    assert author == f"{IDENTITY['GIT_AUTHOR_NAME']} <{IDENTITY['GIT_AUTHOR_EMAIL']}>"
