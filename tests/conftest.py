@@ -3,13 +3,41 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sys
+import tempfile
 
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from helpers import IDENTITY, ROOT  # noqa: E402,F401  (ROOT kept importable from here)
+from helpers import IDENTITY, ROOT, build_template, cli_cache_dir, copy_template  # noqa: E402,F401  (ROOT kept importable from here)
+
+_session = pytest.MonkeyPatch()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The session runs as on a fresh machine, whatever the developer's HOME holds.
+
+    The agent CLIs' cache is resolved first, from the real environment (cli_cache_dir), and
+    exported as MEMREPO_TEST_CACHE to every install; then HOME and the XDG folders point at an
+    empty folder and no git identity is inherited. What escapes the per-test isolation below
+    (a module fixture, a `monkeypatch.undo()`) meets that empty HOME, as it would on CI.
+    """
+    _session.setenv("MEMREPO_TEST_CACHE", cli_cache_dir(os.environ))
+    home = tempfile.mkdtemp(prefix="memrepo-tests-home-")
+    _session.setenv("HOME", home)
+    for key in ("XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"):
+        _session.delenv(key, raising=False)
+    for key in [k for k in os.environ if k.startswith("GIT_")] + ["EMAIL"]:
+        _session.delenv(key, raising=False)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    home = os.environ.get("HOME", "")
+    _session.undo()
+    if os.path.basename(home).startswith("memrepo-tests-home-"):  # the one pytest_configure made
+        shutil.rmtree(home, ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)
@@ -32,14 +60,18 @@ def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempP
     return home
 
 
-@pytest.fixture
-def repo(tmp_path: os.PathLike[str]) -> str:
-    """A memory repository made by `memrepo init` (real git, committed shims, core.hooksPath)."""
-    from memrepo.store import repoinit
+@pytest.fixture(scope="session")
+def repo_template(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The repository `memrepo init` makes, made once per session (with the tests' git identity)."""
+    return build_template(tmp_path_factory, identity=IDENTITY)
 
-    path = os.path.join(str(tmp_path), "mem")
-    repoinit.init(path)
-    return path
+
+@pytest.fixture
+def repo(repo_template: str, tmp_path: os.PathLike[str]) -> str:
+    """A memory repository made by `memrepo init` (real git, hook shims in .git/hooks, merge
+    driver, first commit, index): a private copy of the session's `repo_template` (init ~1 s,
+    a copy a few ms). Tests of init itself call `repoinit.init`."""
+    return copy_template(repo_template, tmp_path)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Mapping
 from typing import Any
 
 from memrepo.format import notes
@@ -22,6 +23,18 @@ DEFAULTS: dict[str, Any] = {
     "source": "user",
     "created": "2026-01-15",
 }
+
+
+def cli_cache_dir(environ: Mapping[str, str]) -> str:
+    """Where the end-to-end tests keep the agent CLIs, from the real environment `environ`:
+    `MEMREPO_TEST_CACHE`, else `$XDG_CACHE_HOME/memrepo-tests`, else `~/.cache/memrepo-tests`
+    (the rule tests/e2e/install_cli.sh applies when run by hand). An absolute path."""
+    explicit = environ.get("MEMREPO_TEST_CACHE", "")
+    if explicit:
+        return os.path.abspath(explicit)
+    base = environ.get("XDG_CACHE_HOME", "") or os.path.join(environ.get("HOME", "") or os.path.expanduser("~"),
+                                                             ".cache")
+    return os.path.abspath(os.path.join(base, "memrepo-tests"))
 
 
 def memory_text(id: str, **fields: Any) -> str:
@@ -72,11 +85,13 @@ def head(repo: str) -> str:
     return git(repo, "rev-parse", "HEAD").stdout.strip()
 
 
-def build_template(tmp_path_factory: Any, setup: Any = None) -> str:
-    """A memory repository made once per test module (init and commits run real hooks, ~1 s).
+def build_template(tmp_path_factory: Any, setup: Any = None, identity: Mapping[str, str] | None = None) -> str:
+    """A memory repository made once per test module or session (init and commits run real hooks, ~1 s).
 
-    Built under its own HOME and git identity, outside the per-test isolation; `setup(path)`
-    adds memories. Tests copy it with `copy_template` (stat times kept, so the cache stays fresh).
+    Built under its own HOME and git identity (`identity`, GIT_* variables; a "Template" one by
+    default), outside the per-test isolation; `setup(path)` adds memories. Tests copy it with
+    `copy_template` (stat times kept, so the cache stays fresh). Nothing in it names its own path
+    (the hook shims ask git where they run), so a copy is a repository of its own.
     """
     import pytest
 
@@ -90,6 +105,8 @@ def build_template(tmp_path_factory: Any, setup: Any = None) -> str:
         for role in ("AUTHOR", "COMMITTER"):
             mp.setenv(f"GIT_{role}_NAME", "Template")
             mp.setenv(f"GIT_{role}_EMAIL", "template@example.com")
+        for key, value in (identity or {}).items():
+            mp.setenv(key, value)
         path = str(tmp_path_factory.mktemp("template") / "mem")
         repoinit.init(path)
         if setup is not None:

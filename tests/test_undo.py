@@ -136,10 +136,12 @@ def test_an_undo_whose_commit_fails_changes_nothing(repo: str, fake, tmp_path, m
             raise KeyboardInterrupt  # ^C while git commits the revert
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(gitcmd, "run_git", run_git)
-    with pytest.raises(KeyboardInterrupt):
-        runs.undo(repo, report.run_id)
-    monkeypatch.undo()
+    # A context of its own: monkeypatch.undo() would also undo conftest's HOME and git identity
+    # (a machine without a global identity then fails the real undo below).
+    with monkeypatch.context() as patch:
+        patch.setattr(gitcmd, "run_git", run_git)
+        with pytest.raises(KeyboardInterrupt):
+            runs.undo(repo, report.run_id)
     assert (snapshot(repo), head(repo)) == (after, tip)
     assert git(repo, "status", "--porcelain").stdout == ""
     assert not os.path.exists(os.path.join(repo, ".git", "sequencer"))

@@ -63,22 +63,24 @@ def measure() -> dict[str, Any]:
             "accuracy": round((tp + tn) / pairs, 3) if pairs else None, "wrong": wrong}
 
 
+def render(data: dict[str, Any], failures: bool = False) -> str:
+    """The text report of `measure()`'s figures; `failures` lists the pairs the judge got wrong."""
+    lines = [data["source"],
+             f"{data['cases']} cases, {data['pairs']} (case, memory) pairs: precision of 'used' {data['precision']}, "
+             f"recall {data['recall']}, accuracy {data['accuracy']} (tp {data['tp']}, fp {data['fp']}, fn {data['fn']}, tn {data['tn']})"]
+    if failures:
+        lines += [f"  {w['case']} {w['id']}: labelled {'used' if w['labelled'] else 'unused'}, judged "
+                  f"{'used' if w['judged'] else 'unused'}" for w in data["wrong"]]
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--failures", action="store_true", help="list the pairs the judge got wrong")
     args = ap.parse_args(argv)
     data = measure()
-    if args.json:
-        print(json.dumps(data, indent=1))
-        return 0
-    print(data["source"])
-    print(f"{data['cases']} cases, {data['pairs']} (case, memory) pairs: precision of 'used' {data['precision']}, "
-          f"recall {data['recall']}, accuracy {data['accuracy']} (tp {data['tp']}, fp {data['fp']}, fn {data['fn']}, tn {data['tn']})")
-    if args.failures:
-        for w in data["wrong"]:
-            print(f"  {w['case']} {w['id']}: labelled {'used' if w['labelled'] else 'unused'}, judged "
-                  f"{'used' if w['judged'] else 'unused'}")
+    print(json.dumps(data, indent=1) if args.json else render(data, failures=args.failures))
     return 0
 
 

@@ -3,8 +3,10 @@
 Pytest fixtures (import them into a test module, e.g.
 ``from e2e.harness import claude_bin, fake_api``):
 
-* ``claude_bin`` (session): path of the pinned ``claude`` binary, installed once per session
-  by ``install_claude.sh`` into ``${MEMREPO_TEST_CACHE:-${XDG_CACHE_HOME:-~/.cache}/memrepo-tests}``.
+* ``claude_bin`` (session): path of the pinned ``claude`` binary, installed once (reused by later
+  runs) by ``install_claude.sh`` into ``CLI_CACHE``: the ``MEMREPO_TEST_CACHE`` that
+  tests/conftest.py resolved from the real environment at session start
+  (``${MEMREPO_TEST_CACHE:-${XDG_CACHE_HOME:-~/.cache}/memrepo-tests}``), never a test's fake HOME.
   Skips only when npm is missing or the registry cannot be reached; any other install failure
   fails the test. With ``MEMREPO_E2E_REQUIRE=1`` (CI) it never skips.
 * ``fake_api`` (function): a started :class:`~e2e.fakeapi.FakeMessagesAPI`.
@@ -38,6 +40,9 @@ from .fakeapi import FakeMessagesAPI, RecordedRequest
 CLAUDE_VERSION = "2.1.332"
 E2E_DIR = Path(__file__).resolve().parent
 INSTALL_SCRIPT = E2E_DIR / "install_cli.sh"
+# Read at import (collection, before any test fakes HOME); None outside pytest, where
+# install_cli.sh resolves the same default from the environment it runs in.
+CLI_CACHE = os.environ.get("MEMREPO_TEST_CACHE") or None
 INSTALL_TIMEOUT = 1200  # seconds; a cold install downloads ~100 MB per CLI
 DEFAULT_TIMEOUT = 60  # seconds for one claude -p run
 DUMMY_API_KEY = "sk-ant-test-dummy"
@@ -76,6 +81,7 @@ def install(name: str) -> tuple[str | None, str]:
     try:
         proc = subprocess.run(
             ["bash", str(INSTALL_SCRIPT), name],
+            env={**os.environ, **({"MEMREPO_TEST_CACHE": CLI_CACHE} if CLI_CACHE else {})},
             stdin=subprocess.DEVNULL,
             capture_output=True,
             text=True,

@@ -5,6 +5,10 @@
 #   install_cli.sh claude|codex|gemini
 #   ${MEMREPO_TEST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/memrepo-tests}/<name>-<version>/
 #
+# Under pytest, MEMREPO_TEST_CACHE is always set: tests/conftest.py resolves it by the same rule from
+# the real environment at session start, before any test fakes HOME (a fake HOME's cache would be
+# downloaded again on every run and deleted by pytest).
+#
 # The pin is tests/e2e/agents/<name>/package.json (+ package-lock.json); Claude Code's is
 # tests/e2e/package.json, cached as claude-code-<version>. Idempotent: when the cache already
 # holds that version installed from the same two files, it only prints the path.
