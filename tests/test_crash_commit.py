@@ -112,9 +112,9 @@ def test_kill_9_at_each_step_leaves_old_or_new_state(store: str, step: str) -> N
     assert after.returncode == 0, after.stderr
     assert git(store, "status", "--porcelain").stdout == ""  # nothing staged, no file changed without a commit
     subjects = git(store, "log", "--format=%s", f"{old_head}..HEAD").stdout.splitlines()
-    assert subjects[0] == "add: written-after-the-crash"
+    assert subjects[0] == "add: written-after-crash"
     files = snapshot(store)
-    files.pop("written-after-the-crash.md")
+    files.pop("written-after-crash.md")
     if subjects[1:] == ["test: the commit that gets killed"]:  # the new state, whole
         expected = dict(old_files, **{os.path.basename(r): t.encode() for r, t in new.items()})
         assert step == "during commit"

@@ -127,26 +127,26 @@ def test_remember_then_forget_from_inside_a_session(tmp_path: Path, plugin: Path
                    fake_api, claude_bin)
     assert "the office VPN gateway restarts every day at noon" in context_text(reqs)
     out = _tool_results(reqs)
-    assert f"Added the-vpn-gateway-restarts-at-noon to {memories} (" in out, out
-    assert (memories / "memory" / "the-vpn-gateway-restarts-at-noon.md").is_file()
-    assert _git(memories, "log", "-1", "--format=%s").strip() == "add: the-vpn-gateway-restarts-at-noon"
+    assert f"Added vpn-gateway-restarts-noon to {memories} (" in out, out
+    assert (memories / "memory" / "vpn-gateway-restarts-noon.md").is_file()
+    assert _git(memories, "log", "-1", "--format=%s").strip() == "add: vpn-gateway-restarts-noon"
     assert _git(memories, "status", "--porcelain") == ""
 
     ask = "why does the vpn keep dropping at lunch?"
     reqs = _claude(ask, plugin, memories, cwd, fake_api, claude_bin)
-    assert "the-vpn-gateway-restarts-at-noon" in hook_context_text(reqs, "UserPromptSubmit")
+    assert "vpn-gateway-restarts-noon" in hook_context_text(reqs, "UserPromptSubmit")
 
     fake_api.script_bash("Forget a memory with memrepo",
-                         'memrepo forget the-vpn-gateway-restarts-at-noon --reason "ops moved the restart to 03:00"')
-    reqs = _claude("/memrepo:forget the-vpn-gateway-restarts-at-noon", plugin, memories, cwd, fake_api, claude_bin)
+                         'memrepo forget vpn-gateway-restarts-noon --reason "ops moved the restart to 03:00"')
+    reqs = _claude("/memrepo:forget vpn-gateway-restarts-noon", plugin, memories, cwd, fake_api, claude_bin)
     out = _tool_results(reqs)
-    assert "Retired the-vpn-gateway-restarts-at-noon (" in out, out
-    text = (memories / "memory" / "the-vpn-gateway-restarts-at-noon.md").read_text()
+    assert "Retired vpn-gateway-restarts-noon (" in out, out
+    text = (memories / "memory" / "vpn-gateway-restarts-noon.md").read_text()
     assert "status: retired\n" in text and "retired_reason: ops moved the restart to 03:00\n" in text
-    assert _git(memories, "log", "-1", "--format=%s").strip() == "retire: the-vpn-gateway-restarts-at-noon"
+    assert _git(memories, "log", "-1", "--format=%s").strip() == "retire: vpn-gateway-restarts-noon"
 
     reqs = _claude(ask, plugin, memories, cwd, fake_api, claude_bin)
-    assert "the-vpn-gateway-restarts-at-noon" not in context_text(reqs)
+    assert "vpn-gateway-restarts-noon" not in context_text(reqs)
     log = [json.loads(line) for line in (memories / "index" / "recall-log.jsonl").read_text().splitlines()]
     assert log[-1]["injected"] == []
-    assert any(i["id"] == "the-vpn-gateway-restarts-at-noon" for e in log[:-1] for i in e["injected"])
+    assert any(i["id"] == "vpn-gateway-restarts-noon" for e in log[:-1] for i in e["injected"])

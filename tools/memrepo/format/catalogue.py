@@ -28,7 +28,11 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
     from typing import Any
 
-LEFT_OUT = ("Base64HighEntropyString", "HexHighEntropyString", "IPPublicDetector")
+# The entropy plugins took lockfile checksums, SRI hashes, an etag and a key fingerprint for
+# secrets; a public IP address is no secret. The basic-auth plugin judges what `redact` judges
+# with a rule of its own: a local default like postgres:postgres@localhost is no leak (on the
+# 1,060 memory files of the labeled sets it found 8 such spans, none a secret).
+LEFT_OUT = ("Base64HighEntropyString", "HexHighEntropyString", "IPPublicDetector", "BasicAuthDetector")
 VERIFY = "detect_secrets.filters.common.is_ignored_due_to_verification_policies"
 # The library's regexes are not all linear: a longer line is left to `redact`'s, which are.
 MAX_LINE = 4096

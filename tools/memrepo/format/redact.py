@@ -57,7 +57,9 @@ _ASSIGNMENT = re.compile(
 # "**Password:** X" — the word, up to four fillers or separators, then the value. A bare value
 # is at least MIN_GENERIC_LEN long here, so a short word after the keyword is not consumed.
 _PROSE = re.compile(
-    r"(?P<word>passw(?:or)?d|passphrase|passcode|pwd|secret|token|api[ _.-]?key|apikey"
+    # Not inside a word: "1Password" names a vault, and `1Password "Backups age key"` names an
+    # item in it (two memories of the tuning set lost those words to the index, issue 38).
+    r"(?<![a-z0-9])(?P<word>passw(?:or)?d|passphrase|passcode|pwd|secret|token|api[ _.-]?key|apikey"
     r"|access[ _.-]?key|private[ _.-]?key|credentials?|(?<![a-z])key)s?(?![a-z0-9])[*_]{0,2}"
     r"(?:[ \t]{0,4}[:=][*_]{0,2}|[ \t]{1,4}(?:is|was|of|to|set|now|be|been|has|changed|-)(?![a-z0-9])){0,4}"
     r"[ \t]{1,4}\*{0,2}"
