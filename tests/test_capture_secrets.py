@@ -18,13 +18,19 @@ PASSWORD = "S3cr3tPa55" + "w0rdX9q"
 STRIPE = "sk_test_" + "4eC39HqLyjWDarjtT1zdp7dc"
 
 
-def test_a_password_in_an_assistant_message_is_redacted_before_the_model(repo: str, tmp_path, monkeypatch) -> None:
+def _model_finding_nothing(tmp_path, monkeypatch):  # type: ignore[no-untyped-def]
+    """The fake capture model, answering every session with no memory; returns its call log."""
     log = tmp_path / "calls.jsonl"
     rules = tmp_path / "rules.json"
     rules.write_text(json.dumps([{"contains": "Session turns", "reply": {"memories": [], "refuted": []}}]))
     monkeypatch.setenv("MEMREPO_MODEL_CMD", f"{sys.executable} {FAKE}")
     monkeypatch.setenv("FAKE_MODEL_RULES", str(rules))
     monkeypatch.setenv("FAKE_MODEL_LOG", str(log))
+    return log
+
+
+def test_a_password_in_an_assistant_message_is_redacted_before_the_model(repo: str, tmp_path, monkeypatch) -> None:
+    log = _model_finding_nothing(tmp_path, monkeypatch)
     s = Session("5ec2e700-0000-4000-8000-000000000001", cwd=str(tmp_path))
     s.user("Set up the staging database user for the billing service.")
     s.say(f"Done: I created the user `billing` with password {PASSWORD} and put the Stripe key {STRIPE} in .env.")
@@ -40,12 +46,7 @@ def test_no_secret_of_the_corpus_reaches_the_model_or_the_store(repo: str, tmp_p
     from secrets_corpus import cases
 
     corpus = cases()
-    log = tmp_path / "calls.jsonl"
-    rules = tmp_path / "rules.json"
-    rules.write_text(json.dumps([{"contains": "Session turns", "reply": {"memories": [], "refuted": []}}]))
-    monkeypatch.setenv("MEMREPO_MODEL_CMD", f"{sys.executable} {FAKE}")
-    monkeypatch.setenv("FAKE_MODEL_RULES", str(rules))
-    monkeypatch.setenv("FAKE_MODEL_LOG", str(log))
+    log = _model_finding_nothing(tmp_path, monkeypatch)
     s = Session("5ec2e700-0000-4000-8000-000000000002", cwd=str(tmp_path))
     for case in corpus:
         s.user(f"Keep this for the staging deploy: {case.text}")
