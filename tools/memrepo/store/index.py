@@ -7,23 +7,19 @@ standard library; parsing memory files (PyYAML) happens inside the build functio
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import sqlite3
 import stat
 import sys
 import time
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import Any, Callable, Iterator
 
 from memrepo.vcs import gitcmd, lock as locking
 from memrepo.recall import paths
-from memrepo.format import files, spec
+from memrepo.format import files
 from memrepo.errors import CacheError
-from memrepo.store import docstats, synced
-
-if TYPE_CHECKING:
-    from memrepo.format.notes import Note
+from memrepo.store import docstats, rows, synced
 
 SCHEMA_VERSION = paths.SCHEMA_VERSION  # the cache's file name depends on it: see recall.paths
 LOCK_WAIT = 120.0  # seconds a writer waits for the index lock (a rebuild of 100,000 memories fits)
@@ -159,34 +155,6 @@ def _scan(repo: str) -> dict[str, os.stat_result]:
     return found
 
 
-def _load(repo: str, rel: str, st: os.stat_result) -> tuple[tuple[Any, ...] | None, str]:
-    """Parse one file into a row for `memories` + `fts`, or (None, problem)."""
-    from memrepo.format import notes, redact
-
-    try:
-        data = files.read_bytes(os.path.join(repo, rel))
-    except OSError as exc:
-        return None, f"cannot be read ({exc.strerror or exc})"
-    digest = blob_id(data)
-    try:
-        note = notes.parse(data.decode("utf-8"), rel)
-    except (UnicodeDecodeError, notes.ParseError) as exc:
-        return None, str(exc)
-    problem = _unindexable(note, rel)
-    if problem:
-        return None, problem
-    return _row(note, rel, digest, st, redact.redact), ""
-
-
-_TEXT_KEYS = ("source", "status", "superseded_by", "project", "session")
-
-
-def blob_id(data: bytes) -> str:
-    """The id git gives `data` as a blob: the cache's `hash`, so git's own listings can be
-    compared with it (pre-commit takes unchanged memories from the cache that way)."""
-    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
-
-
 def _blob_hashes(db: sqlite3.Connection) -> bool:
     kind = db.execute("SELECT value FROM meta WHERE key = 'hashes'").fetchone()
     return bool(kind and kind[0] == BLOB_HASHES)
@@ -243,59 +211,6 @@ def blob_facts(repo: str) -> dict[str, tuple[str, str | None]]:
             return {}
         return {path: (digest, sup if isinstance(sup, str) else None)
                 for path, digest, sup in db.execute("SELECT path, hash, superseded_by FROM memories")}
-
-
-def _unindexable(note: Note, rel: str) -> str:
-    m = note.meta
-    stem = os.path.splitext(os.path.basename(rel))[0]
-    if m.get("id") != stem:
-        return f"id {m.get('id')!r} is not the file name"
-    if m.get("class") not in spec.CLASSES:
-        return f"unknown class {m.get('class')!r}"
-    if not isinstance(m.get("title"), str) or not isinstance(m.get("description"), str):
-        return "title or description missing"
-    # sqlite3 cannot bind a list or mapping: one mistyped key must skip its file, not abort the build.
-    for key in _TEXT_KEYS:
-        if m.get(key) is not None and not isinstance(m[key], str):
-            return f"`{key}` is not text"
-    hl = m.get("half_life_days")
-    if hl is not None and (isinstance(hl, bool) or not isinstance(hl, (int, float))):
-        return "`half_life_days` is not a number"
-    if hl is not None and not 0 < hl < float("inf"):  # recall raises 0.5 to age / half-life: -0.001 overflows
-        return f"`half_life_days` {hl!r} is not a positive number"
-    ver = m.get("verification")
-    if isinstance(ver, dict) and ver.get("status") is not None and not isinstance(ver["status"], str):
-        return "`verification.status` is not text"
-    return ""
-
-
-def _words(value: Any) -> str:
-    return " ; ".join(str(v) for v in value) if isinstance(value, list) else ""
-
-
-def _subjects(meta: dict[str, Any]) -> int:
-    """How many aliases, topics and entities a memory lists: 0 for one that only has prose (a
-    dialogue turn an importer made), whose matches recall reads differently (recall.calibrate)."""
-    return sum(len(meta[k]) for k in ("aliases", "topics", "entities") if isinstance(meta.get(k), list))
-
-
-def _row(note: Note, rel: str, digest: str, st: os.stat_result, clean: Callable[[str], str]) -> tuple[Any, ...]:
-    m = note.meta
-    cls = m["class"]
-    half_life = m["half_life_days"] if "half_life_days" in m else spec.HALF_LIFE_DAYS.get(cls)
-    _ver = m.get("verification")
-    ver: dict[str, Any] = _ver if isinstance(_ver, dict) else {}
-    failed = ver.get("failed") or []
-    reason = "; ".join(str(f) for f in failed) if isinstance(failed, list) else str(failed)
-    created = str(m.get("created", ""))[:10]
-    updated = str(m.get("updated") or created)[:10]
-    record = (m["id"], rel, cls, m.get("source"), m.get("status") or "active", m.get("superseded_by"),
-              m.get("project"), created, updated, half_life, ver.get("status"), reason or None,
-              clean(m["title"]), clean(m["description"]), m.get("session"), digest, st.st_mtime_ns, st.st_size,
-              _subjects(m))
-    text = (clean(m["title"]), _words(m.get("aliases")), _words(m.get("topics")), _words(m.get("entities")),
-            _words(m.get("tech")), clean(m["description"]), clean(note.body))
-    return record, text
 
 
 _INSERT = ("INSERT INTO memories(id, path, class, source, status, superseded_by, project, created, updated,"
@@ -404,7 +319,7 @@ def _build(repo: str, tmp: str, report: Report, progress: Progress | None) -> No
         db.executescript(SCHEMA)
         with db:
             for n, (rel, st) in enumerate(files, start=1):
-                row, problem = _load(repo, rel, st)
+                row, problem = rows.load(repo, rel, st)
                 if row is None:
                     db.execute("INSERT OR REPLACE INTO skipped VALUES (?, ?)", (rel, problem))
                     report.skipped.append((rel, problem))
@@ -629,7 +544,7 @@ def _apply_changes(repo: str, db: sqlite3.Connection, force: set[str], report: R
         if old and old[1] == st.st_mtime_ns and old[2] == st.st_size and rel not in force:
             report.unchanged += 1
             continue
-        row, problem = _load(repo, rel, st)
+        row, problem = rows.load(repo, rel, st)
         if old and row is not None and row[0][15] == old[0]:
             db.execute("UPDATE memories SET mtime_ns = ?, size = ? WHERE path = ?", (st.st_mtime_ns, st.st_size, rel))
             report.unchanged += 1
@@ -667,7 +582,7 @@ def _apply_one(repo: str, db: sqlite3.Connection, mdir: str, rel: str, report: R
         db.execute("DELETE FROM skipped WHERE path = ?", (rel,))
         report.removed += old is not None
         return None
-    row, problem = _load(repo, rel, st)
+    row, problem = rows.load(repo, rel, st)
     refused = len(report.skipped)
     if not _replace(db, rel, row, problem, report) or row is None:
         return None
