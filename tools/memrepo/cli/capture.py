@@ -6,7 +6,7 @@ import time
 
 import click
 
-from memrepo.cli.main import _fail_friendly, _json, _memory_id, _model_calls_judged, _repo
+from memrepo.cli.common import _fail_friendly, _json, _memory_id, _model_calls_judged, _repo
 from memrepo.cli.term import echo
 from memrepo.errors import MemrepoError
 

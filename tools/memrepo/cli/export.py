@@ -6,7 +6,7 @@ import os
 
 import click
 
-from memrepo.cli.main import _fail_friendly, _json, _repo
+from memrepo.cli.common import _fail_friendly, _json, _repo
 from memrepo.cli.term import echo
 
 

@@ -8,7 +8,7 @@ import typing
 
 import click
 
-from memrepo.cli.main import _fail_friendly, _json, _memory_id, _repo
+from memrepo.cli.common import _fail_friendly, _json, _memory_id, _repo
 from memrepo.cli.term import echo
 
 

@@ -6,7 +6,7 @@ import importlib.util
 
 import click
 
-from memrepo.cli.main import _fail_friendly, _repo
+from memrepo.cli.common import _fail_friendly, _repo
 from memrepo.cli.term import echo
 from memrepo.errors import MemrepoError
 

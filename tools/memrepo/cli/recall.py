@@ -8,7 +8,7 @@ import sys
 import click
 from typing import Any
 
-from memrepo.cli.main import _date, _fail_friendly, _json, _repo
+from memrepo.cli.common import _date, _fail_friendly, _json, _repo
 from memrepo.cli.term import echo
 
 

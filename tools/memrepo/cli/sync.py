@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from memrepo.cli.main import _fail_friendly, _json, _repo
+from memrepo.cli.common import _fail_friendly, _json, _repo
 from memrepo.cli.term import echo
 
 
