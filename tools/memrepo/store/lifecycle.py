@@ -9,14 +9,13 @@ change another terminal committed meanwhile, and each is a run that `memrepo und
 
 from __future__ import annotations
 
-import hashlib
-import os
 from typing import Any
 
 from memrepo.errors import MemrepoError, NoteInvalid
 from memrepo.format import notes, spec, validate
 from memrepo.recall import paths
 from memrepo.store import memories
+from memrepo.vcs import runs
 
 RETIRED_BY_PERSON = "retired_reason"  # the key a person's retire writes (the curator's retire has none)
 DEFAULT_FORGET_REASON = "forgotten at the user's request"
@@ -24,14 +23,6 @@ DEFAULT_FORGET_REASON = "forgotten at the user's request"
 
 class ChangedMeanwhile(MemrepoError):
     """The memory changed on disk between reading it and committing the change."""
-
-
-def run_id(action: str, note_id: str) -> str:
-    """A run of one person's change: its own id even when ten terminals act in the same second."""
-    from memrepo.vcs import runs
-
-    salt = hashlib.sha1(f"{note_id}\0{os.getpid()}\0{os.urandom(4).hex()}".encode()).hexdigest()[:6]
-    return runs.new_run_id(f"{action}-{salt}")
 
 
 def _rel(note_id: str) -> str:
@@ -42,7 +33,7 @@ def _commit(repo: str, note_id: str, before: str, after: str, action: str, extra
     """Commit `after` over `before` as its own run; (sha, run id). ChangedMeanwhile if the file moved on."""
     from memrepo.vcs import commit
 
-    run = run_id(action, note_id)
+    run = runs.change_run_id(action, note_id)
     trailers = {"Action": action, "Run": run, "Id": note_id, **extra}
     sha, stale = commit.commit_if_unchanged(repo, {_rel(note_id): after}, {_rel(note_id): before},
                                             f"{action}: {note_id}", trailers)

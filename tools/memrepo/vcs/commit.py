@@ -30,6 +30,7 @@ from typing import Any
 
 from memrepo.errors import Deferred, GitError
 from memrepo.vcs import gitcmd, journal, lock, trailers as trailer_text
+from memrepo.vcs.journal import FROM_STDIN as _FROM_STDIN, Snapshot, nul as _nul, read, restore, write_atomic as _write
 
 # What a person may be in the middle of, by the file git keeps for it (in the worktree's git dir).
 _IN_PROGRESS = (("MERGE_HEAD", "a merge"), ("rebase-merge", "a rebase"), ("rebase-apply", "a rebase or `git am`"),
@@ -62,35 +63,6 @@ def refuse_in_progress(repo: str) -> None:
                                   hint="finish it or abort it (`git status` says how), then run the command again")
 
 
-Snapshot = dict[str, "tuple[bytes, int] | None"]  # path -> (bytes, mode) or None when it did not exist
-
-
-def read(repo: str, rel: str) -> tuple[bytes, int] | None:
-    """A path's bytes and mode, or None when it does not exist."""
-    path = os.path.join(repo, rel)
-    try:
-        with open(path, "rb") as fh:
-            return fh.read(), os.fstat(fh.fileno()).st_mode & 0o7777
-    except FileNotFoundError:
-        return None
-
-
-def _write(path: str, data: bytes, mode: int | None = None) -> None:
-    """Write `path` atomically (a temporary file renamed over it), keeping `mode` when given."""
-    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    tmp = f"{path}.tmp-memrepo-{os.getpid()}"
-    try:
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.remove(tmp)
-        raise
-
-
 def _put(repo: str, rel: str, data: str | bytes | None, old: tuple[bytes, int] | None) -> None:
     path = os.path.join(repo, rel)
     if data is None:
@@ -98,32 +70,6 @@ def _put(repo: str, rel: str, data: str | bytes | None, old: tuple[bytes, int] |
             os.remove(path)
         return
     _write(path, data.encode("utf-8") if isinstance(data, str) else data, old[1] if old else None)
-
-
-def restore(repo: str, before: Snapshot, head: str | None) -> None:
-    """Every path as it was: its old bytes and mode, or gone; its index entry back to HEAD's."""
-    for rel, old in before.items():
-        if old is None:
-            with contextlib.suppress(FileNotFoundError):
-                os.remove(os.path.join(repo, rel))
-        else:
-            _write(os.path.join(repo, rel), old[0], old[1])
-    rels = sorted(before)
-    if not rels:
-        return  # an empty pathspec is the whole index, and the user's staged changes are not ours
-    if head:
-        gitcmd.run_git("reset", "-q", *_FROM_STDIN, cwd=repo, input=_nul(rels))
-    else:
-        gitcmd.run_git("rm", "--cached", "-q", "--ignore-unmatch", *_FROM_STDIN, cwd=repo, input=_nul(rels))
-
-
-# Paths go to git on stdin or in a file, never on the command line: 2,500 dead-path stamps once
-# hit the argument-length limit (issue 22).
-_FROM_STDIN = ("--pathspec-from-file=-", "--pathspec-file-nul")
-
-
-def _nul(rels: list[str]) -> bytes:
-    return b"".join(r.encode("utf-8", "surrogateescape") + b"\0" for r in rels)
 
 
 @contextlib.contextmanager

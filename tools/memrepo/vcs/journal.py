@@ -124,13 +124,66 @@ def _worktree_blobs(repo: str, rels: list[str]) -> dict[str, str]:
     return dict(zip(present, out.decode().split())) if rc == 0 else {}
 
 
+# -- the writer's file and index primitives: what a commit writes, and how it is put back --
+
+def read(repo: str, rel: str) -> tuple[bytes, int] | None:
+    """A path's bytes and mode, or None when it does not exist."""
+    path = os.path.join(repo, rel)
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(), os.fstat(fh.fileno()).st_mode & 0o7777
+    except FileNotFoundError:
+        return None
+
+
+def write_atomic(path: str, data: bytes, mode: int | None = None) -> None:
+    """Write `path` atomically (a temporary file renamed over it), keeping `mode` when given."""
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    tmp = f"{path}.tmp-memrepo-{os.getpid()}"
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        raise
+
+
+def restore(repo: str, before: Snapshot, head: str | None) -> None:
+    """Every path as it was: its old bytes and mode, or gone; its index entry back to HEAD's."""
+    for rel, old in before.items():
+        if old is None:
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(os.path.join(repo, rel))
+        else:
+            write_atomic(os.path.join(repo, rel), old[0], old[1])
+    rels = sorted(before)
+    if not rels:
+        return  # an empty pathspec is the whole index, and the user's staged changes are not ours
+    if head:
+        gitcmd.run_git("reset", "-q", *FROM_STDIN, cwd=repo, input=nul(rels))
+    else:
+        gitcmd.run_git("rm", "--cached", "-q", "--ignore-unmatch", *FROM_STDIN, cwd=repo, input=nul(rels))
+
+
+# Paths go to git on stdin or in a file, never on the command line: 2,500 dead-path stamps once
+# hit the argument-length limit (issue 22).
+FROM_STDIN = ("--pathspec-from-file=-", "--pathspec-file-nul")
+
+
+def nul(rels: list[str]) -> bytes:
+    """Paths as git reads them from a --pathspec-file-nul: each followed by a NUL."""
+    return b"".join(r.encode("utf-8", "surrogateescape") + b"\0" for r in rels)
+
+
 def recover(repo: str) -> list[str]:
     """Undo what a writer that died mid-commit left (call holding the repository lock).
 
     Returns the paths put back (empty when there was nothing to undo).
     """
-    from memrepo.vcs import commit  # the writer's own file and index primitives
-
     where = path(repo)
     record = _load(where)
     if record is None:
@@ -143,7 +196,7 @@ def recover(repo: str) -> list[str]:
     committed, worktree = _head_blobs(repo, rels), _worktree_blobs(repo, rels)
     undo = {}
     for rel in rels:
-        found = commit.read(repo, rel)
+        found = read(repo, rel)
         now = found[0] if found else None
         old = before[rel]
         if now == (old[0] if old else None):
@@ -157,7 +210,7 @@ def recover(repo: str) -> list[str]:
         with contextlib.suppress(FileNotFoundError):
             os.remove(os.path.join(repo, f"{rel}.tmp-memrepo-{record.get('pid')}"))
     if undo:
-        commit.restore(repo, undo, gitcmd.head(repo))
+        restore(repo, undo, gitcmd.head(repo))
         print(f"memrepo: a commit interrupted in pid {record.get('pid')} was rolled back: {', '.join(sorted(undo))}",
               file=sys.stderr)
     drop(where)

@@ -49,6 +49,15 @@ def fresh_run_id(repo: str, pass_name: str) -> str:
         time.sleep(0.2)
 
 
+def change_run_id(action: str, note_id: str) -> str:
+    """A run of one person's change (an add, an edit, a retire): its own id even when ten
+    terminals act on one memory in the same second."""
+    import hashlib
+
+    salt = hashlib.sha1(f"{note_id}\0{os.getpid()}\0{os.urandom(4).hex()}".encode()).hexdigest()[:6]
+    return new_run_id(f"{action}-{salt}")
+
+
 def decision_line(action: str, note_id: str, reason: str, winner: str | None = None) -> str:
     """One decision of a commit that carries many: the value of a `Memrepo-Decision` trailer."""
     return f"{action} {note_id}" + (f" by {winner}" if winner else "") + f": {' '.join(reason.split())}"
