@@ -12,7 +12,7 @@ saw is read: `response_item` records, whose payload is
   the reply it belongs to, or a `function_call_output` (a tool result).
 
 `session_meta` (the first line) and `turn_context` give the session id and cwd; a `compacted`
-record is where history was compacted. Text is cleaned as Claude Code's is (`transcript.clean`).
+record is where history was compacted. Text is cleaned as Claude Code's is (`turns.clean`).
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from __future__ import annotations
 import json
 from typing import IO, Any, Iterator
 
-from memrepo.format import transcript
-from memrepo.format.transcript import ToolCall, Turn
+from memrepo.format import turns
+from memrepo.format.turns import ToolCall, Turn
 
 _NOT_A_PROMPT = ("<environment_context>", "<hook_prompt", "<user_instructions>", "<skills_instructions>")
 
@@ -51,10 +51,10 @@ def _tool(payload: dict[str, Any]) -> ToolCall:
     args = args if isinstance(args, dict) else {}
     command = args.get("cmd") or args.get("command") or ""
     command = " ".join(map(str, command)) if isinstance(command, list) else str(command)
-    paths = [transcript.clean(str(args[k]))[: transcript.MAX_TOOL_FIELD] for k in ("path", "file_path", "workdir")
+    paths = [turns.clean(str(args[k]))[: turns.MAX_TOOL_FIELD] for k in ("path", "file_path", "workdir")
              if isinstance(args.get(k), str) and args[k]]
     return ToolCall(str(payload.get("call_id") or ""), str(payload.get("name") or "?"),
-                    transcript.clean(command)[: transcript.MAX_TOOL_FIELD], paths)
+                    turns.clean(command)[: turns.MAX_TOOL_FIELD], paths)
 
 
 class _Session:
@@ -73,7 +73,7 @@ def _message(record: dict[str, Any], payload: dict[str, Any], n: int, s: _Sessio
     role = payload.get("role")
     text = "\n".join(_texts(payload.get("content")))
     if role == "assistant":
-        turn = Turn(s.base(record, payload), "assistant", "reply", transcript.clean(text), n)
+        turn = Turn(s.base(record, payload), "assistant", "reply", turns.clean(text), n)
         turn.message_id = str(payload.get("id") or "")
         return turn
     if role != "user":
@@ -81,7 +81,7 @@ def _message(record: dict[str, Any], payload: dict[str, Any], n: int, s: _Sessio
     kinds = _kinds(payload)
     if (kinds and "user.text" not in kinds) or text.lstrip().startswith(_NOT_A_PROMPT):
         return None
-    text = transcript.clean(text)
+    text = turns.clean(text)
     return Turn(s.base(record, payload), "user", "prompt", text, n) if text else None
 
 
@@ -89,8 +89,8 @@ def read_stream(fh: IO[bytes], start_line: int = 0) -> Iterator[Turn]:
     """Turns after line `start_line`, in file order; a reply's tool calls are joined to it."""
     s = _Session()
     pending: Turn | None = None
-    for n, data in transcript._lines(fh, 0):
-        record = transcript._parse(data)
+    for n, data in turns.lines(fh, 0):
+        record = turns.parse_line(data)
         payload = record.get("payload") if record is not None else None
         if record is None or not isinstance(payload, dict):
             continue
@@ -115,7 +115,7 @@ def read_stream(fh: IO[bytes], start_line: int = 0) -> Iterator[Turn]:
         elif kind == "response_item" and payload.get("type") == "function_call_output":
             output = payload.get("output")
             text = output if isinstance(output, str) else "\n".join(_texts(output.get("content") if isinstance(output, dict) else output))
-            turn = Turn(s.base(record, payload), "tool", "tool_result", transcript.clean(text), n)
+            turn = Turn(s.base(record, payload), "tool", "tool_result", turns.clean(text), n)
             turn.tool_use_ids = [str(payload.get("call_id") or "")]
         if turn is None:
             continue

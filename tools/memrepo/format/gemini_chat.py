@@ -12,7 +12,7 @@ tests/fixtures/gemini/):
 - `{"$set": {...}}` updates the metadata; `$set.messages` rewrites the history on resume (turns
   already in the file, so they are not read twice); `{"$rewindTo": id}` cuts history.
 
-The turns are cleaned as Claude Code's are (`transcript.clean`): hook context, private spans,
+The turns are cleaned as Claude Code's are (`turns.clean`): hook context, private spans,
 base64 and secrets removed. The CLI's own first message (`<session_context>`) is no prompt.
 """
 
@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from typing import IO, Any, Iterator
 
-from memrepo.format import transcript
-from memrepo.format.transcript import ToolCall, Turn
+from memrepo.format import turns
+from memrepo.format.turns import ToolCall, Turn
 from memrepo.recall.spans import strip_tag
 
 HOOK_TAG = "hook_context"
@@ -42,18 +42,18 @@ def _texts(parts: Any) -> list[str]:
 
 
 def _clean(text: str) -> str:
-    return transcript.clean(strip_tag(text, HOOK_TAG))
+    return turns.clean(strip_tag(text, HOOK_TAG))
 
 
 def _tool(call: dict[str, Any]) -> ToolCall:
     _args = call.get("args")
     args: dict[str, Any] = _args if isinstance(_args, dict) else {}
     command = args.get("command") if isinstance(args.get("command"), str) else ""
-    paths = [_clean(args[k])[: transcript.MAX_TOOL_FIELD] for k in ("file_path", "dir_path", "path")
+    paths = [_clean(args[k])[: turns.MAX_TOOL_FIELD] for k in ("file_path", "dir_path", "path")
              if isinstance(args.get(k), str) and args[k]]
     desc = args.get("description") if isinstance(args.get("description"), str) else ""
-    return ToolCall(str(call.get("id") or ""), str(call.get("name") or "?"), _clean(str(command))[: transcript.MAX_TOOL_FIELD],
-                    paths, _clean(str(desc))[: transcript.MAX_TOOL_FIELD])
+    return ToolCall(str(call.get("id") or ""), str(call.get("name") or "?"), _clean(str(command))[: turns.MAX_TOOL_FIELD],
+                    paths, _clean(str(desc))[: turns.MAX_TOOL_FIELD])
 
 
 def _turn(raw: dict[str, Any], n: int, session: str) -> Turn | None:
@@ -87,8 +87,8 @@ def read_stream(fh: IO[bytes], start_line: int = 0) -> Iterator[Turn]:
     """Turns after line `start_line`, in file order; a reply rewritten under its id is read once, whole."""
     pending: Turn | None = None
     session = ""
-    for n, data in transcript._lines(fh, start_line):
-        raw = transcript._parse(data)
+    for n, data in turns.lines(fh, start_line):
+        raw = turns.parse_line(data)
         if raw is None:
             continue
         if is_gemini(raw):
