@@ -72,3 +72,31 @@ def test_shareable_paths_never_carry_this_machines_layout(tmp_path: os.PathLike[
     assert config.shareable_path(os.path.join(home, ".claude", "skills", "a", "SKILL.md"), roots) == "~/.claude/skills/a/SKILL.md"
     assert config.shareable_path(os.path.join(str(tmp_path), "elsewhere", "f.md"), roots) is None
     assert config.shareable_path(os.path.join(home, "src", "shopping", "f.md"), roots) == "~/src/shopping/f.md"  # not shop's
+
+
+def test_whether_local_json_is_tracked_is_asked_of_git_once_per_change_of_its_index(
+        repo: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 44: a verify over 10,000 memories asked `git ls-files` twice per memory (~57 s).
+    The answer is kept until git's index file changes, and a commit that tracks the file is seen."""
+    from memrepo.vcs import gitcmd
+
+    os.makedirs(os.path.join(repo, "index"), exist_ok=True)
+    with open(os.path.join(repo, config.LOCAL), "w", encoding="utf-8") as fh:
+        json.dump({"sync": {"auto": True}}, fh)
+    asked = []
+    real = gitcmd.run_git
+
+    def counting(*args: str, **kwargs: object) -> tuple[int, bytes, bytes]:
+        if args and args[0] == "ls-files":
+            asked.append(args)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(gitcmd, "run_git", counting)
+    for _ in range(50):
+        assert config.local(repo) == {"sync": {"auto": True}}
+    assert len(asked) == 1
+    subprocess.run(["git", "add", "-f", config.LOCAL], cwd=repo, check=True)
+    subprocess.run(["git", "commit", "-q", "--no-verify", "-m", "a teammate commits their local settings"], cwd=repo,
+                   check=True)
+    assert config.local(repo) == {}  # tracked now: it came with a pull like any shared file
+    assert len(asked) == 2
