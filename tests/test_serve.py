@@ -9,9 +9,13 @@ test_serve_auth.py.
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import os
 import re
+import signal
+import subprocess
+import sys
 import threading
 import urllib.parse
 from typing import Iterator
@@ -262,20 +266,26 @@ def test_a_memory_page_shows_its_claims_and_their_last_check(repo: str) -> None:
         assert '<span class="warn">unverified</span>, checked 2026-11-29, reason path gone' in claims
 
 
-def test_memrepo_serve_from_the_command_line(store: str) -> None:
-    """`memrepo serve --port 0 --read-only`: prints its login URL, serves who opened it, stops on Ctrl-C (SIGINT)."""
-    import signal
-    import subprocess
-    import sys
-
-    proc = subprocess.Popen([sys.executable, "-m", "memrepo", "--repo", store, "serve", "--port", "0", "--read-only"],
+@contextlib.contextmanager
+def serve_process(store: str, *args: str) -> Iterator[tuple[int, str]]:
+    """`memrepo serve --port 0 ARGS` as a process: (its port, the login path it printed); it must
+    stop cleanly on Ctrl-C (SIGINT) afterwards."""
+    proc = subprocess.Popen([sys.executable, "-m", "memrepo", "--repo", store, "serve", "--port", "0", *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         line = proc.stdout.readline()  # type: ignore[union-attr]
-        url = re.search(r"http://127\.0\.0\.1:(\d+)(/login\?code=\S+)", line)
+        url = re.search(r"open http://127\.0\.0\.1:(\d+)(/login\?code=\S+)", line)
         assert url, line + proc.stderr.read()  # type: ignore[union-attr]
-        port, login = url.groups()
-        conn = http.client.HTTPConnection("127.0.0.1", int(port), timeout=60)
+        yield int(url.group(1)), url.group(2)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) == 0
+
+
+def test_memrepo_serve_from_the_command_line(store: str) -> None:
+    """`memrepo serve --port 0 --read-only`: prints its login URL, serves who opened it, stops on Ctrl-C (SIGINT)."""
+    with serve_process(store, "--read-only") as (port, login):
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
         conn.request("GET", login, headers={"Host": f"127.0.0.1:{port}"})
         resp = conn.getresponse()
         resp.read()
@@ -284,9 +294,6 @@ def test_memrepo_serve_from_the_command_line(store: str) -> None:
         conn.request("GET", "/", headers={"Host": f"127.0.0.1:{port}", "Cookie": cookie})
         page = conn.getresponse().read().decode()
         assert 'href="/m/friday-freeze"' in page and "read-only" in page
-    finally:
-        proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=30) == 0
 
 
 def test_the_list_pages_through_every_memory_keeping_the_filters(store: str, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -21,11 +21,11 @@ from typing import Iterator
 import pytest
 from click.testing import CliRunner
 
-from helpers import commit_all, git, write_memory
+from helpers import git
 from memrepo.cli.main import cli
 from memrepo.errors import MemrepoError
 from memrepo.web import auth, server
-from test_serve import Client, store  # noqa: F401 — the same two memories as test_serve
+from test_serve import Client, serve_process, store  # noqa: F401 — the same two memories as test_serve
 
 PAGES = ["/", "/?q=friday", "/m/friday-freeze", "/m/coffee-order", "/recall", "/review", "/runs", "/no-such-page"]
 ACTIONS = ["/runs/undo", "/review/accept", "/review/reject"]
@@ -268,24 +268,14 @@ def test_the_serve_help_says_how_to_open_the_page() -> None:
 def test_the_printed_url_logs_in_from_the_command_line(store: str) -> None:
     """The URL `memrepo serve` prints is the way in; the same URL a second time is not."""
     import http.client
-    import signal
 
-    proc = subprocess.Popen([sys.executable, "-m", "memrepo", "--repo", store, "serve", "--port", "0"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        line = proc.stdout.readline()  # type: ignore[union-attr]
-        found = re.search(r"open http://127\.0\.0\.1:(\d+)(/login\?code=\S+)", line)
-        assert found, line + proc.stderr.read()  # type: ignore[union-attr]
-        port, login = found.groups()
+    with serve_process(store) as (port, login):
         statuses = []
         for _ in range(2):
-            conn = http.client.HTTPConnection("127.0.0.1", int(port), timeout=60)
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
             conn.request("GET", login, headers={"Host": f"127.0.0.1:{port}"})
             resp = conn.getresponse()
             resp.read()
             statuses.append(resp.status)
         assert statuses == [303, 403]
-    finally:
-        proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=30) == 0
 
