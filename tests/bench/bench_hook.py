@@ -76,6 +76,25 @@ def answerable_prompt(repo: str, workdir: str) -> tuple[str, str, list[str]]:
     raise RuntimeError("no generated prompt made recall inject anything")
 
 
+CITED = ("src/present_a.py", "src/pkg/present_b.py", "src/gone.py")  # --cite: two there, one gone
+
+
+def cite(repo: str, cwd: str, ids: list[str]) -> None:
+    """--cite: the memories the prompt recalls cite three paths of the prompt's checkout, two of
+    them there, so the hook's citation check (recall/citations.py, issue 43) does all its work."""
+    from memrepo.store import index
+
+    top = os.path.dirname(cwd)
+    for rel in CITED[:2]:
+        os.makedirs(os.path.dirname(os.path.join(top, rel)), exist_ok=True)
+        with open(os.path.join(top, rel), "w", encoding="utf-8") as fh:
+            fh.write("x\n")
+    for note_id in ids:
+        with open(os.path.join(repo, "memory", note_id + ".md"), "a", encoding="utf-8") as fh:
+            fh.write("\nCode: `" + "`, `".join(CITED) + "`.\n")
+    index.update(repo)
+
+
 def event(prompt: str, cwd: str, transcript: str) -> bytes:
     return json.dumps({"session_id": "0b9c6f1e-5d1a-4c8e-9a51-3f0d2b7c1e11", "transcript_path": transcript,
                        "cwd": cwd, "permission_mode": "default", "hook_event_name": "UserPromptSubmit",
@@ -292,7 +311,9 @@ def bench_size(n: int, args: argparse.Namespace, workdir: str) -> dict[str, Any]
     if os.path.exists(TRANSCRIPT):
         shutil.copyfile(TRANSCRIPT, transcript)
     prompt, cwd, expected = answerable_prompt(repo, workdir)
-    result: dict[str, Any] = {"setup": setup, "prompts": {}}
+    if args.cite:
+        cite(repo, cwd, expected)
+    result: dict[str, Any] = {"setup": setup, "prompts": {}, "cite": bool(args.cite)}
     for kind, text, inject in (("answerable", prompt, True), ("silent", SILENT_PROMPT, False)):
         floor = None
         if inject:  # a silent prompt runs no SQL: the hook never even loads _sqlite3 for it
@@ -372,6 +393,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep", action="store_true", help="keep the generated repositories")
     ap.add_argument("--out", default=os.path.join(tempfile.gettempdir(), "memrepo-bench-hook.json"),
                     help="JSON results path (default /tmp/memrepo-bench-hook.json)")
+    ap.add_argument("--cite", action="store_true",
+                    help="the recalled memories cite three paths of the prompt's checkout, one of them gone "
+                         "(the citation check's whole cost, issue 43)")
     ap.add_argument("--callgrind", action="store_true",
                     help="also count instructions (valgrind --tool=callgrind) of the hook and the baseline, twice each")
     ap.add_argument("--quick", action="store_true", help="sanity run: 300 memories, 8 rounds, 2 import-time runs")

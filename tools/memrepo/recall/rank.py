@@ -90,14 +90,16 @@ def _priority(hit: Hit, today: float, noisy: "frozenset[str] | set[str]" = froze
     """Decay by half-life from `updated`, and the penalties for superseded and unverified memories.
 
     A memory injected often and never used (`noisy.noisy_ids`) ranks as a fully decayed one: it
-    yields to comparable matches, never to a much weaker one.
+    yields to comparable matches, never to a much weaker one. One that was used decays from the
+    day of its last use (`noisy.Usage.renewed`, issue 43), when that is later than `updated`.
     """
     p = 1.0
     if hit.id in noisy:
         p *= DECAY_FLOOR
     elif hit.half_life and hit.updated:
+        since = max(hit.updated, getattr(noisy, "renewed", {}).get(hit.id) or "")  # use renews (issue 43)
         try:
-            p *= DECAY_FLOOR + (1.0 - DECAY_FLOOR) * 0.5 ** (_age_days(hit.updated, today) / float(hit.half_life))
+            p *= DECAY_FLOOR + (1.0 - DECAY_FLOOR) * 0.5 ** (_age_days(since, today) / float(hit.half_life))
         except (ValueError, OverflowError):  # a negative half-life in a cache built before issue 38
             pass
     if hit.status in ("superseded", "retired"):
