@@ -80,8 +80,9 @@ CITED = ("src/present_a.py", "src/pkg/present_b.py", "src/gone.py")  # --cite: t
 
 
 def cite(repo: str, cwd: str, ids: list[str]) -> None:
-    """--cite: the memories the prompt recalls cite three paths of the prompt's checkout, two of
-    them there, so the hook's citation check (recall/citations.py, issue 43) does all its work."""
+    """--cite: the memories the prompt recalls cite three paths of the prompt's checkout (absolute,
+    so a global memory's are checked too), two of them there, so the hook's citation check
+    (recall/citations.py, issue 43) does all its work and adds its note."""
     from memrepo.store import index
 
     top = os.path.dirname(cwd)
@@ -91,7 +92,8 @@ def cite(repo: str, cwd: str, ids: list[str]) -> None:
             fh.write("x\n")
     for note_id in ids:
         with open(os.path.join(repo, "memory", note_id + ".md"), "a", encoding="utf-8") as fh:
-            fh.write("\nCode: `" + "`, `".join(CITED) + "`.\n")
+            # Absolute paths under the checkout: checked whatever the memory's project (a global one too).
+            fh.write("\nCode: `" + "`, `".join(os.path.join(top, rel) for rel in CITED) + "`.\n")
     index.update(repo)
 
 
@@ -161,7 +163,8 @@ def check_outputs(cmds: dict[str, list[str]], env: dict[str, str], ev: bytes, ex
     if not ok:
         raise RuntimeError(f"hook did not behave: rc={proc.returncode} inject={bool(ctx)} (expected {expect_inject})"
                            f" stderr={proc.stderr.decode(errors='replace')[:300]!r}")
-    return {"injected_ids": re.findall(r"\(id: ([a-z0-9-]+)\)", ctx), "context_chars": len(ctx)}
+    return {"injected_ids": re.findall(r"\(id: ([a-z0-9-]+)\)", ctx), "context_chars": len(ctx),
+            "stale_notes": ctx.count("[no longer exists: ")}  # --cite: the citation check ran (issue 43)
 
 
 def interleaved(cmds: dict[str, list[str]], env: dict[str, str], ev: bytes, pairs: int) -> dict[str, list[float]]:
@@ -325,7 +328,8 @@ def bench_size(n: int, args: argparse.Namespace, workdir: str) -> dict[str, Any]
         cmds = commands(args.python, floor)
         ev = event(text, cwd, transcript)
         check = check_outputs(cmds, env, ev, inject)
-        print(f"N={n} {kind}: {args.pairs} interleaved rounds; injects {check['injected_ids'] or 'nothing'}")
+        print(f"N={n} {kind}: {args.pairs} interleaved rounds; injects {check['injected_ids'] or 'nothing'}"
+              + (f", {check['stale_notes']} with a stale-citation note" if args.cite else ""))
         before = log_lines(repo)
         load_before = [round(x, 2) for x in os.getloadavg()]
         samples = interleaved(cmds, env, ev, args.pairs)

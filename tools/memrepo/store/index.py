@@ -116,7 +116,7 @@ fresh by the git hooks `memrepo init` installs in each clone, and rebuilt at any
 `memrepo index --rebuild`.
 `recall-log.jsonl` records each recall decision (prompt hash, terms, ids, latency) on this
 machine only; `recall-usage.jsonl` whether each turn's reply used what was injected (ids only);
-`recall-noisy.json` the memories injected often and never used (the sweep writes it). Nothing here is committed except this README and `.gitignore`.
+`recall-noisy.json` the memories injected often and never used (the sweep writes it) and the day each was last used. Nothing here is committed except this README and `.gitignore`.
 """
 
 
