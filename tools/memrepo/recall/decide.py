@@ -94,6 +94,11 @@ def decide(repo: str, prompt: str, cwd: str | None = None, previous: "Any" = "",
                                own=have if extra else frozenset(), noisy=noisy.noisy_ids(repo), explain=why,
                                silence=silence, origin=origin, named=q.names, ours=q.ours,
                                explain_rows=TRACE if explain is None else None)
+            if d.hits and cwd:
+                from memrepo.recall import citations  # issue 43: what the hits cite must still exist
+
+                d.hits, stale = citations.check(db, d.hits, cwd, scope, why)
+                silence.extend(stale)
         finally:
             db.close()
         d.trace = why[:TRACE]
