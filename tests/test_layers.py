@@ -178,6 +178,44 @@ def test_only_vcs_runs_git() -> None:
     _check(bad, "git argv")
 
 
+# The git runner and its output parser (vcs/gitcmd.py), and vcs/remote.py's runner that raises:
+# outside vcs/ git is asked through a function named for what it does, never run with arguments.
+GIT_RUNNERS = ("run_git", "run_git_writing", "git_ok", "split_z")
+
+
+def _runner_uses(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, name) for every import, call or mention of a git runner: `gitcmd.run_git(...)`,
+    `from memrepo.vcs.gitcmd import run_git`, `getattr(gitcmd, "run_git")`, an alias passed on."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            found += [(node.lineno, a.name) for a in node.names if a.name in GIT_RUNNERS]
+        elif isinstance(node, ast.Attribute) and node.attr in GIT_RUNNERS:
+            found.append((node.lineno, node.attr))
+        elif isinstance(node, ast.Name) and node.id in GIT_RUNNERS:
+            found.append((node.lineno, node.id))
+        elif isinstance(node, ast.Constant) and node.value in GIT_RUNNERS:
+            found.append((node.lineno, node.value))
+    return found
+
+
+def test_only_vcs_imports_or_calls_the_git_runner() -> None:
+    bad = [(PARSED[m][0], line, f"uses the git runner ({name})") for m, (_, tree) in PARSED.items()
+           if layer_of(m) != "vcs" for line, name in _runner_uses(tree)]
+    _check(bad, "git runner")
+
+
+@pytest.mark.parametrize("source", [
+    "from memrepo.vcs import gitcmd\ngitcmd.run_git('status', cwd='.')",
+    "from memrepo.vcs.gitcmd import run_git as r\nr('status', cwd='.')",
+    "from memrepo.vcs import remote\nremote.git_ok('.', 'fetch', what='', hint='')",
+    "from memrepo.vcs import gitcmd\nrun = getattr(gitcmd, 'run_git_writing')",
+    "from memrepo.vcs import gitcmd\nnames = gitcmd.split_z(b'')",
+])
+def test_the_git_runner_check_sees_each_way_to_reach_it(source: str) -> None:
+    assert _runner_uses(ast.parse(source)) != []
+
+
 def test_every_layer_states_what_it_may_import() -> None:
     for layer in ORDER:
         with open(os.path.join(PKG, layer, "__init__.py"), encoding="utf-8") as fh:

@@ -88,11 +88,10 @@ _TRACKED: dict[tuple[str, str], tuple[tuple[int, int] | None, bool]] = {}  # (re
 
 
 def _index_stamp(repo: str) -> tuple[int, int] | None:
-    from memrepo.vcs import gitcmd
+    from memrepo.vcs import refs
 
     if repo not in _GIT_INDEX:
-        rc, out, _ = gitcmd.run_git("rev-parse", "--git-path", "index", cwd=repo)
-        _GIT_INDEX[repo] = os.path.join(repo, out.decode("utf-8", "surrogateescape").strip()) if rc == 0 else ""
+        _GIT_INDEX[repo] = refs.git_path(repo, "index")
     try:
         st = os.stat(_GIT_INDEX[repo]) if _GIT_INDEX[repo] else None
     except OSError:
@@ -101,14 +100,13 @@ def _index_stamp(repo: str) -> tuple[int, int] | None:
 
 
 def _tracked(repo: str, rel: str) -> bool:
-    from memrepo.vcs import gitcmd
+    from memrepo.vcs import status
 
     stamp = _index_stamp(repo)
     known = _TRACKED.get((repo, rel))
     if stamp is not None and known is not None and known[0] == stamp:
         return known[1]
-    rc, out, _ = gitcmd.run_git("ls-files", "-z", "--", rel.replace(os.sep, "/"), cwd=repo)
-    tracked = rc == 0 and bool(out.strip(b"\0"))
+    tracked = bool(status.tracked(repo, rel.replace(os.sep, "/")))
     _TRACKED[(repo, rel)] = (stamp, tracked)
     return tracked
 
