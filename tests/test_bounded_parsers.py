@@ -23,7 +23,7 @@ from memrepo.errors import MemrepoError
 from memrepo.format import files, notes
 from memrepo.passes import model
 from memrepo.passes.verify import verifier as verify
-from memrepo.recall import paths
+from memrepo.base import paths
 from memrepo.store import config, doctor, index
 from test_hook import event, hook
 from test_untrusted_repo import clones  # noqa: F401  (a bare remote and two clones A and B)
@@ -140,7 +140,7 @@ def test_a_deeply_nested_model_answer_leaves_the_sweep_running(repo: str, monkey
 
 
 def test_bounded_json_helpers() -> None:
-    from memrepo.recall import _fast
+    from memrepo.base import _fast
 
     with pytest.raises(ValueError, match="nested too deeply"):
         _fast.loads(NESTED)

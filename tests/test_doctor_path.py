@@ -16,7 +16,7 @@ from click.testing import CliRunner, Result
 
 from helpers import commit_all, write_memory
 from memrepo.cli.main import cli
-from memrepo.recall import paths
+from memrepo.base import paths
 from memrepo.worker import jobs, plugin_venv
 
 MODEL = f"{sys.executable} -c pass"

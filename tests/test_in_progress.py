@@ -10,7 +10,7 @@ from helpers import commit_all, git, head, write_file
 
 from memrepo.cli.main import cli
 from memrepo.errors import Deferred
-from memrepo.recall import paths
+from memrepo.base import paths
 from memrepo.vcs import commit
 from memrepo.worker import jobs, sweep
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from memrepo import proc
 from memrepo.store import config
-from memrepo.recall import paths
+from memrepo.base import paths
 from memrepo.format import catalogue, transcript
 from memrepo.passes import modelcmd
 from memrepo.errors import MemrepoError

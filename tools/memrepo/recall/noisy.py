@@ -5,7 +5,7 @@ The daily sweep writes `index/recall-noisy.json` (`usage.write_noisy`); recall r
 lists as fully decayed notes (`rank._priority`).
 """
 
-from memrepo.recall import _fast, paths
+from memrepo.base import _fast, paths
 
 NOISY_FILE = "recall-noisy.json"
 MAX_NOISY_BYTES = 64 * 1024

@@ -18,8 +18,8 @@ import os
 from typing import Any
 
 from memrepo.errors import MemrepoError
-from memrepo.recall import paths
-from memrepo.recall.projects import Project, identify
+from memrepo.base import paths
+from memrepo.base.projects import Project, identify
 
 SHARED = "memrepo.json"
 LOCAL = os.path.join("index", "local.json")
@@ -133,7 +133,7 @@ def get(repo: str, key: str, default: Any = None) -> Any:
 
 
 def recall_only(repo: str) -> bool:
-    """Recall-only mode (`memrepo.recall.paths.recall_only`): no background pass runs."""
+    """Recall-only mode (`memrepo.base.paths.recall_only`): no background pass runs."""
     return paths.recall_only(repo)
 
 
@@ -196,7 +196,7 @@ def root_of(roots: dict[str, str], project: str | None) -> str | None:
     """The root on this machine of a memory's `project:` (a key, or a bare name from before keys).
 
     The entry named exactly so, else the one configured root whose repository is that project
-    (`memrepo.recall.projects`: its origin, else its main checkout's folder), so settings may name
+    (`memrepo.base.projects`: its origin, else its main checkout's folder), so settings may name
     a project by its key or its label. Two roots that both fit answer None: a path is checked
     against the right checkout or not at all.
     """

@@ -16,7 +16,7 @@ import stat
 import time
 from typing import Any, Callable
 
-from memrepo.recall import paths
+from memrepo.base import paths
 from memrepo.vcs import commit, lock, refs, status
 
 STALE_AFTER = 10.0  # seconds: git holds index.lock for one command; ten seconds idle is a dead one

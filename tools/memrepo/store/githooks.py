@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from memrepo.format.files import MAX_FILE_BYTES
 from memrepo.format.terminal import safe
-from memrepo.recall import paths
+from memrepo.base import paths
 from memrepo.store import private
 from memrepo.vcs import refs, staged, trees
 
@@ -222,7 +222,7 @@ def _parent(root: str) -> str | None:
 def post_hook(root: str, hook: str) -> int:
     """Update the cache for what changed; never blocks."""
     from memrepo.store import index
-    from memrepo.recall import paths
+    from memrepo.base import paths
 
     try:
         if not os.path.isdir(paths.memory_dir(root)) and not os.path.exists(paths.index_db(root)):

@@ -21,7 +21,7 @@ import os
 from dataclasses import dataclass
 
 from memrepo.errors import MemrepoError
-from memrepo.recall import paths
+from memrepo.base import paths
 from memrepo.vcs import clone, gitcmd, refs, remote as rem, trees
 
 # Preferred, in this order, when the remote holds memory on several branches and its HEAD names none of them.

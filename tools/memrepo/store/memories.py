@@ -9,7 +9,7 @@ import sqlite3
 from typing import TYPE_CHECKING, Any
 
 from memrepo.store import index
-from memrepo.recall import paths
+from memrepo.base import paths
 from memrepo.format import files as memfiles, spec
 from memrepo.errors import NoteInvalid, NoteNotFound, RepoNotFound
 

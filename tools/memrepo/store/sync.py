@@ -30,7 +30,7 @@ from typing import Any
 from memrepo import proc
 from memrepo.errors import MemrepoError
 from memrepo.format import notes
-from memrepo.recall import paths
+from memrepo.base import paths
 from memrepo.store import index, memories
 from memrepo.vcs import commit, gitcmd, journal, lock, remote as rem, status, trailers
 

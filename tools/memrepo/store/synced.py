@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from memrepo.recall import paths
+from memrepo.base import paths
 from memrepo.vcs import gitcmd, status, trees
 
 KEY = "synced"

@@ -23,7 +23,7 @@ import sys
 import time
 
 from memrepo.errors import Deferred
-from memrepo.recall import _fast, paths, projects
+from memrepo.base import _fast, paths, projects
 from memrepo.vcs import lock as locking
 
 TYPE_CHECKING = False

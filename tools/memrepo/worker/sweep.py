@@ -22,7 +22,8 @@ from typing import Any
 from memrepo.progress import Progress, silent
 from memrepo.passes import capture, enrich, model
 from memrepo.worker import jobs
-from memrepo.recall import paths, usage
+from memrepo.base import paths
+from memrepo.recall import usage
 from memrepo.vcs import commit, gitops, runs
 from memrepo.store import config, index, memories as store, sync
 from memrepo.errors import MemrepoError
