@@ -285,3 +285,55 @@ def test_the_plugin_hooks_import_only_the_standard_library_and_the_hook_layers()
                     bad += [f"hooks/{name}:{node.lineno}: {t}" for t in targets
                             if t.split(".")[0] not in stdlib and layer_of(t) not in ("claude", "agents", "worker")]
     assert bad == []
+
+
+# Import circles known, each a sorted tuple of modules: the test fails on any other circle, and on
+# an entry here that no longer is one. The installers are being changed by another engineer.
+KNOWN_CIRCLES = {("memrepo.claude.doctor", "memrepo.claude.install")}
+
+
+def _circles() -> set[tuple[str, ...]]:
+    """The import circles among memrepo's modules, lazy imports included (Tarjan's strongly
+    connected components, iteratively)."""
+    graph = {m: sorted({t for _, t in imports(m, tree) if t in PARSED and t != m}) for m, (_, tree) in PARSED.items()}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    found: set[tuple[str, ...]] = set()
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, 0)]
+        while work:
+            node, i = work.pop()
+            if i == 0:
+                index[node] = low[node] = len(index)
+                stack.append(node)
+                on.add(node)
+            if i < len(graph[node]):
+                work.append((node, i + 1))
+                nxt = graph[node][i]
+                if nxt not in index:
+                    work.append((nxt, 0))
+                elif nxt in on:
+                    low[node] = min(low[node], index[nxt])
+                continue
+            if low[node] == index[node]:
+                part = []
+                while True:
+                    top = stack.pop()
+                    on.discard(top)
+                    part.append(top)
+                    if top == node:
+                        break
+                if len(part) > 1:
+                    found.add(tuple(sorted(part)))
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+    return found
+
+
+def test_no_import_runs_in_a_circle() -> None:
+    assert _circles() == KNOWN_CIRCLES

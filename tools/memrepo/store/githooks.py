@@ -8,10 +8,10 @@ every post-* hook fails open: on any error it marks the index stale, prints one 
 from __future__ import annotations
 
 import os
-import re
 import sys
 from dataclasses import dataclass, field
 
+from memrepo.format import files
 from memrepo.format.files import MAX_FILE_BYTES
 from memrepo.format.terminal import safe
 from memrepo.base import paths
@@ -30,7 +30,6 @@ POST_HOOKS = ("post-commit", "post-merge", "post-checkout", "post-rewrite")
 # A post hook waits this long for a running index update or rebuild, then marks the index stale
 # and lets the user's git command finish (DESIGN rule 7: post hooks never block).
 HOOK_LOCK_WAIT = 10.0
-SUP_RE = re.compile(r"^superseded_by:\s*'?([a-z0-9-]+)'?\s*$", re.M)
 
 
 def _is_memory_path(rel: str) -> bool:
@@ -89,9 +88,7 @@ def pre_commit(root: str, hook: str = "pre-commit") -> int:
                 sup = note.get("superseded_by")
                 facts.append((rel, note.id, sup if isinstance(sup, str) else None))
         else:
-            head = data.split(b"\n---", 1)[0].decode("utf-8", "replace")
-            m = SUP_RE.search(head)
-            facts.append((rel, stem, m.group(1) if m else None))
+            facts.append((rel, stem, files.superseded_by(data)))
     if listed.partial:  # the cache gave only the memories that supersede: say which of their targets exist
         have = {rel for rel, _, _ in facts}
         wanted = sorted({f"{prefix}{sup}.md" for _, _, sup in facts if sup} - have)

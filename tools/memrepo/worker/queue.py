@@ -14,7 +14,6 @@ worker lock, claims, retries and failures. `worker.jobs` is the worker that drai
 
 from __future__ import annotations
 
-import fcntl
 import os
 import time
 
@@ -174,7 +173,7 @@ class lock:  # noqa: N801 — used as `with jobs.lock(repo) as got:`; a class ke
 
     def __exit__(self, *exc: object) -> None:
         if self.held:
-            fcntl.flock(self.fd, fcntl.LOCK_UN)
+            locking.release(self.fd)
         os.close(self.fd)
 
 
