@@ -337,3 +337,16 @@ def _circles() -> set[tuple[str, ...]]:
 
 def test_no_import_runs_in_a_circle() -> None:
     assert _circles() == KNOWN_CIRCLES
+
+
+def test_recall_s_old_names_are_the_base_modules_and_load_no_file_of_their_own() -> None:
+    import subprocess
+
+    code = ("import sys; sys.path.insert(0, 'tools'); from memrepo.recall import _fast, paths, projects; "
+            "from memrepo import base; import memrepo.recall.paths as dotted; "
+            "assert (_fast, paths, projects) == (base._fast, base.paths, base.projects) and dotted is paths")
+    res = subprocess.run([sys.executable, "-I", "-S", "-X", "importtime", "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    loaded = {row.rsplit("|", 1)[-1].strip() for row in res.stderr.splitlines() if row.startswith("import time:")}
+    assert {"memrepo.base.paths", "memrepo.base.projects"} <= loaded
+    assert sorted(m for m in loaded if m.startswith("memrepo.recall.")) == []

@@ -1,5 +1,7 @@
-"""`memrepo.base.paths`, under the name it had before the base layer (issue 40): the very same
-module object, for the importers tests/test_layers.py lists in SHIMS until they import the base."""
+"""`memrepo.base.paths` under the name it had before the base layer (issue 40): the very same
+module object, for the importers tests/test_layers.py lists in SHIMS until they import the base.
+`from memrepo.recall import paths` is served by the package's `__getattr__` without this file; it is
+here for type checkers and for `import memrepo.recall.paths`."""
 
 import sys
 
