@@ -1,8 +1,8 @@
 """Review branches: what the curator was not sure of, as commits a person accepts or rejects.
 
-A proposal is one commit on `memrepo/review/<run>`, built with plumbing (a temporary index,
-`commit-tree`, `update-ref`), so the user's working tree, index and current branch are never
-touched. Proposals stay on their branch for good (it may be a pull request already); one is
+A proposal is one commit on `memrepo/review/<run>`, built with plumbing (`vcs.branches`: a
+temporary index, `commit-tree`, `update-ref`), so the user's working tree, index and current
+branch are never touched. Proposals stay on their branch for good (it may be a pull request already); one is
 *open* until a commit reachable from HEAD names it in a `Memrepo-Proposal` trailer: an accept
 (the proposal cherry-picked onto the current branch through `git commit`, so hooks validate
 and reindex) or a reject (an empty commit recording the decision, which the curator reads
