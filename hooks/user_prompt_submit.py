@@ -13,7 +13,7 @@ if sys.platform == "win32":  # pragma: no cover
 
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools"))
 else:
-    # __file__ is absolute (Python 3.9+); no `import os` on the prompt path (see memrepo/recall/_fast.py).
+    # __file__ is absolute (Python 3.9+); no `import os` on the prompt path (see memrepo/base/_fast.py).
     sys.path.insert(0, __file__.rsplit("/", 2)[0] + "/tools")
 
 try:

@@ -21,9 +21,9 @@ import pytest
 from helpers import ROOT, commit_all, git, memory_text, write_file, write_memory
 from memrepo.errors import MemrepoError
 from memrepo.format import files, notes
-from memrepo.passes import model
+from memrepo.passes import answers, model
 from memrepo.passes.verify import verifier as verify
-from memrepo.recall import paths
+from memrepo.base import paths
 from memrepo.store import config, doctor, index
 from test_hook import event, hook
 from test_untrusted_repo import clones  # noqa: F401  (a bare remote and two clones A and B)
@@ -140,13 +140,13 @@ def test_a_deeply_nested_model_answer_leaves_the_sweep_running(repo: str, monkey
 
 
 def test_bounded_json_helpers() -> None:
-    from memrepo.recall import _fast
+    from memrepo.base import _fast
 
     with pytest.raises(ValueError, match="nested too deeply"):
         _fast.loads(NESTED)
     with pytest.raises(ValueError, match="nested more than 3 levels deep"):
-        model.loads("[[[[1]]]]", max_depth=3)
-    assert model.loads('{"a": [[1]]}', max_depth=3) == {"a": [[1]]}
+        answers.loads("[[[[1]]]]", max_depth=3)
+    assert answers.loads('{"a": [[1]]}', max_depth=3) == {"a": [[1]]}
 
 
 def test_nested_committed_settings_are_an_error_with_a_fix(repo: str) -> None:

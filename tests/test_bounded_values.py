@@ -22,7 +22,7 @@ import pytest
 from helpers import commit_all, git, memory_text, write_file, write_memory
 from memrepo.format import merge, notes, validate
 from memrepo.passes.verify import argtypes, claims
-from memrepo.recall import paths
+from memrepo.base import paths
 from test_hook import event, hook
 
 BIG = "9" * 4301

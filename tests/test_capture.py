@@ -14,7 +14,8 @@ from click.testing import CliRunner
 from helpers import commit_all, git, head, write_memory
 from memrepo.passes import capture
 from memrepo.format import notes
-from memrepo.recall import paths, decide as recall
+from memrepo.base import paths
+from memrepo.recall import decide as recall
 from memrepo.vcs import runs
 from memrepo.cli.main import cli
 from memrepo.errors import MemrepoError

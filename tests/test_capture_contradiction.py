@@ -16,7 +16,7 @@ from helpers import ROOT, commit_all, write_memory
 from memrepo.format import notes
 from memrepo.passes import capture
 from memrepo.passes.curate import review
-from memrepo.recall import paths
+from memrepo.base import paths
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "data", "capture"))
 from ccbuild import Session  # noqa: E402

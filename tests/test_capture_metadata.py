@@ -16,7 +16,7 @@ import pytest
 from helpers import ROOT
 from memrepo.format import notes
 from memrepo.passes import capture
-from memrepo.recall import paths
+from memrepo.base import paths
 from memrepo.store import memories as store
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "data", "capture"))

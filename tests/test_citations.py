@@ -15,7 +15,7 @@ import pytest
 
 from helpers import commit_all, git, write_file, write_memory
 from memrepo.format import mentions
-from memrepo.recall import paths
+from memrepo.base import paths
 from test_hook import event, hook
 
 PROMPT = "how does the flamingo invoice exporter batch the ledger rows?"

@@ -14,7 +14,7 @@ from click.testing import CliRunner, Result
 from helpers import build_template, commit_all, git, head, write_file, write_memory
 
 from memrepo.store import memories as store
-from memrepo.recall import paths
+from memrepo.base import paths
 from memrepo.cli.main import cli
 
 TODAY = datetime.date.today().isoformat()

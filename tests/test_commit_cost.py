@@ -12,7 +12,7 @@ import sqlite3
 import pytest
 
 from helpers import commit_all, git, head, write_file, write_memory
-from memrepo.recall import paths
+from memrepo.base import paths
 from memrepo.store import index
 
 

@@ -19,7 +19,7 @@ import sys
 from typing import Any
 
 from helpers import ROOT, commit_all, git, write_memory
-from memrepo.recall import paths
+from memrepo.base import paths
 from memrepo.store import index
 
 HERE = os.path.dirname(os.path.abspath(__file__))

@@ -15,7 +15,8 @@ from click.testing import CliRunner
 from helpers import commit_all, git, memory_text, write_file, write_memory
 from memrepo.cli.main import cli
 from memrepo.passes.curate import curator, disuse, review
-from memrepo.recall import noisy, paths, rank, usage
+from memrepo.base import paths
+from memrepo.recall import noisy, rank, usage
 from test_usage import FRIDAY, USED, prompt, stop
 
 OLD = "2025-01-10"

@@ -19,7 +19,8 @@ import pytest
 
 from helpers import commit_all, git, write_memory
 from memrepo.evaluation import evaluate
-from memrepo.recall import decide, paths, porter, search
+from memrepo.base import paths
+from memrepo.recall import decide, porter, search
 from memrepo.store import docstats, index
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")

@@ -12,7 +12,7 @@ from click.testing import CliRunner, Result
 from helpers import build_template, commit_all, git, head, write_file, write_memory
 
 from memrepo.store import doctor, index
-from memrepo.recall import paths
+from memrepo.base import paths
 from memrepo.cli.main import cli
 
 

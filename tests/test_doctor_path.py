@@ -16,8 +16,8 @@ from click.testing import CliRunner, Result
 
 from helpers import commit_all, write_memory
 from memrepo.cli.main import cli
-from memrepo.recall import paths
-from memrepo.worker import jobs, plugin_venv
+from memrepo.base import paths
+from memrepo.worker import jobs, plugin_venv, queue
 
 MODEL = f"{sys.executable} -c pass"
 
@@ -108,7 +108,7 @@ def test_a_missing_model_command_is_named(store: str, monkeypatch: pytest.Monkey
 
 
 def test_background_jobs_that_gave_up_fail_until_retried(store: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(jobs, "RETRY_DELAY", 0.0)
+    monkeypatch.setattr(queue, "RETRY_DELAY", 0.0)
     jobs.enqueue(store, {"kind": "capture", "session": "s-1", "transcript": "/nowhere.jsonl"})
 
     def broken(repo: str, job: dict[str, object]) -> None:

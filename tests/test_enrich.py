@@ -15,7 +15,7 @@ from helpers import commit_all, head, write_memory
 from memrepo.passes import enrich
 from memrepo.evaluation import evaluate
 from memrepo.format import notes
-from memrepo.recall import paths
+from memrepo.base import paths
 from memrepo.vcs import runs
 from memrepo.cli.main import cli
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from memrepo.evaluation import checkouts, evaluate
-from memrepo.recall import paths
+from memrepo.base import paths
 from memrepo.store import index
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -74,7 +74,7 @@ def test_a_prompt_from_a_subfolder_is_scoped_to_its_project(tmp_path: Path) -> N
     where = checkouts.Checkouts(str(tmp_path), {"github.com/acme/fernweh-api", "orla-site"})
     deep = where.cwd("/home/ana/work/fernweh-api/src/handlers")
     assert deep is not None and os.path.isdir(os.path.join(str(tmp_path), "home", "ana", "work", "fernweh-api", ".git"))
-    from memrepo.recall import projects
+    from memrepo.base import projects
 
     found = projects.identify(deep)
     assert found is not None and found.owns("fernweh-api")

@@ -23,7 +23,7 @@ from typing import Any, Iterator
 import pytest
 
 from helpers import ROOT, commit_all, git, head, memory_text, write_file, write_memory
-from memrepo.recall import paths
+from memrepo.base import paths
 from memrepo.store import doctor, index
 from memrepo.vcs import commit
 

@@ -16,7 +16,7 @@ import pytest
 
 from helpers import ROOT, commit_all, git, write_memory
 from memrepo.passes import capture
-from memrepo.recall import paths
+from memrepo.base import paths
 from memrepo.store import doctor, freshness, index, repoinit
 from memrepo.vcs import hookwire
 from memrepo.worker import bootstrap, jobs

@@ -10,9 +10,9 @@ from helpers import commit_all, git, head, write_file
 
 from memrepo.cli.main import cli
 from memrepo.errors import Deferred
-from memrepo.recall import paths
+from memrepo.base import paths
 from memrepo.vcs import commit
-from memrepo.worker import jobs, sweep
+from memrepo.worker import jobs, queue, sweep
 
 
 def _conflict(repo: str, how: str) -> None:
@@ -73,7 +73,7 @@ def test_a_deferred_job_goes_back_to_the_queue_without_using_an_attempt(repo: st
 
     assert jobs.drain(repo, busy) == []
     path = os.path.join(jobs.jobs_dir(repo), "capture-s1.json")
-    job = jobs._read_json(path)
+    job = queue._read_json(path)
     assert job is not None and job["attempts"] == 0 and job["not_before"] > job["queued"]
     assert not os.path.exists(os.path.join(jobs.jobs_dir(repo), "failed"))
     assert issubclass(commit.OperationInProgress, Deferred)

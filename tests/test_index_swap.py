@@ -12,7 +12,7 @@ import textwrap
 import pytest
 
 from helpers import commit_all, write_memory
-from memrepo.recall import paths
+from memrepo.base import paths
 from memrepo.store import index
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

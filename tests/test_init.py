@@ -8,7 +8,7 @@ import stat
 import pytest
 
 from helpers import ROOT, commit_all, git, head, memory_text, write_file, write_memory
-from memrepo.recall import paths
+from memrepo.base import paths
 from memrepo.vcs import hookwire
 from memrepo.store import repoinit
 from memrepo.errors import MemrepoError

@@ -14,7 +14,7 @@ import pytest
 
 from helpers import ROOT, commit_all, write_memory
 from memrepo.claude import session_start
-from memrepo.recall import paths
+from memrepo.base import paths
 from memrepo.store import index
 from memrepo.worker import bootstrap, plugin_venv
 

@@ -17,7 +17,7 @@ from memrepo.cli.main import cli
 from memrepo.format import notes
 from memrepo.importers import claude_code
 from memrepo.passes import capture
-from memrepo.recall import paths
+from memrepo.base import paths
 from memrepo.vcs import runs
 
 RUN = os.path.join(ROOT, "hooks", "run")

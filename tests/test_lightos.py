@@ -1,4 +1,4 @@
-"""recall._fast: the prompt path's os, JSON and sqlite calls without `os`, `json` or functools must agree with them."""
+"""base._fast: the prompt path's os, JSON and sqlite calls without `os`, `json` or functools must agree with them."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from memrepo.recall import _fast as lightos
+from memrepo.base import _fast as lightos
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -52,7 +52,7 @@ def test_getenv_follows_os_environ_once_os_is_loaded(monkeypatch: pytest.MonkeyP
 
 def test_getenv_without_os_reads_the_start_environment() -> None:
     # As the hook runs it: -I -S, so nothing has imported os; non-UTF-8 bytes survive as surrogates.
-    code = ("import sys; sys.path.insert(0, 'tools'); from memrepo.recall import _fast as lightos; "
+    code = ("import sys; sys.path.insert(0, 'tools'); from memrepo.base import _fast as lightos; "
             "assert 'os' not in sys.modules; v = lightos.getenv('MEMREPO_LIGHTOS_PROBE'); "
             "print(repr(v), lightos.getenv('MEMREPO_LIGHTOS_ABSENT', 'dflt'), 'os' in sys.modules)")
     env = {**{k: v for k, v in os.environ.items() if k != "MEMREPO_LIGHTOS_ABSENT"}, "MEMREPO_LIGHTOS_PROBE": "caf\u00e9"}
@@ -87,7 +87,7 @@ def test_json_writes_non_finite_numbers_as_null_and_refuses_other_types() -> Non
 
 
 def test_sqlite_loads_without_functools_and_leaves_no_stand_in() -> None:
-    code = ("import sys; sys.path.insert(0, 'tools'); from memrepo.recall import _fast; s = _fast.load_sqlite(); "
+    code = ("import sys; sys.path.insert(0, 'tools'); from memrepo.base import _fast; s = _fast.load_sqlite(); "
             "db = s.connect(':memory:'); print(db.execute('select 1 + 1').fetchone()[0], "
             "'functools' in sys.modules, 'json' in sys.modules, 'os' in sys.modules)")
     out = subprocess.run([sys.executable, "-I", "-S", "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)

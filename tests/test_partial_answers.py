@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from helpers import ROOT, commit_all, write_memory
 from memrepo.cli.main import cli
-from memrepo.passes import capture, enrich, model
+from memrepo.passes import answers, capture, enrich, model
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "data", "capture"))
 from ccbuild import Session  # noqa: E402
@@ -71,7 +71,7 @@ def test_anything_else_is_still_refused(repo: str, fake, text: str, error: str) 
 def test_a_fence_scan_is_linear(repo: str) -> None:
     """Thousands of unclosed fences: one pass over the lines, no backtracking regex."""
     with pytest.raises(ValueError):
-        model.extract_json("```json\n" * 200_000)
+        answers.extract_json("```json\n" * 200_000)
 
 
 def test_capture_keeps_the_valid_memories_of_an_answer(repo: str, fake, tmp_path) -> None:
@@ -136,11 +136,11 @@ def test_an_optional_field_that_is_invalid_is_dropped_and_its_item_kept() -> Non
     schema = {"type": "object", "required": ["items"], "properties": {"items": {"type": "array", "items": {
         "type": "object", "additionalProperties": False, "required": ["id"],
         "properties": {"id": {"type": "string"}, "note": {"type": "string", "maxLength": 5}}}}}}
-    kept, left_out, errors = model.salvage({"items": [{"id": "a", "note": "far too long"}, {"id": 3}]}, schema)
+    kept, left_out, errors = answers.salvage({"items": [{"id": "a", "note": "far too long"}, {"id": 3}]}, schema)
     assert kept == {"items": [{"id": "a"}]} and left_out == {"items": [(1, {"id": 3})]}
     assert errors == ["$.items[0].note: longer than 5", "$.items[1].id: expected string, got int"]
     # A key the schema does not allow is not repaired (issue 16): that item is left out whole.
-    assert model.salvage({"items": [{"id": "a", "confidence": 1}, {"id": "b"}]}, schema)[:2] == (
+    assert answers.salvage({"items": [{"id": "a", "confidence": 1}, {"id": "b"}]}, schema)[:2] == (
         {"items": [{"id": "b"}]}, {"items": [(0, {"id": "a", "confidence": 1})]})
 
 

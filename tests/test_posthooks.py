@@ -23,7 +23,8 @@ from click.testing import CliRunner
 from helpers import build_template, commit_all, git, head, write_memory
 
 from memrepo.store import index
-from memrepo.recall import paths, rank
+from memrepo.base import paths
+from memrepo.recall import rank
 from memrepo.cli.main import cli
 
 WORDS = ("deploy", "friday", "postgres", "redis", "cache", "token", "billing", "lisbon", "kafka", "retry",

@@ -17,7 +17,8 @@ import pytest
 
 from helpers import ROOT, commit_all, git, write_memory
 from memrepo.format import redact, token_formats, transcript
-from memrepo.recall import paths, secretish, spans
+from memrepo.base import paths
+from memrepo.recall import secretish, spans
 from memrepo.store import doctor, private, repoinit, sessions
 from test_hook import event, hook
 from test_redact import POSITIVES

@@ -18,7 +18,8 @@ from memrepo.passes import capture
 from memrepo.passes.curate import guards
 from memrepo.passes.verify.argtypes import ClaimRejected, project_name
 from memrepo.format import notes
-from memrepo.recall import decide, paths, projects
+from memrepo.base import paths, projects
+from memrepo.recall import decide
 from memrepo.store import config, sessions
 
 RUN = os.path.join(ROOT, "hooks", "run")

@@ -10,7 +10,8 @@ import pytest
 
 from helpers import commit_all, git, write_memory
 from memrepo.store import index
-from memrepo.recall import paths, query, decide as recall, log, rank, search
+from memrepo.base import paths
+from memrepo.recall import query, decide as recall, log, rank, search
 
 TODAY = time.mktime(time.strptime("2026-11-30", "%Y-%m-%d"))
 
@@ -302,7 +303,7 @@ def test_index_without_recorded_count_ranks_the_same(store: str) -> None:
     # An index whose meta lacks the count (an older build) answers by counting memories.
     import sqlite3
 
-    from memrepo.recall import paths
+    from memrepo.base import paths
 
     prompt = "how do we deploy the shop api to production these days, still heroku?"
     before = _scores(recall.decide(store, prompt, today=TODAY))
@@ -313,7 +314,8 @@ def test_index_without_recorded_count_ranks_the_same(store: str) -> None:
 
 
 def test_term_scores_are_the_same_whether_doclists_are_walked_or_filtered(store: str) -> None:
-    from memrepo.recall import paths, search
+    from memrepo.base import paths
+    from memrepo.recall import search
 
     db = search.connect(paths.index_db(store))
     try:

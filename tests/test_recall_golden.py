@@ -23,7 +23,8 @@ from typing import Any
 import pytest
 
 from memrepo.evaluation import checkouts, evaluate
-from memrepo.recall import decide as recall, paths
+from memrepo.base import paths
+from memrepo.recall import decide as recall
 from memrepo.store import index
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")

@@ -14,7 +14,7 @@ import pytest
 
 from helpers import IDENTITY, ROOT, cli_cache_dir, commit_all, git, head, write_memory
 
-from memrepo.recall import paths
+from memrepo.base import paths
 
 INSTALL_CLI = os.path.join(ROOT, "tests", "e2e", "install_cli.sh")
 

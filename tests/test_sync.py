@@ -15,7 +15,7 @@ from helpers import commit_all, git, head, memory_text, write_file, write_memory
 from memrepo.cli.main import cli
 from memrepo.errors import GitError
 from memrepo.format import notes
-from memrepo.recall import paths
+from memrepo.base import paths
 from memrepo.store import index, repoinit, sync
 
 CLAIMS = [{"probe": "command_exists", "args": {"name": "git"}, "by": "model"}]

@@ -17,7 +17,7 @@ from memrepo.cli.main import cli
 from memrepo.format import notes
 from memrepo.importers import claude_code
 from memrepo.passes.curate import curator as curate, review
-from memrepo.recall import paths
+from memrepo.base import paths
 from memrepo.vcs import runs
 from test_curate import fake, ids, store  # noqa: F401  (fixture)
 from test_importers import CC_DIR, _memory_ids

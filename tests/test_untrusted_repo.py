@@ -19,7 +19,7 @@ from click.testing import CliRunner
 
 from helpers import ROOT, commit_all, git, head, memory_text, write_file, write_memory
 from memrepo.cli.main import cli
-from memrepo.recall import paths
+from memrepo.base import paths
 from memrepo.store import config, doctor, repoinit
 from memrepo.vcs import hookwire
 

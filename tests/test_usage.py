@@ -16,7 +16,8 @@ from click.testing import CliRunner
 from helpers import commit_all, write_file, write_memory
 from memrepo.cli.main import cli
 from memrepo.passes import profile
-from memrepo.recall import paths, usage
+from memrepo.base import paths
+from memrepo.recall import usage
 from test_hook import hook
 
 FRIDAY = "it's friday 17:00, can I still ship this hotfix to production?"

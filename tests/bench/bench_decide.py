@@ -25,7 +25,8 @@ TODAY = 1.7e9
 ONE = r'''
 import json, sqlite3, sys
 sys.path.insert(0, sys.argv[1] + "/tools")
-from memrepo.recall import decide, paths
+from memrepo.base import paths
+from memrepo.recall import decide
 repo = sys.argv[2]
 with sqlite3.connect(f"file:{paths.index_db(repo)}?mode=ro", uri=True) as db:
     rows = db.execute("SELECT m.id, m.title, f.entities FROM memories m JOIN fts f ON f.rowid = m.rowid"

@@ -60,7 +60,8 @@ def answerable_prompt(repo: str, workdir: str) -> tuple[str, str, list[str]]:
     """A prompt (and cwd) about a memory in the corpus that recall answers; returns (prompt, cwd, ids)."""
     import sqlite3
 
-    from memrepo.recall import paths, decide as recall
+    from memrepo.base import paths
+    from memrepo.recall import decide as recall
 
     with sqlite3.connect(f"file:{paths.index_db(repo)}?mode=ro", uri=True) as db:
         rows = db.execute("SELECT m.id, m.title, m.project, f.entities FROM memories m JOIN fts f ON f.rowid = m.rowid"
@@ -227,7 +228,7 @@ def ratios(samples: dict[str, list[float]]) -> dict[str, Any]:
 
 def decide_ms(repo: str, since_lines: int) -> dict[str, Any] | None:
     """The hook's own recall time (query + ranking) as it logged it, for runs after `since_lines`."""
-    from memrepo.recall import paths
+    from memrepo.base import paths
 
     try:
         with open(paths.recall_log(repo), encoding="utf-8") as fh:
@@ -239,7 +240,7 @@ def decide_ms(repo: str, since_lines: int) -> dict[str, Any] | None:
 
 
 def log_lines(repo: str) -> int:
-    from memrepo.recall import paths
+    from memrepo.base import paths
 
     try:
         with open(paths.recall_log(repo), encoding="utf-8") as fh:
@@ -275,7 +276,7 @@ def floors(python: str, rounds: int) -> dict[str, Any]:
     Ratios are to `-I -S -c pass`, the interpreter started as hooks/run starts the hook. The hook
     imports neither json nor sqlite3's Python package: `-I -S` and `_sqlite3` (the C module) are
     its real floor, shown last. Plain `import _sqlite3` also imports
-    functools and collections (CPython 3.11+); the hook gives it a stand-in (recall._fast.load_sqlite),
+    functools and collections (CPython 3.11+); the hook gives it a stand-in (base._fast.load_sqlite),
     so the last line is the floor it actually has.
     """
     stand_in = ("import sys; m = type(sys)('functools'); m.lru_cache = lambda *a, **k: (lambda f: f); "
@@ -320,7 +321,7 @@ def bench_size(n: int, args: argparse.Namespace, workdir: str) -> dict[str, Any]
     for kind, text, inject in (("answerable", prompt, True), ("silent", SILENT_PROMPT, False)):
         floor = None
         if inject:  # a silent prompt runs no SQL: the hook never even loads _sqlite3 for it
-            from memrepo.recall import paths
+            from memrepo.base import paths
 
             statements = os.path.join(workdir, f"statements-{n}-{kind}.marshal")
             record_statements(repo, text, cwd, statements)

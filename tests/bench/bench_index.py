@@ -142,7 +142,7 @@ def queries(repo: str) -> list[str]:
     """20 queries: 14 phrased after memories in the corpus, 6 generic ops questions."""
     import sqlite3
 
-    from memrepo.recall import paths
+    from memrepo.base import paths
 
     with sqlite3.connect(f"file:{paths.index_db(repo)}?mode=ro", uri=True) as db:
         rows = db.execute("SELECT title FROM memories ORDER BY id").fetchall()
@@ -153,7 +153,8 @@ def queries(repo: str) -> list[str]:
 
 
 def bench_search(repo: str, memrepo_bin: str, env: dict[str, str], cli_runs: int, inproc_runs: int) -> dict[str, Any]:
-    from memrepo.recall import paths, query, rank, search
+    from memrepo.base import paths
+    from memrepo.recall import query, rank, search
 
     qs = queries(repo)
     cli = []

@@ -93,7 +93,7 @@ def head(repo: str) -> str:
 
 
 def index_bytes(repo: str) -> dict[str, int]:
-    from memrepo.recall import paths
+    from memrepo.base import paths
 
     db = paths.index_db(repo)
     sizes = {}

@@ -38,7 +38,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import labeled  # noqa: E402
 
 from memrepo.evaluation import checkouts, evaluate  # noqa: E402
-from memrepo.recall import calibrate, decide, paths  # noqa: E402
+from memrepo.base import paths
+from memrepo.recall import calibrate, decide  # noqa: E402
 
 TODAY = time.mktime((2026, 11, 30, 0, 0, 0, 0, 0, -1))
 L2 = 1.0

@@ -40,7 +40,8 @@ import fit_recall  # noqa: E402
 import labeled  # noqa: E402
 
 from memrepo.evaluation import checkouts, evaluate  # noqa: E402
-from memrepo.recall import calibrate, decide, paths, rank  # noqa: E402
+from memrepo.base import paths  # noqa: E402
+from memrepo.recall import calibrate, decide, rank  # noqa: E402
 from memrepo.recall.clean import split_prompt, tokenize  # noqa: E402
 
 JUDGED = 15

@@ -30,7 +30,8 @@ import genmem  # noqa: E402
 import labeled  # noqa: E402
 
 from memrepo.evaluation import evaluate  # noqa: E402
-from memrepo.recall import lexicon, paths, porter, search  # noqa: E402
+from memrepo.base import paths
+from memrepo.recall import lexicon, porter, search  # noqa: E402
 
 TODAY = time.mktime((2026, 11, 30, 0, 0, 0, 0, 0, -1))
 SEED = 7

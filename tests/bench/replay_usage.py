@@ -38,7 +38,8 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 sys.path.insert(0, HERE)
 from memrepo.format import notes  # noqa: E402
-from memrepo.recall import citations, decide, log, noisy, paths, usage  # noqa: E402
+from memrepo.base import paths  # noqa: E402
+from memrepo.recall import citations, decide, log, noisy, usage  # noqa: E402
 from memrepo.store import index  # noqa: E402
 
 DAY = 86400.0

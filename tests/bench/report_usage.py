@@ -22,7 +22,8 @@ from typing import Any
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
-from memrepo.recall import paths, query, search, usage  # noqa: E402
+from memrepo.base import paths
+from memrepo.recall import query, search, usage  # noqa: E402
 from memrepo.store import index  # noqa: E402
 
 DATA = os.path.join(ROOT, "tests", "data", "usage")

@@ -7,6 +7,6 @@ event per argument), `install` (its user settings), `tail` (the previous turn of
 transcript, for follow-ups); Codex adds `trust` (the hash its hook trust expects).
 
 May import: the standard library, `memrepo.errors`, `memrepo.proc`, and every layer below
-(`recall` … `claude`). `entry` and `tail` run on hook paths: standard library only at import
+(`base` … `claude`). `entry` and `tail` run on hook paths: standard library only at import
 time, heavy layers only inside the handler that needs them.
 """

@@ -3,6 +3,6 @@ settings install registers (`entry`), the hook handlers (`prompt_hook`, `session
 settings install and the MEMORY.md / CLAUDE.md audit.
 
 May import: the standard library, `memrepo.errors`, `memrepo.proc`, and every layer below
-(`recall` … `worker`). `hookio`, `entry` and the handlers run on hook paths: standard library
+(`base` … `worker`). `hookio`, `entry` and the handlers run on hook paths: standard library
 only at import time, heavy layers only inside the handler that needs them.
 """

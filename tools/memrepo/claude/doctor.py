@@ -33,7 +33,7 @@ def settings_files(cwd: str | None = None) -> list[str]:
     """The settings files Claude Code reads for a session in `cwd`: the user's, then the project's."""
     found = [os.path.join(claude_home(), "settings.json")]
     if cwd:
-        from memrepo.recall import projects
+        from memrepo.base import projects
 
         top = projects.top_level(cwd) or cwd
         found += [os.path.join(top, ".claude", name) for name in ("settings.json", "settings.local.json")]
@@ -187,7 +187,8 @@ def _has_prompt(transcript: str) -> bool:
 def prompt_hook_check(repo: str) -> Check | None:
     """Sessions that started and had prompts, yet made no recall decision: UserPromptSubmit does not
     fire there (Claude Code's VS Code extension has open reports of it). None: nothing to say."""
-    from memrepo.recall import log, paths
+    from memrepo.base import paths
+    from memrepo.recall import log
 
     decided = {str(e.get("session")) for e in log.read_all(repo)}
     starts = log.read_jsonl(paths.session_starts(repo))

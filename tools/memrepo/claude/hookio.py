@@ -9,7 +9,8 @@ user's prompt is never blocked or delayed by memrepo.
 
 import sys
 
-from memrepo.recall import _fast, fence
+from memrepo.base import _fast
+from memrepo.recall import fence
 
 TYPE_CHECKING = False
 

@@ -6,7 +6,8 @@ CLI's UserPromptSubmit and Gemini CLI's BeforeAgent share with Claude Code's (`p
 their own reader of the previous turn.
 """
 
-from memrepo.recall import _fast, decide, log, paths
+from memrepo.base import _fast, paths
+from memrepo.recall import decide, log
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

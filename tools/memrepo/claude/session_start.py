@@ -12,7 +12,7 @@ import time
 from typing import TYPE_CHECKING
 
 from memrepo import proc
-from memrepo.recall import paths
+from memrepo.base import paths
 from memrepo.passes import profile
 from memrepo.store import freshness
 from memrepo.worker import plugin_venv

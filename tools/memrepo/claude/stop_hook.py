@@ -17,7 +17,8 @@ def on_stop(event: "dict[str, Any]", agent: str = "", reply_key: str = "last_ass
     """The turn's end: the usage verdicts, then the capture job. Codex CLI's Stop and Gemini CLI's
     AfterAgent come here too, with their name, the field holding the reply and the event's name."""
     from memrepo.passes import profile
-    from memrepo.recall import paths, usage
+    from memrepo.base import paths
+    from memrepo.recall import usage
     from memrepo.worker import jobs
 
     reply, session = event.get(reply_key), event.get("session_id")

@@ -13,7 +13,7 @@ import click
 
 from memrepo.cli.term import echo, json_text, safe
 from memrepo.errors import MemrepoError, NoteInvalid
-from memrepo.recall import paths
+from memrepo.base import paths
 
 F = Callable[..., Any]
 
@@ -97,7 +97,7 @@ def _warn_other_repo(chosen: str) -> None:
     uses: say so. The repository is never guessed from the working directory, since the hooks
     would not follow (they read $MEMREPO_DIR or ~/.memrepo): a memory added to the clone would
     never be recalled."""
-    from memrepo.recall import projects
+    from memrepo.base import projects
 
     top = projects.top_level(os.getcwd())
     if top and os.path.realpath(top) != os.path.realpath(chosen) and os.path.isdir(paths.memory_dir(top)) \

@@ -10,7 +10,7 @@ import click
 from memrepo import __version__
 from memrepo.cli.common import _disk_fault, _fail_friendly, _json, _memory_id, _repo
 from memrepo.cli.term import echo
-from memrepo.recall import paths
+from memrepo.base import paths
 
 
 

@@ -1,5 +1,5 @@
 """A labeled set's working directories as real folders, so its prompts find their project the
-way the prompt hook finds it (`memrepo.recall.projects.identify`, from a `.git` walking up).
+way the prompt hook finds it (`memrepo.base.projects.identify`, from a `.git` walking up).
 
 A labeled prompt's `cwd` names a folder on the machine it was written for, which does not exist
 here. Taking its last segment as the project (as `memrepo eval` once did) scopes a prompt from

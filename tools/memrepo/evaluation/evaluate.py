@@ -29,7 +29,7 @@ from typing import Any
 from memrepo.errors import MemrepoError
 from memrepo.evaluation import baseline, checkouts
 from memrepo.recall import decide as recall
-from memrepo.recall import paths
+from memrepo.base import paths
 from memrepo.store import index
 
 SILENT_KINDS = ("conversational", "offtopic", "general", "agent", "cross", "adversarial")

@@ -3,5 +3,5 @@ secret redaction, agents' transcripts, and repository text made safe to print on
 
 May import: the standard library, PyYAML (this is the only layer that may), python-frontmatter
 (only for foreign files, see `foreign`), detect-secrets (only `catalogue`, the write path's
-second catalogue of secret formats), `memrepo.errors` and `memrepo.recall`.
+second catalogue of secret formats), `memrepo.errors`, `memrepo.base` and `memrepo.recall`.
 """

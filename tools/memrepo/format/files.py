@@ -11,6 +11,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import stat
 from typing import Any
 
@@ -67,6 +68,16 @@ def write_state(path: str, state: dict[str, Any]) -> None:
     with open(tmp, "w", encoding="utf-8") as fh:
         json.dump(state, fh, indent=1, sort_keys=True)
     os.replace(tmp, path)
+
+
+_SUPERSEDED_BY = re.compile(r"^superseded_by:\s*'?([a-z0-9-]+)'?\s*$", re.M)
+
+
+def superseded_by(data: bytes) -> str | None:
+    """The `superseded_by:` of a memory file's bytes, read from the lines before its closing fence
+    without parsing YAML: pre-commit's quick look at the memories a commit does not change."""
+    m = _SUPERSEDED_BY.search(data.split(b"\n---", 1)[0].decode("utf-8", "replace"))
+    return m.group(1) if m else None
 
 
 def body_start(lines: list[str]) -> int:

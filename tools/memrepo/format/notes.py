@@ -251,6 +251,12 @@ def _emit(key: str, value: Any) -> list[str]:
     return [f"{key}: {_scalar(value)}"]
 
 
+def emit(meta: dict[str, Any]) -> str:
+    """YAML lines for `meta` in its own order, each key as `serialize` writes it: the one emitter,
+    also for another tool's front matter (a SKILL.md's)."""
+    return "".join(line + "\n" for key, value in meta.items() for line in _emit(key, value))
+
+
 def ordered_keys(meta: dict[str, Any]) -> list[str]:
     """Known keys in the format's order, then unknown keys in their own order."""
     known = [k for k in spec.KEY_ORDER if k in meta]

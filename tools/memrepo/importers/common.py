@@ -12,7 +12,7 @@ import os
 from typing import Any
 
 from memrepo.format import catalogue, notes, validate
-from memrepo.recall import paths
+from memrepo.base import paths
 
 
 class Report:

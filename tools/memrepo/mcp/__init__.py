@@ -6,5 +6,5 @@ that imports `mcp`, an optional extra (`pip install 'memrepo[mcp]'`), so neither
 nor the rest of the CLI ever loads it.
 
 May import: the standard library, `memrepo.errors`, `memrepo.proc`, and every layer below
-(`recall` … `web`); the `mcp` SDK in `server` only.
+(`base` … `web`); the `mcp` SDK in `server` only.
 """

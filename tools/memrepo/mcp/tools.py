@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from memrepo.errors import MemrepoError
-from memrepo.recall import paths
+from memrepo.base import paths
 
 CLASSES = ("rule", "preference", "fact", "project", "event", "reference")
 HISTORY_LIMIT = 20

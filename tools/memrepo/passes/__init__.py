@@ -2,5 +2,5 @@
 the verifier, the profile and skill drafts.
 
 May import: the standard library, `memrepo.errors`, `memrepo.proc`, and the layers below:
-`recall`, `format`, `vcs`, `store`. Never imported on a hook's path.
+`base`, `recall`, `format`, `vcs`, `store`. Never imported on a hook's path.
 """

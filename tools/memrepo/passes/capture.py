@@ -21,7 +21,7 @@ from memrepo.errors import MemrepoError
 from memrepo.format import catalogue, notes, spec, transcript
 from memrepo.passes import model
 from memrepo.passes.capture_plan import PASS, CaptureReport, Plan, commit, place, session_memories
-from memrepo.recall import paths
+from memrepo.base import paths
 from memrepo.store import config, memories as store
 from memrepo.vcs import runs
 from memrepo.format.notes import Note

@@ -17,7 +17,8 @@ from memrepo.format import catalogue, notes, validate
 from memrepo.format.notes import Note
 from memrepo.passes import model
 from memrepo.passes.curate import curator as curate, guards, review
-from memrepo.recall import paths, query, search
+from memrepo.base import paths
+from memrepo.recall import query, search
 from memrepo.store import lifecycle, memories as store
 from memrepo.vcs.commit import commit_files
 

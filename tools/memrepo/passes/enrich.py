@@ -19,7 +19,8 @@ from memrepo.vcs import runs, status
 from memrepo.vcs.commit import commit_if_unchanged
 from memrepo.passes import model
 from memrepo.format import catalogue, files, notes, spec, validate
-from memrepo.recall import paths, query
+from memrepo.base import paths
+from memrepo.recall import query
 from memrepo.store import memories as store
 from memrepo.format.notes import Note
 

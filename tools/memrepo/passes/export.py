@@ -18,7 +18,8 @@ from typing import Any
 
 from memrepo.errors import MemrepoError
 from memrepo.format import notes
-from memrepo.recall import fence, paths, projects
+from memrepo.base import paths, projects
+from memrepo.recall import fence
 from memrepo.store import memories
 
 BEGIN = "<!-- memrepo:begin -->"

@@ -32,7 +32,8 @@ from __future__ import annotations
 
 import os
 
-from memrepo.recall import fence, paths
+from memrepo.base import paths
+from memrepo.recall import fence
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -5,7 +5,7 @@ The cache holds each memory's citations (its `citations` table, filled by
 `memrepo.format.mentions.citations`: the paths the verifier would claim exist now, with the line
 or symbol where the memory names one). For the memories recall is about to inject (three at
 most), `check` looks at those citations that lie inside the checkout the prompt is in (the
-top-level folder holding `.git` at or above `cwd`, as `memrepo.recall.projects` finds it):
+top-level folder holding `.git` at or above `cwd`, as `memrepo.base.projects` finds it):
 
 - a relative path, when the memory belongs to that project (`project:` names it); a global
   memory's or another project's relative path names no checkout here, and is not checked;
@@ -21,7 +21,7 @@ exists. Lines and symbols are kept in the cache but not checked here: that would
 Bounded: at most MAX_CHECKED citations per memory, MAX_DEPTH components per path.
 """
 
-from memrepo.recall import _fast, projects
+from memrepo.base import _fast, projects
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -61,7 +61,7 @@ def check(db: "sqlite3.Connection", hits: "list[rank.Hit]", cwd: "str | None",
         if checked and len(gone) == len(checked):
             dropped.append((hit, "every path it cites is gone from this checkout: " + _names(gone)))
         else:
-            hit.gone = tuple(gone)
+            hit.gone = label(tuple(gone)) if gone else ""
             kept.append(hit)
     if explain is not None and dropped:
         why = {id(h): w for h, w in dropped}

@@ -7,14 +7,16 @@ inject. Each decision is logged by `memrepo.recall.log`.
 
 import time
 
-from memrepo.recall import fence, frames, paths, query, secretish, spans
+from memrepo.base import paths
+from memrepo.recall import fence, frames, query, secretish, spans
 
 TYPE_CHECKING = False
 
 if TYPE_CHECKING:
     from typing import Any
 
-    from memrepo.recall import projects, rank
+    from memrepo.base import projects
+    from memrepo.recall import rank
 
 MAX_RESULTS = 3
 CONTEXT_WEIGHT = 0.6
@@ -54,7 +56,7 @@ def decide(repo: str, prompt: str, cwd: str | None = None, previous: "Any" = "",
     """What recall injects for `prompt`; `previous` is the last turn's text (or a function giving it).
 
     The project in scope is `project` (a key, or one already identified), else the project
-    `cwd` is in (`memrepo.recall.projects.identify`: its origin, else its main checkout's name).
+    `cwd` is in (`memrepo.base.projects.identify`: its origin, else its main checkout's name).
     `explain` receives every candidate and why it was cut (`rank.rank`); the decision keeps the
     first TRACE of them in `trace` whatever the caller asks.
     """
@@ -82,7 +84,8 @@ def decide(repo: str, prompt: str, cwd: str | None = None, previous: "Any" = "",
         terms = weigh(q.terms, 1.0) + weigh(q.pasted, PASTED_WEIGHT) + weigh(extra, CONTEXT_WEIGHT)
         origin = dict.fromkeys(q.pasted, "pasted")
         origin.update(dict.fromkeys(extra, "previous"))
-        from memrepo.recall import noisy, projects, rank, search  # here, not at the top: a silent prompt never loads sqlite
+        from memrepo.base import projects
+        from memrepo.recall import noisy, rank, search  # here, not at the top: a silent prompt never loads sqlite
 
         scope = project or projects.identify(cwd)
         d.project = scope.key if isinstance(scope, projects.Project) else scope

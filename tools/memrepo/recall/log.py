@@ -6,7 +6,7 @@ a secret (`secretish`) is logged without its terms.
 
 import time
 
-from memrepo.recall import _fast, paths
+from memrepo.base import _fast, paths
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

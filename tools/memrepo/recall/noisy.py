@@ -16,7 +16,7 @@ One rule, from the usage verdicts of this machine (`memrepo.recall.usage`, the S
   wrote (`memrepo.passes.curate.disuse`).
 """
 
-from memrepo.recall import _fast, paths
+from memrepo.base import _fast, paths
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -7,7 +7,7 @@ its scope and priority; the decision to inject is `calibrate.p_inject` of the be
   at most 1 - DECAY_FLOOR off a score, and a memory injected often and never used ranks as a
   fully decayed one. Superseded, retired and unverified memories are penalised.
 - Scope: another project's memory counts for less unless the prompt names that project (its
-  label, `memrepo.recall.projects`); a bare legacy `project:` is this project's when one of its
+  label, `memrepo.base.projects`); a bare legacy `project:` is this project's when one of its
   names matches.
 
 The best match is injected when its features (`calibrate.features`) give `p_inject` at least
@@ -17,7 +17,8 @@ The best match is injected when its features (`calibrate.features`) give `p_inje
 
 import time
 
-from memrepo.recall import calibrate, projects, search
+from memrepo.base import projects
+from memrepo.recall import calibrate, search
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -47,7 +48,7 @@ class Hit:
         self.features: dict[str, float] = {}
         self.p = 0.0  # calibrate.p_inject of its features
         self.bare = False  # it lists no aliases, topics or entities: prose is all it can match in
-        self.gone: tuple[str, ...] = ()  # cited paths no longer in the prompt's checkout (recall.citations, issue 43)
+        self.gone = ""  # the note naming cited paths gone from the prompt's checkout (recall.citations, issue 43)
 
     def labels(self) -> list[str]:
         out = []
@@ -58,9 +59,7 @@ class Hit:
         if self.verification == "unverified":
             out.append("unverified: " + (self.verify_reason or "a claim failed"))
         if self.gone:
-            from memrepo.recall import citations
-
-            out.append(citations.label(self.gone))
+            out.append(self.gone)
         return out
 
     def as_dict(self) -> dict:  # type: ignore[type-arg]

@@ -9,7 +9,8 @@ less): plain field-weighted BM25, the baseline every heuristic on top of it must
 
 import math
 
-from memrepo.recall import _fast, porter
+from memrepo.base import _fast
+from memrepo.recall import porter
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

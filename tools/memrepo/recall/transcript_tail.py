@@ -6,7 +6,7 @@ end of the file and never the whole transcript, and any error yields "" (hooks f
 
 import stat
 
-from memrepo.recall import _fast
+from memrepo.base import _fast
 from memrepo.recall.spans import strip_private, strip_tag
 
 # `typing` stays unloaded at runtime; mypy treats this name as always true.

@@ -18,7 +18,8 @@ text of the prompt, the reply or the memory is written. `recall-log`, `memrepo s
 (precision of injections) and the profile's demotion order read it.
 """
 
-from memrepo.recall import _fast, noisy, paths
+from memrepo.base import _fast, paths
+from memrepo.recall import noisy
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

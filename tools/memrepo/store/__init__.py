@@ -2,5 +2,5 @@
 settings, init, doctor, and what the git hooks run (validation and index updates).
 
 May import: the standard library, `memrepo.errors`, `memrepo.proc`, and the layers below:
-`recall`, `format`, `vcs`.
+`base`, `recall`, `format`, `vcs`.
 """

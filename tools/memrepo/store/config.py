@@ -18,8 +18,8 @@ import os
 from typing import Any
 
 from memrepo.errors import MemrepoError
-from memrepo.recall import paths
-from memrepo.recall.projects import Project, identify
+from memrepo.base import paths
+from memrepo.base.projects import Project, identify
 
 SHARED = "memrepo.json"
 LOCAL = os.path.join("index", "local.json")
@@ -89,11 +89,10 @@ _TRACKED: dict[tuple[str, str], tuple[tuple[int, int] | None, bool]] = {}  # (re
 
 
 def _index_stamp(repo: str) -> tuple[int, int] | None:
-    from memrepo.vcs import gitcmd
+    from memrepo.vcs import refs
 
     if repo not in _GIT_INDEX:
-        rc, out, _ = gitcmd.run_git("rev-parse", "--git-path", "index", cwd=repo)
-        _GIT_INDEX[repo] = os.path.join(repo, out.decode("utf-8", "surrogateescape").strip()) if rc == 0 else ""
+        _GIT_INDEX[repo] = refs.git_path(repo, "index")
     try:
         st = os.stat(_GIT_INDEX[repo]) if _GIT_INDEX[repo] else None
     except OSError:
@@ -102,14 +101,13 @@ def _index_stamp(repo: str) -> tuple[int, int] | None:
 
 
 def _tracked(repo: str, rel: str) -> bool:
-    from memrepo.vcs import gitcmd
+    from memrepo.vcs import status
 
     stamp = _index_stamp(repo)
     known = _TRACKED.get((repo, rel))
     if stamp is not None and known is not None and known[0] == stamp:
         return known[1]
-    rc, out, _ = gitcmd.run_git("ls-files", "-z", "--", rel.replace(os.sep, "/"), cwd=repo)
-    tracked = rc == 0 and bool(out.strip(b"\0"))
+    tracked = bool(status.tracked(repo, rel.replace(os.sep, "/")))
     _TRACKED[(repo, rel)] = (stamp, tracked)
     return tracked
 
@@ -136,7 +134,7 @@ def get(repo: str, key: str, default: Any = None) -> Any:
 
 
 def recall_only(repo: str) -> bool:
-    """Recall-only mode (`memrepo.recall.paths.recall_only`): no background pass runs."""
+    """Recall-only mode (`memrepo.base.paths.recall_only`): no background pass runs."""
     return paths.recall_only(repo)
 
 
@@ -199,7 +197,7 @@ def root_of(roots: dict[str, str], project: str | None) -> str | None:
     """The root on this machine of a memory's `project:` (a key, or a bare name from before keys).
 
     The entry named exactly so, else the one configured root whose repository is that project
-    (`memrepo.recall.projects`: its origin, else its main checkout's folder), so settings may name
+    (`memrepo.base.projects`: its origin, else its main checkout's folder), so settings may name
     a project by its key or its label. Two roots that both fit answer None: a path is checked
     against the right checkout or not at all.
     """

@@ -8,7 +8,7 @@ from typing import Any
 
 from memrepo.vcs import hookwire, journal
 from memrepo.store import faults, freshness, index, private
-from memrepo.recall import paths
+from memrepo.base import paths
 from memrepo.format import files, validate
 
 

@@ -16,8 +16,8 @@ import stat
 import time
 from typing import Any, Callable
 
-from memrepo.recall import paths
-from memrepo.vcs import commit, gitcmd, lock
+from memrepo.base import paths
+from memrepo.vcs import commit, lock, refs, status
 
 STALE_AFTER = 10.0  # seconds: git holds index.lock for one command; ten seconds idle is a dead one
 MIN_FREE = 1024 * 1024  # bytes: below this the next index write fails
@@ -25,11 +25,6 @@ MIN_FREE = 1024 * 1024  # bytes: below this the next index write fails
 # What git keeps for an operation under way, and the command that backs out of it.
 ABORTS = {"a merge": "git merge --abort", "a rebase": "git rebase --abort", "a rebase or `git am`": "git rebase --abort",
           "a cherry-pick": "git cherry-pick --abort", "a revert": "git revert --abort"}
-
-
-def _git_path(repo: str, name: str) -> str:
-    rc, out, _ = gitcmd.run_git("rev-parse", "--git-path", name, cwd=repo)
-    return os.path.join(repo, out.decode("utf-8", "surrogateescape").strip()) if rc == 0 else ""
 
 
 def _memrepo_writing(repo: str) -> bool:
@@ -40,7 +35,7 @@ def _memrepo_writing(repo: str) -> bool:
 def stale_index_lock(repo: str, holding: bool = False) -> str:
     """The path of `.git/index.lock` when it was left by a dead git, else "". `holding`: the
     caller holds the repository lock, so no memrepo writer's git can be running."""
-    where = _git_path(repo, "index.lock")
+    where = refs.git_path(repo, "index.lock")
     try:
         age = time.time() - os.stat(where).st_mtime
     except OSError:
@@ -62,25 +57,15 @@ def operation(repo: str) -> tuple[str, str] | None:
     what = commit.in_progress(repo)
     if what:
         return what, ABORTS.get(what, "git status")
-    if os.path.isdir(_git_path(repo, "sequencer")):
+    if os.path.isdir(refs.git_path(repo, "sequencer")):
         return "a revert or cherry-pick sequence", "git revert --abort (or git cherry-pick --abort)"
     return None
 
 
 def uncommitted(repo: str) -> tuple[list[str], list[str]]:
     """(staged paths, changed but unstaged paths) among what memrepo writes: memory/ and profile.md."""
-    rc, out, _ = gitcmd.run_git("--no-optional-locks", "status", "--porcelain", "-z", "--untracked-files=all", "--",
-                                paths.MEMORY_DIR, paths.PROFILE_FILE, cwd=repo)
-    staged, unstaged = [], []
-    for entry in gitcmd.split_z(out) if rc == 0 else []:
-        if len(entry) < 4 or entry[2] != " ":
-            continue  # the second path of a rename
-        code, rel = entry[:2], entry[3:]
-        if code[0] not in " ?":
-            staged.append(rel)
-        elif rel.endswith(".md") or rel == paths.PROFILE_FILE:
-            unstaged.append(rel)
-    return staged, unstaged
+    staged, unstaged = status.uncommitted(repo, paths.MEMORY_DIR, paths.PROFILE_FILE)
+    return staged, [rel for rel in unstaged if rel.endswith(".md") or rel == paths.PROFILE_FILE]
 
 
 def index_layout(repo: str) -> list[tuple[str, str]]:
@@ -94,8 +79,8 @@ def index_layout(repo: str) -> list[tuple[str, str]]:
     if not os.path.exists(os.path.join(top, ".gitignore")):
         found.append(("index/.gitignore is missing, so `git add -A` would commit the cache and the recall log",
                       f"{again} (it writes the file back)"))
-    rc, out, _ = gitcmd.run_git("ls-files", "-z", "--", paths.INDEX_DIR, cwd=repo)
-    tracked = [p for p in gitcmd.split_z(out) if p not in (f"{paths.INDEX_DIR}/.gitignore", f"{paths.INDEX_DIR}/README.md")]
+    tracked = [p for p in status.tracked(repo, paths.INDEX_DIR) or []
+               if p not in (f"{paths.INDEX_DIR}/.gitignore", f"{paths.INDEX_DIR}/README.md")]
     if tracked:
         shown = ", ".join(tracked[:3]) + (", …" if len(tracked) > 3 else "")
         found.append((f"the cache is committed ({shown}): every clone would get this machine's recall log",
@@ -183,7 +168,7 @@ def repository_writable(repo: str) -> list[tuple[str, str]]:
     """(problem, fix) for each folder a memory write needs that refuses writes: memory/, the git
     directory and its object store (issue 38: `add` on a read-only repository ended in a traceback)."""
     found = []
-    for folder in (paths.memory_dir(repo), _git_path(repo, "."), _git_path(repo, "objects")):
+    for folder in (paths.memory_dir(repo), refs.git_path(repo, "."), refs.git_path(repo, "objects")):
         folder = os.path.normpath(folder) if folder else ""
         if not folder or not os.path.isdir(folder):
             continue

@@ -7,7 +7,7 @@ the index is behind.
 from __future__ import annotations
 
 
-from memrepo.recall import projects
+from memrepo.base import projects
 from memrepo.store import index
 from memrepo.vcs import gitcmd
 

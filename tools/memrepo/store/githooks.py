@@ -8,15 +8,15 @@ every post-* hook fails open: on any error it marks the index stale, prints one 
 from __future__ import annotations
 
 import os
-import re
 import sys
 from dataclasses import dataclass, field
 
+from memrepo.format import files
 from memrepo.format.files import MAX_FILE_BYTES
 from memrepo.format.terminal import safe
-from memrepo.recall import paths
+from memrepo.base import paths
 from memrepo.store import private
-from memrepo.vcs import gitcmd
+from memrepo.vcs import refs, staged, trees
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -30,82 +30,31 @@ POST_HOOKS = ("post-commit", "post-merge", "post-checkout", "post-rewrite")
 # A post hook waits this long for a running index update or rebuild, then marks the index stale
 # and lets the user's git command finish (DESIGN rule 7: post hooks never block).
 HOOK_LOCK_WAIT = 10.0
-SUP_RE = re.compile(r"^superseded_by:\s*'?([a-z0-9-]+)'?\s*$", re.M)
 
 
 def _is_memory_path(rel: str) -> bool:
     return rel.startswith(paths.MEMORY_DIR + "/") and rel.endswith(".md") and rel.count("/") == 1
 
 
-BATCH_BYTES = 16 * 1024 * 1024  # one `git cat-file --batch` reads at most this much (its output is bounded)
-
-
 def _staged_blobs(root: str, rels: list[str], oversized: dict[str, int] | None = None) -> dict[str, bytes]:
-    """Staged content of many files through `git cat-file --batch`, a bounded batch at a time.
-
-    Sizes come first (`--batch-check`): a blob over `files.MAX_FILE_BYTES` is not read at all
-    (it maps to b"", and its size goes into `oversized`), so no staged file, however big, and no
-    number of them can exceed what one git process may print.
-    """
-    if not rels:
-        return {}
-    spec_in = "".join(f":{r}\n" for r in rels).encode("utf-8")
-    rc, out, err = gitcmd.run_git("cat-file", "--batch-check", cwd=root, input=spec_in)
-    if rc != 0:
-        raise RuntimeError(err.decode("utf-8", "replace").strip())
-    sizes: dict[str, int] = {}
-    for rel, line in zip(rels, out.decode("utf-8", "replace").splitlines()):
-        header = line.split()
-        if len(header) == 3 and header[2].isdigit():
-            sizes[rel] = int(header[2])
-    blobs: dict[str, bytes] = {rel: b"" for rel, size in sizes.items() if size > MAX_FILE_BYTES}
-    if oversized is not None:
-        oversized.update((rel, sizes[rel]) for rel in blobs)
-    batch: list[str] = []
-    total = 0
-    for rel in [r for r in rels if r in sizes and r not in blobs] + [""]:
-        if batch and (not rel or total + sizes[rel] > BATCH_BYTES):
-            blobs.update(_read_batch(root, batch))
-            batch, total = [], 0
-        if rel:
-            batch.append(rel)
-            total += sizes[rel] + 100
-    return blobs
-
-
-def _read_batch(root: str, rels: list[str]) -> dict[str, bytes]:
-    spec_in = "".join(f":{r}\n" for r in rels).encode("utf-8")
-    rc, out, err = gitcmd.run_git("cat-file", "--batch", cwd=root, input=spec_in)
-    if rc != 0:
-        raise RuntimeError(err.decode("utf-8", "replace").strip())
-    blobs: dict[str, bytes] = {}
-    pos = 0
-    for rel in rels:
-        nl = out.index(b"\n", pos)
-        header = out[pos:nl].split()
-        pos = nl + 1
-        if len(header) == 3:
-            size = int(header[2])
-            blobs[rel] = out[pos:pos + size]
-            pos += size + 1
-    return blobs
+    return staged.blobs(root, rels, MAX_FILE_BYTES, oversized)
 
 
 def pre_commit(root: str, hook: str = "pre-commit") -> int:
     """Validate the staged content of every added or changed memory file; 1 when anything is wrong."""
     from memrepo.format import validate
 
-    rc, out, err = gitcmd.run_git("diff", "--cached", "--name-status", "-z", "--no-renames", "--diff-filter=ACMRD", cwd=root)
-    if rc != 0:
-        print(f"memrepo {hook}: git diff failed: {err.decode(errors='replace').strip()}", file=sys.stderr)
+    try:
+        listing = staged.changes(root)  # no renames: a renamed memory is a delete and an add
+    except RuntimeError as exc:
+        print(f"memrepo {hook}: git diff failed: {exc}", file=sys.stderr)
         return 1
-    fields = gitcmd.split_z(out)  # status, path, ...: no renames, so a renamed memory is a delete and an add
-    staged = [rel for status, rel in zip(fields[0::2], fields[1::2]) if status != "D"]
-    gone = [rel for status, rel in zip(fields[0::2], fields[1::2]) if status == "D"]
-    changed = [p for p in staged if _is_memory_path(p)]
+    added = [rel for status, rel in listing if status != "D"]
+    gone = [rel for status, rel in listing if status == "D"]
+    changed = [p for p in added if _is_memory_path(p)]
     deleted = {os.path.splitext(os.path.basename(p))[0] for p in gone if _is_memory_path(p)}
     problems: list[validate.Problem] = []
-    if paths.PROFILE_FILE in staged:
+    if paths.PROFILE_FILE in added:
         problems += _profile_problems(root)
     if not changed and not deleted:
         return _report(problems, hook)
@@ -139,9 +88,7 @@ def pre_commit(root: str, hook: str = "pre-commit") -> int:
                 sup = note.get("superseded_by")
                 facts.append((rel, note.id, sup if isinstance(sup, str) else None))
         else:
-            head = data.split(b"\n---", 1)[0].decode("utf-8", "replace")
-            m = SUP_RE.search(head)
-            facts.append((rel, stem, m.group(1) if m else None))
+            facts.append((rel, stem, files.superseded_by(data)))
     if listed.partial:  # the cache gave only the memories that supersede: say which of their targets exist
         have = {rel for rel, _, _ in facts}
         wanted = sorted({f"{prefix}{sup}.md" for _, _, sup in facts if sup} - have)
@@ -168,16 +115,12 @@ class _Listed:
 def _from_listing(root: str, changed: set[str]) -> _Listed:
     """Every staged memory from `git ls-files --stage`: its facts from the cache where the cache
     holds that very blob (content-addressed, so a stale cache only means more blobs read)."""
-    rc, out, _ = gitcmd.run_git("ls-files", "-z", "--stage", "--", paths.MEMORY_DIR, cwd=root)
     prefix = paths.MEMORY_DIR + "/"
     modes: dict[str, str] = {}
     shas: dict[str, str] = {}
-    for entry in gitcmd.split_z(out):
-        head, tab, rel = entry.partition("\t")
-        if tab and rel.startswith(prefix) and rel.endswith(".md") and "/" not in rel[len(prefix):]:
-            mode, _, rest = head.partition(" ")
-            modes[rel] = mode
-            shas[rel] = rest.partition(" ")[0]
+    for rel, (mode, sha) in (staged.entries(root, paths.MEMORY_DIR) or {}).items():
+        if rel.startswith(prefix) and rel.endswith(".md") and "/" not in rel[len(prefix):]:
+            modes[rel], shas[rel] = mode, sha
     known = _cached_facts(root)
     facts: list[tuple[str, str, str | None]] = []
     unread: list[str] = []
@@ -203,30 +146,21 @@ def _from_synced(root: str, changed: set[str]) -> _Listed | None:
     if fast is None:
         return None
     commit, edges, skipped = fast
-    rc, out, _ = gitcmd.run_git("diff-index", "--cached", "-z", "--no-renames", commit, "--", paths.MEMORY_DIR, cwd=root)
-    if rc != 0:
+    listed = staged.differ_from(root, commit, paths.MEMORY_DIR)
+    if listed is None:
         return None
-    fields = gitcmd.split_z(out)  # ":old-mode new-mode old-sha new-sha status", path, ...
-    differ: dict[str, str] = {}
-    modes: dict[str, str] = {}
-    for raw, rel in zip(fields[0::2], fields[1::2]):
-        if _is_memory_path(rel):
-            parts = raw.lstrip(":").split(" ")
-            differ[rel] = parts[-1]
-            modes[rel] = parts[1] if len(parts) > 1 else ""
+    differ = {rel: status for rel, (_, status) in listed.items() if _is_memory_path(rel)}
+    modes = {rel: mode for rel, (mode, _) in listed.items() if _is_memory_path(rel)}
     prefix = paths.MEMORY_DIR + "/"
     facts: list[tuple[str, str, str | None]] = [(rel, rel[len(prefix):-3], sup) for rel, sup in edges.items()
                                                 if rel not in differ and rel not in changed]
     wanted = ({rel for rel, status in differ.items() if not status.startswith("D")} | (skipped - set(differ)) | changed)
     missing = sorted(rel for rel in wanted if rel not in modes)
-    for i in range(0, len(missing), 500):  # a skipped or changed path the diff did not name: its staged mode
-        rc, out, _ = gitcmd.run_git("--literal-pathspecs", "ls-files", "-z", "--stage", "--", *missing[i:i + 500], cwd=root)
-        if rc != 0:
+    if missing:  # a skipped or changed path the diff did not name: its staged mode
+        entries = staged.entries(root, *missing, literal=True)
+        if entries is None:
             return None
-        for entry in gitcmd.split_z(out):
-            head, tab, rel = entry.partition("\t")
-            if tab:
-                modes[rel] = head.partition(" ")[0]
+        modes.update((rel, mode) for rel, (mode, _) in entries.items())
     unread = sorted(rel for rel in wanted if modes.get(rel, "000000") != "000000")
     return _Listed(facts, unread, modes, partial=True, differ=set(differ))
 
@@ -274,20 +208,18 @@ def _changed_in_head(root: str, parent: str | None = None) -> tuple[str, ...]:
     """Memory paths HEAD changed against `parent` (its first parent: a merge's whole incoming
     side), or against nothing for a root commit."""
     spec = (parent, "HEAD") if parent else ("--root", "HEAD")
-    rc, out, _ = gitcmd.run_git("diff-tree", "--no-commit-id", "--no-renames", "-r", "--name-only", "-z", *spec, cwd=root)
-    return tuple(p for p in gitcmd.split_z(out) if _is_memory_path(p)) if rc == 0 else ()
+    return tuple(p for p in trees.changed(root, *spec, renames=False) or () if _is_memory_path(p))
 
 
 def _parent(root: str) -> str | None:
     """HEAD's first parent, or None (a root commit)."""
-    rc, out, _ = gitcmd.run_git("rev-parse", "--verify", "-q", "HEAD^1", cwd=root)
-    return out.decode().strip() or None if rc == 0 else None
+    return refs.resolve(root, "HEAD^1")
 
 
 def post_hook(root: str, hook: str) -> int:
     """Update the cache for what changed; never blocks."""
     from memrepo.store import index
-    from memrepo.recall import paths
+    from memrepo.base import paths
 
     try:
         if not os.path.isdir(paths.memory_dir(root)) and not os.path.exists(paths.index_db(root)):
@@ -308,8 +240,7 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     hook = args[0] if args else ""
     private.restrict()
-    rc, out, _ = gitcmd.run_git("rev-parse", "--show-toplevel", cwd=os.getcwd())
-    root = out.decode().strip() if rc == 0 else os.getcwd()
+    root = refs.toplevel(os.getcwd()) or os.getcwd()
     if hook in VALIDATING_HOOKS:
         try:
             return pre_commit(root, hook)

@@ -16,12 +16,12 @@ import time
 from typing import Any, Callable, Iterator
 
 from memrepo.vcs import gitcmd, lock as locking
-from memrepo.recall import paths
+from memrepo.base import paths
 from memrepo.format import files
 from memrepo.errors import CacheError
 from memrepo.store import docstats, rows, synced
 
-SCHEMA_VERSION = paths.SCHEMA_VERSION  # the cache's file name depends on it: see recall.paths
+SCHEMA_VERSION = paths.SCHEMA_VERSION  # the cache's file name depends on it: see base.paths
 LOCK_WAIT = 120.0  # seconds a writer waits for the index lock (a rebuild of 100,000 memories fits)
 FTS_COLUMNS = ("title", "aliases", "topics", "entities", "tech", "description", "body")
 TOKENIZER = "porter unicode61 remove_diacritics 2"

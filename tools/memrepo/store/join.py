@@ -20,29 +20,22 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from memrepo.errors import GitError, MemrepoError
-from memrepo.recall import paths
-from memrepo.vcs import gitcmd, remote as rem
+from memrepo.errors import MemrepoError
+from memrepo.base import paths
+from memrepo.vcs import clone, gitcmd, refs, remote as rem, trees
 
 # Preferred, in this order, when the remote holds memory on several branches and its HEAD names none of them.
 USUAL_BRANCHES = ("main", "master")
 
 
-def _git(repo: str, *args: str) -> tuple[int, str]:
-    rc, out, _ = gitcmd.run_git(*args, cwd=repo, env=gitcmd.no_git_env())
-    return rc, out.decode("utf-8", "surrogateescape").strip()
-
-
 def current_branch(repo: str) -> str | None:
     """The branch HEAD names, born or not; None on a detached HEAD."""
-    rc, out = _git(repo, "symbolic-ref", "--quiet", "--short", "HEAD")
-    return out if rc == 0 and out else None
+    return refs.current_branch(repo, env=gitcmd.no_git_env())
 
 
 def default_remote(repo: str) -> str | None:
     """`origin`, else the only remote; None when there is none (or several and no origin)."""
-    rc, out = _git(repo, "remote")
-    names = out.split() if rc == 0 else []
+    names = refs.remotes(repo, env=gitcmd.no_git_env())
     if "origin" in names:
         return "origin"
     return names[0] if len(names) == 1 else None
@@ -51,23 +44,20 @@ def default_remote(repo: str) -> str | None:
 def remote_branches(repo: str, remote: str) -> list[str]:
     """The remote's branches as last fetched, without its HEAD and memrepo's review branches."""
     prefix = f"refs/remotes/{remote}/"
-    rc, out = _git(repo, "for-each-ref", "--format=%(refname)", prefix)
-    names = [ref[len(prefix):] for ref in out.split()] if rc == 0 else []
+    names = [ref[len(prefix):] for ref in refs.names(repo, prefix, env=gitcmd.no_git_env()) or []]
     return sorted(n for n in names if n != "HEAD" and not n.startswith(rem.REVIEW_PREFIX))
 
 
 def memory_count(repo: str, rev: str) -> int:
     """How many memory files the tree of `rev` holds (0 for a layout alone, -1 when it has no memory/)."""
-    rc, out = _git(repo, "ls-tree", "--name-only", f"{rev}:{paths.MEMORY_DIR}")
-    if rc != 0:
-        return -1
-    return sum(1 for name in out.split("\n") if name.endswith(".md"))
+    names = trees.names(repo, rev, paths.MEMORY_DIR, env=gitcmd.no_git_env())
+    return -1 if names is None else sum(1 for name in names if name.endswith(".md"))
 
 
 def _remote_head(repo: str, remote: str) -> str | None:
-    rc, out = _git(repo, "symbolic-ref", "--quiet", f"refs/remotes/{remote}/HEAD")
+    out = refs.symbolic(repo, f"refs/remotes/{remote}/HEAD", env=gitcmd.no_git_env()) or ""
     prefix = f"refs/remotes/{remote}/"
-    return out[len(prefix):] if rc == 0 and out.startswith(prefix) else None
+    return out[len(prefix):] if out.startswith(prefix) else None
 
 
 def memory_branches(repo: str, remote: str) -> dict[str, int]:
@@ -140,30 +130,21 @@ def adopt(repo: str, branch: str | None = None) -> Adopted | None:
     related = ours is not None and rem.is_ancestor(repo, ours, tracking)
     if here == target and (ours is None or related):
         if ours is None:
-            _checkout(repo, target, tracking)
+            clone.checkout_tracking(repo, target, tracking)
             return Adopted(remote, target, memory_count(repo, tracking))
         return None  # already on it; sync fast-forwards
     rescue = None
-    rc, local = _git(repo, "rev-parse", "--verify", "-q", f"refs/heads/{target}")
-    if rc == 0 and local and not rem.is_ancestor(repo, local, tracking):
+    local = refs.resolve(repo, f"refs/heads/{target}", env=gitcmd.no_git_env())
+    if local and not rem.is_ancestor(repo, local, tracking):
         if memory_count(repo, local) > 0:
             raise MemrepoError(f"this clone has its own branch {target!r} with memories that {remote}/{target} does not have",
                                hint=f"merge them: `git -C {repo} checkout {target} && memrepo sync`")
         rescue = rem.rescue(repo, local)
     if ours is not None and not related and here == target:
         rescue = rescue or rem.rescue(repo, ours)
-    _checkout(repo, target, tracking)
+    clone.checkout_tracking(repo, target, tracking)
     left = here if ours is not None and here != target else None
     return Adopted(remote, target, memory_count(repo, tracking), left=left, rescue=rescue)
-
-
-def _checkout(repo: str, branch: str, tracking: str) -> None:
-    rc, _, err = gitcmd.run_git("checkout", "-q", "-B", branch, tracking, cwd=repo, env=gitcmd.no_git_env())
-    if rc != 0:
-        raise GitError(f"checking out {tracking} failed: {err.decode('utf-8', 'replace').strip()}",
-                       hint=f"move the files git names out of {repo}, then run `memrepo init` again (nothing was committed)")
-    remote = tracking.split("/")[2]
-    gitcmd.run_git("branch", "-q", f"--set-upstream-to={remote}/{branch}", branch, cwd=repo, env=gitcmd.no_git_env())
 
 
 def clone_or_attach(url: str, root: str) -> str:
@@ -171,32 +152,19 @@ def clone_or_attach(url: str, root: str) -> str:
     fetched); returns what was done, for the report. Raises with the fix when `root` is in the way."""
     if not os.path.exists(root) or (os.path.isdir(root) and not os.listdir(root)):
         os.makedirs(os.path.dirname(root) or ".", exist_ok=True)
-        rc, _, err = gitcmd.run_git("clone", "-q", "--origin", "origin", "--", url, root,
-                                    cwd=os.path.dirname(root) or ".", env=gitcmd.no_git_env())
-        if rc != 0:
-            text = err.decode("utf-8", "replace").strip()
-            raise GitError(f"git clone {url} failed: {text}",
-                           hint="check the URL and that you may read it (`git ls-remote URL`), then run it again")
+        clone.clone(url, root)
         return f"cloned {url}"
     if not os.path.exists(os.path.join(root, ".git")):
         raise MemrepoError(f"{root} exists and is not a git repository, so memrepo will not clone into it",
                            hint="name another directory (`memrepo init --from URL DIRECTORY`), or move it away")
-    rc, current = _git(root, "remote", "get-url", "origin")
-    if rc != 0:
-        rc, _, err = gitcmd.run_git("remote", "add", "origin", url, cwd=root, env=gitcmd.no_git_env())
-        if rc != 0:
-            raise GitError(f"git remote add origin {url} failed: {err.decode('utf-8', 'replace').strip()}",
-                           hint=f"check `git -C {root} remote -v`")
+    current = refs.remote_url(root, "origin", env=gitcmd.no_git_env())
+    if current is None:
+        clone.add_origin(root, url)
         did = f"added origin {url}"
     elif current != url:
         raise MemrepoError(f"{root} already syncs with {current}, not {url}",
                            hint=f"to switch, run `git -C {root} remote set-url origin {url}` first")
     else:
         did = f"fetched {url}"
-    # Not forced: a branch rewritten on the server stops here as it stops sync (`remote.fetch`).
-    rc, _, err = gitcmd.run_git("fetch", "-q", "--no-tags", "origin", "refs/heads/*:refs/remotes/origin/*",
-                                cwd=root, env=gitcmd.no_git_env())
-    if rc != 0:
-        raise GitError(f"fetching {url} failed: {err.decode('utf-8', 'replace').strip()}",
-                       hint="check the URL and your network, then run it again")
+    clone.fetch_origin(root, url)
     return did

@@ -13,7 +13,7 @@ from typing import Any
 
 from memrepo.errors import MemrepoError, NoteInvalid
 from memrepo.format import notes, spec, validate
-from memrepo.recall import paths
+from memrepo.base import paths
 from memrepo.store import memories
 from memrepo.vcs import runs
 

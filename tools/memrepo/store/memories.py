@@ -9,7 +9,7 @@ import sqlite3
 from typing import TYPE_CHECKING, Any
 
 from memrepo.store import index
-from memrepo.recall import paths
+from memrepo.base import paths
 from memrepo.format import files as memfiles, spec
 from memrepo.errors import NoteInvalid, NoteNotFound, RepoNotFound
 
@@ -96,13 +96,9 @@ def removed_ids(repo: str) -> set[str]:
 
     Importers read it so a re-import does not resurrect what a person removed (issue 16).
     """
-    from memrepo.vcs import gitcmd
+    from memrepo.vcs import trees
 
-    rc, out, _ = gitcmd.run_git("log", "--diff-filter=D", "--no-renames", "--name-only", "-z", "--format=", "HEAD",
-                                "--", f"{paths.MEMORY_DIR}/", cwd=repo)
-    if rc != 0:
-        return set()
-    ids = {os.path.basename(p)[:-3] for p in gitcmd.split_z(out) if p.endswith(".md")}
+    ids = {os.path.basename(p)[:-3] for p in trees.deleted(repo, paths.MEMORY_DIR) if p.endswith(".md")}
     return {i for i in ids if not exists(repo, i)}
 
 
@@ -130,17 +126,11 @@ def taken_anywhere(repo: str, note_id: str) -> bool:
     Another machine's memory with the same slug is reachable once fetched: an id is never
     reused for a different memory there either.
     """
-    from memrepo.vcs import gitcmd
+    from memrepo.vcs import refs, trees
 
     if os.path.lexists(paths.note_path(repo, note_id)):
         return True
-    rc, out, _ = gitcmd.run_git("for-each-ref", "--format=%(objectname)", "refs/heads", "refs/remotes", cwd=repo)
-    tips = sorted(set(out.decode().split())) if rc == 0 else []
-    if not tips:
-        return False
-    query = "".join(f"{tip}:{paths.MEMORY_DIR}/{note_id}.md\n" for tip in tips).encode()
-    rc, out, _ = gitcmd.run_git("cat-file", "--batch-check", cwd=repo, input=query)
-    return rc == 0 and any(line and not line.endswith(b" missing") for line in out.splitlines())
+    return trees.in_any(repo, refs.tips(repo), f"{paths.MEMORY_DIR}/{note_id}.md")
 
 
 def suffixed(base: str, seed: str, n: int = 0) -> str:

@@ -7,7 +7,7 @@ from typing import Any
 
 from memrepo.vcs import commit as vcs_commit, gitops, hookwire, status
 from memrepo.store import index, join, private
-from memrepo.recall import paths
+from memrepo.base import paths
 from memrepo.errors import MemrepoError
 
 INDEX_GITIGNORE = index.GITIGNORE

@@ -32,7 +32,7 @@ import sqlite3
 from typing import Any, Iterator
 
 from memrepo.progress import Progress, silent
-from memrepo.recall import paths
+from memrepo.base import paths
 from memrepo.store import private
 from memrepo.format import steps
 from memrepo.format import transcript
@@ -220,7 +220,7 @@ def _forget(db: sqlite3.Connection, where: str, args: tuple[Any, ...]) -> None:
 
 @functools.lru_cache(maxsize=256)
 def project_name(cwd: str) -> str:
-    """The project of a turn: its key (`memrepo.recall.projects`), else the last part of its cwd."""
+    """The project of a turn: its key (`memrepo.base.projects`), else the last part of its cwd."""
     return paths.project_of(cwd) or os.path.basename(cwd.rstrip("/")) if cwd else ""
 
 

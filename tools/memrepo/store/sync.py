@@ -30,7 +30,7 @@ from typing import Any
 from memrepo import proc
 from memrepo.errors import MemrepoError
 from memrepo.format import notes
-from memrepo.recall import paths
+from memrepo.base import paths
 from memrepo.store import index, memories
 from memrepo.vcs import commit, gitcmd, journal, lock, remote as rem, status, trailers
 
@@ -148,7 +148,7 @@ def _pull(repo: str, t: rem.Target, theirs: str, report: SyncReport) -> None:
         ours = _rename_collisions(repo, ours, theirs, report)
     fast_forward = rem.is_ancestor(repo, ours, theirs)
     if fast_forward:
-        tree = rem.git_ok(repo, "rev-parse", f"{theirs}^{{tree}}", what="reading the remote tree", hint="run sync again")
+        tree = rem.tree_of(repo, theirs)
     else:
         merged = rem.merge_tree(repo, ours, theirs)
         if merged.tree is None:
@@ -165,8 +165,7 @@ def _pull(repo: str, t: rem.Target, theirs: str, report: SyncReport) -> None:
         target = rem.commit_tree(repo, tree, [ours, theirs], message)
         report.merged = True
     # HEAD moves only now, to a commit whose tree was validated; post-merge updates the index.
-    rem.git_ok(repo, "merge", "--ff-only", "--quiet", target, what="updating the working tree",
-               hint=f"move the files git names out of the way, then run `memrepo sync` again (nothing was merged)")
+    rem.fast_forward(repo, target)
     report.pulled += arrived
 
 
@@ -181,9 +180,8 @@ def _stopped(repo: str, t: rem.Target, ours: str, why: str, steps: list[str], de
 
 def _validate(repo: str, t: rem.Target, ours: str, tree: str) -> None:
     """Refuse a result that deletes memories or that pre-merge-commit would refuse."""
-    deleted = rem.git_ok(repo, "diff", "--name-only", "--diff-filter=D", ours, tree, "--", paths.MEMORY_DIR,
-                         what="comparing the merge with HEAD", hint="run sync again").split()
-    deleted = [p for p in deleted if p.endswith(".md")]
+    deleted = [p for p in rem.diff_names(repo, ours, tree, paths.MEMORY_DIR, "D", "comparing the merge with HEAD")
+               if p.endswith(".md")]
     if deleted:
         raise _stopped(repo, t, ours, f"the remote deletes {len(deleted)} memor{'ies' if len(deleted) != 1 else 'y'} "
                        f"({', '.join(deleted[:5])}{', …' if len(deleted) > 5 else ''}); memrepo never deletes a memory "
@@ -206,14 +204,7 @@ def _validate(repo: str, t: rem.Target, ours: str, tree: str) -> None:
 
 def _added(repo: str, base: str, tip: str) -> dict[str, str]:
     """Memory files added between base and tip: path -> blob."""
-    out = rem.git_ok(repo, "diff", "--raw", "--no-renames", "--diff-filter=A", "-z", base, tip, "--", paths.MEMORY_DIR,
-                     what="listing added memories", hint="run sync again")
-    fields = out.split("\0")
-    added = {}
-    for meta, rel in zip(fields[0::2], fields[1::2]):
-        if rel.endswith(".md"):
-            added[rel] = meta.split()[3]
-    return added
+    return {rel: blob for rel, blob in rem.added_blobs(repo, base, tip, paths.MEMORY_DIR).items() if rel.endswith(".md")}
 
 
 def _rename_collisions(repo: str, ours: str, theirs: str, report: SyncReport) -> str:
@@ -253,6 +244,4 @@ def _rename_collisions(repo: str, ours: str, theirs: str, report: SyncReport) ->
 
 
 def _changed(repo: str, base: str, tip: str) -> list[str]:
-    out = rem.git_ok(repo, "diff", "--name-only", "-z", "--diff-filter=AM", base, tip, "--", paths.MEMORY_DIR,
-                     what="listing changed memories", hint="run sync again")
-    return [p for p in out.split("\0") if p.endswith(".md")]
+    return [p for p in rem.diff_names(repo, base, tip, paths.MEMORY_DIR, "AM", "listing changed memories") if p.endswith(".md")]

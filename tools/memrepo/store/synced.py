@@ -15,15 +15,10 @@ from __future__ import annotations
 
 import sqlite3
 
-from memrepo.recall import paths
-from memrepo.vcs import gitcmd
+from memrepo.base import paths
+from memrepo.vcs import gitcmd, status, trees
 
 KEY = "synced"
-
-
-def _git(repo: str, *args: str) -> bytes | None:
-    rc, out, _ = gitcmd.run_git(*args, cwd=repo)
-    return out if rc == 0 else None
 
 
 def after_scan(repo: str, db: sqlite3.Connection) -> str | None:
@@ -33,10 +28,10 @@ def after_scan(repo: str, db: sqlite3.Connection) -> str | None:
         return None
     if not clean(repo):
         return None
-    listed = _git(repo, "ls-tree", "-z", "--name-only", head, paths.MEMORY_DIR + "/")
+    listed = trees.paths_under(repo, head, paths.MEMORY_DIR)
     if listed is None:
         return None
-    in_tree = sum(1 for rel in listed.split(b"\0") if rel.endswith(b".md") and rel.count(b"/") == 1)
+    in_tree = sum(1 for rel in listed if rel.endswith(".md") and rel.count("/") == 1)
     rows = db.execute("SELECT (SELECT count(*) FROM memories) + (SELECT count(*) FROM skipped)").fetchone()[0]
     return head if rows == in_tree else None
 
@@ -45,9 +40,7 @@ def clean(repo: str) -> bool:
     """True when git sees nothing in memory/ that HEAD does not hold: no change, no new file.
 
     One `git status` (git's own stat cache, in C; no lock taken), not a Python scan of N files."""
-    dirty = _git(repo, "--no-optional-locks", "status", "--porcelain", "-z", "--untracked-files=all", "--ignored=no",
-                 "--", paths.MEMORY_DIR)
-    return dirty is not None and not dirty.strip(b"\0")
+    return status.clean(repo, paths.MEMORY_DIR)
 
 
 def fresh(repo: str, commit: str | None) -> bool:
@@ -63,14 +56,9 @@ def after_commit(repo: str, db: sqlite3.Connection, was: str | None, parent: str
         return None
     if not rels:
         return head
-    out = _git(repo, "ls-tree", "-z", "--full-tree", head, "--", *rels)
-    if out is None:
+    committed = trees.blob_ids(repo, head, rels)
+    if committed is None:
         return None
-    committed = {}
-    for entry in out.decode("utf-8", "surrogateescape").split("\0"):
-        meta, tab, rel = entry.partition("\t")
-        if tab:
-            committed[rel] = meta.split(" ")[2]
     for rel in rels:
         row = db.execute("SELECT hash FROM memories WHERE path = ?", (rel,)).fetchone()
         skipped = db.execute("SELECT 1 FROM skipped WHERE path = ?", (rel,)).fetchone()

@@ -70,6 +70,11 @@ def wait_for(fd: int, wait: float, poll: float = _POLL) -> bool:
     return True
 
 
+def release(fd: int) -> None:
+    """Give up the flock `wait_for` took on `fd` (closing `fd` gives it up too)."""
+    fcntl.flock(fd, fcntl.LOCK_UN)
+
+
 def is_held(repo: str) -> bool:
     """Whether some process holds `repo`'s commit lock now (asked, never waited for)."""
     try:

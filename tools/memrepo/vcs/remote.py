@@ -207,3 +207,50 @@ def temp_index_env(repo: str, tree: str) -> tuple[dict[str, str], str]:
     env = dict(os.environ, GIT_INDEX_FILE=where)
     git_ok(repo, "read-tree", tree, env=env, what="reading the merged tree", hint="run `memrepo sync` again")
     return env, where
+
+
+_REMOTE_HINT = "check the remote with `git remote -v` and the repository with `memrepo doctor`"
+
+
+def remote_heads(repo: str, remote: str, *patterns: str) -> set[str]:
+    """The branches `remote` has now among `patterns` (asks the remote: `git ls-remote --heads`)."""
+    out = git_ok(repo, "ls-remote", "--heads", remote, *patterns, what="git ls-remote", hint=_REMOTE_HINT)
+    return {line.split("\t", 1)[1][len("refs/heads/"):] for line in out.splitlines() if "\t" in line}
+
+
+def fetch_branch(repo: str, remote: str, branch: str, ref: str) -> str:
+    """Fetch `remote`'s `branch` into `ref` (forced: a ref nothing else reads); its commit."""
+    git_ok(repo, "fetch", "-q", "--no-tags", "--no-write-fetch-head", remote, f"+refs/heads/{branch}:{ref}",
+           what="git fetch", hint=_REMOTE_HINT)
+    return git_ok(repo, "rev-parse", "--verify", ref, what="git rev-parse", hint=_REMOTE_HINT)
+
+
+def push_ref(repo: str, remote: str, src: str, dst: str) -> None:
+    """Push `src` (a commit or a ref) to `remote`'s `dst` without force."""
+    git_ok(repo, "push", "-q", remote, f"{src}:{dst}", what="git push", hint=_REMOTE_HINT)
+
+
+def tree_of(repo: str, rev: str) -> str:
+    """The tree of commit `rev`."""
+    return git_ok(repo, "rev-parse", f"{rev}^{{tree}}", what="reading the remote tree", hint="run sync again")
+
+
+def fast_forward(repo: str, target: str) -> None:
+    """Move the current branch, the index and the working tree to `target`, a descendant of HEAD."""
+    git_ok(repo, "merge", "--ff-only", "--quiet", target, what="updating the working tree",
+           hint="move the files git names out of the way, then run `memrepo sync` again (nothing was merged)")
+
+
+def diff_names(repo: str, base: str, tip: str, folder: str, diff_filter: str, what: str) -> list[str]:
+    """The paths below `folder` that `tip` changes against `base`, of git's `diff_filter` letters."""
+    out = git_ok(repo, "diff", "--name-only", "-z", f"--diff-filter={diff_filter}", base, tip, "--", folder,
+                 what=what, hint="run sync again")
+    return [p for p in out.split("\0") if p]
+
+
+def added_blobs(repo: str, base: str, tip: str, folder: str) -> dict[str, str]:
+    """{path: blob id} of the files below `folder` that `tip` adds against `base`."""
+    out = git_ok(repo, "diff", "--raw", "--no-renames", "--diff-filter=A", "-z", base, tip, "--", folder,
+                 what="listing added memories", hint="run sync again")
+    fields = out.split("\0")
+    return {rel: meta.split()[3] for meta, rel in zip(fields[0::2], fields[1::2])}

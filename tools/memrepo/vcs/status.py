@@ -42,3 +42,34 @@ def branch_exists(where: str, branch: str, timeout: float) -> bool | None:
     rc, out, _ = gitcmd.run_git("-C", where, "for-each-ref", "--format=%(refname)", f"refs/heads/{branch}",
                                 f"refs/remotes/*/{branch}", cwd=where, env=gitcmd.no_git_env(), timeout=timeout)
     return bool(out.strip()) if rc == 0 else None
+
+
+def _porcelain(repo: str, *under: str, ignored: bool = True) -> list[str] | None:
+    rc, out, _ = gitcmd.run_git("--no-optional-locks", "status", "--porcelain", "-z", "--untracked-files=all",
+                                *(() if ignored else ("--ignored=no",)), "--", *under, cwd=repo)
+    return gitcmd.split_z(out) if rc == 0 else None
+
+
+def clean(repo: str, *under: str) -> bool:
+    """True when git sees nothing below `under` that HEAD does not hold: no change, no new file.
+
+    One `git status` (git's own stat cache, in C; no lock taken), not a Python scan of N files."""
+    return _porcelain(repo, *under, ignored=False) == []
+
+
+def uncommitted(repo: str, *under: str) -> tuple[list[str], list[str]]:
+    """(staged paths, changed or new but unstaged paths) below `under`; ([], []) when git could not say."""
+    staged: list[str] = []
+    unstaged: list[str] = []
+    for entry in _porcelain(repo, *under) or []:
+        if len(entry) < 4 or entry[2] != " ":
+            continue  # the second path of a rename
+        code, rel = entry[:2], entry[3:]
+        (staged if code[0] not in " ?" else unstaged).append(rel)
+    return staged, unstaged
+
+
+def tracked(repo: str, *pathspecs: str) -> list[str] | None:
+    """The tracked paths below `pathspecs`; None when git could not say."""
+    rc, out, _ = gitcmd.run_git("ls-files", "-z", "--", *pathspecs, cwd=repo)
+    return gitcmd.split_z(out) if rc == 0 else None

@@ -8,5 +8,5 @@ build step, no script from the network: the pages are plain HTML forms with one 
 sheet.
 
 May import: the standard library, `memrepo.errors`, `memrepo.proc`, and every layer below
-(`recall` … `evaluation`).
+(`base` … `evaluation`).
 """

@@ -11,7 +11,7 @@ import collections
 from typing import Any
 
 from memrepo.format import notes
-from memrepo.recall import paths
+from memrepo.base import paths
 from memrepo.web.html import action, diff, h, labels, link, table
 
 MAX_LIST = 500  # rows on the memories page; a search shows its best 50

@@ -70,8 +70,7 @@ class App:
         from memrepo.store import index
         from memrepo.vcs import gitcmd
 
-        rc, out, _ = gitcmd.run_git("rev-parse", "-q", "--verify", "HEAD", cwd=self.repo)
-        head = out.decode().strip() if rc == 0 else ""
+        head = gitcmd.head(self.repo) or ""
         with self.lock:
             if head != self._head or time.monotonic() - self._checked > REFRESH_EVERY:
                 index.update(self.repo)

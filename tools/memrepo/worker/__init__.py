@@ -1,6 +1,6 @@
 """Offline work off the hook path: the job queue, the detached worker, bootstrap, the sweep.
 
 May import: the standard library, `memrepo.errors`, `memrepo.proc`, and the layers below
-(`recall` … `importers`). `jobs` and `bootstrap` are imported by hooks: they load the heavier
+(`base` … `importers`). `jobs` and `bootstrap` are imported by hooks: they load the heavier
 layers only inside the worker process, never at import time.
 """

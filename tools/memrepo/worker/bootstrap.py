@@ -14,7 +14,7 @@ import sys
 import time
 
 from memrepo import proc
-from memrepo.recall import paths, projects
+from memrepo.base import paths, projects
 from memrepo.vcs import gitcmd, hookwire
 from memrepo.worker import plugin_venv
 

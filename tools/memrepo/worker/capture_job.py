@@ -9,19 +9,19 @@ from memrepo.errors import MemrepoError
 from memrepo.passes import capture
 from memrepo.passes.capture_plan import CaptureReport
 from memrepo.vcs import commit
-from memrepo.worker import jobs
+from memrepo.worker import queue
 
 
 def run_job(repo: str, job: dict[str, Any]) -> dict[str, Any]:
     """The worker's handler for a capture job (a transcript deleted since is nothing to retry)."""
     if not os.path.isfile(str(job.get("transcript"))):
-        jobs.log(repo, f"capture {job.get('session')}: transcript {job.get('transcript')} is gone; nothing to do")
+        queue.log(repo, f"capture {job.get('session')}: transcript {job.get('transcript')} is gone; nothing to do")
         return {"skipped": "no transcript"}
     commit.refuse_in_progress(repo)  # before the model runs: the job waits, its attempts untouched
     report = capture.capture(repo, str(job["transcript"]), str(job.get("session") or "") or None, str(job.get("cwd") or ""))
     for line in report.log:
-        jobs.log(repo, line)
-    jobs.log(repo, f"capture {report.session}: {report.turns} turns, added {report.added}, "
+        queue.log(repo, line)
+    queue.log(repo, f"capture {report.session}: {report.turns} turns, added {report.added}, "
                    f"refuted {[r['id'] for r in report.refuted]}, dropped {len(report.dropped)}"
                    + (f", sent to review like forgotten memories {[r['id'] for r in report.held]}" if report.held else ""))
     return report.as_dict()
@@ -29,7 +29,7 @@ def run_job(repo: str, job: dict[str, Any]) -> dict[str, Any]:
 
 def capture_locked(repo: str, path: str, session: str | None = None, wait: float = 300.0) -> CaptureReport:
     """`memrepo capture`: one capture by hand, waiting for a running worker to finish first."""
-    with jobs.lock(repo, wait=wait) as got:
+    with queue.lock(repo, wait=wait) as got:
         if not got:
             raise MemrepoError("a memrepo worker has held the lock for over five minutes",
                                hint="look at index/jobs/worker.log, then run the command again")

@@ -17,7 +17,7 @@ TOOLS = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__
 if TOOLS not in sys.path:
     sys.path.insert(0, TOOLS)
 
-from memrepo.recall import paths  # noqa: E402
+from memrepo.base import paths  # noqa: E402
 from memrepo.worker import plugin_venv  # noqa: E402
 
 EX_TEMPFAIL = 75  # sysexits: try again later

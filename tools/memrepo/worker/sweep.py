@@ -21,8 +21,9 @@ from typing import Any
 
 from memrepo.progress import Progress, silent
 from memrepo.passes import capture, enrich, model
-from memrepo.worker import jobs
-from memrepo.recall import paths, usage
+from memrepo.worker import queue
+from memrepo.base import paths
+from memrepo.recall import usage
 from memrepo.vcs import commit, gitops, runs
 from memrepo.store import config, index, memories as store, sync
 from memrepo.errors import MemrepoError
@@ -34,11 +35,11 @@ LOCK_WAIT = 600.0
 def run(repo: str, use_model: bool = True, progress: Progress = silent) -> dict[str, Any]:
     """Run a sweep now (waiting up to LOCK_WAIT seconds for a running worker)."""
     store.require_repo(repo)
-    with jobs.lock(repo, wait=LOCK_WAIT) as got:
+    with queue.lock(repo, wait=LOCK_WAIT) as got:
         if not got:
             raise MemrepoError("a memrepo worker has held the lock for over ten minutes",
                                hint="look at index/jobs/worker.log, then run `memrepo sweep` again")
-        jobs.recover(repo)
+        queue.recover(repo)
         return run_locked(repo, use_model=use_model, progress=progress)
 
 
@@ -68,7 +69,7 @@ def run_locked(repo: str, use_model: bool = True, run_id: str | None = None, pro
                       captures=[], finished=time.time())
         return report
 
-    queued = len(jobs.pending(repo)) if use_model else 0
+    queued = len(queue.pending(repo)) if use_model else 0
     done: list[int] = [0]
 
     def one_capture(r: str, job: dict[str, Any]) -> dict[str, Any]:
@@ -76,7 +77,7 @@ def run_locked(repo: str, use_model: bool = True, run_id: str | None = None, pro
         done[0] += 1
         return capture.capture(r, str(job["transcript"]), job.get("session"), str(job.get("cwd") or ""), run_id=run_id).as_dict()
 
-    report["captures"] = jobs.drain(repo, one_capture, kinds=("capture",)) if use_model else []
+    report["captures"] = queue.drain(repo, one_capture, kinds=("capture",)) if use_model else []
     if queued:
         progress("sweep: capture jobs", done[0], done[0])
     if use_model:
@@ -108,7 +109,7 @@ def _verify_summary(report: Any) -> dict[str, Any]:
 
 
 def _save(repo: str, report: dict[str, Any]) -> None:
-    path = os.path.join(paths.index_dir(repo), jobs.SWEEP_STATE)
+    path = os.path.join(paths.index_dir(repo), queue.SWEEP_STATE)
     summary = {"run_id": report["run_id"], "started": report["started"], "finished": report["finished"],
                "captures": len(report["captures"]), "errors": report["errors"],
                "enriched": sorted((report.get("enrich") or {}).get("enriched", {}))}
@@ -142,7 +143,7 @@ def stats(repo: str) -> dict[str, Any]:
     return {"memories": len(memories), "model_failures": failures,
             "by_class": dict(sorted(Counter(m["class"] for m in memories).items())),
             "by_status": dict(sorted(Counter(m["status"] or "active" for m in memories).items())),
-            "last_sweep": jobs.last_sweep(repo), "jobs": jobs.counts(repo),
+            "last_sweep": queue.last_sweep(repo), "jobs": queue.counts(repo),
             "captured_sessions": len(capture.load_state(repo)), "model": dict(sorted(per_pass.items())),
             "recall": usage.summary(repo),
             "not_indexed": [{"path": path, "problem": problem} for path, problem in index.skipped(repo)]}

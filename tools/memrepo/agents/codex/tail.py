@@ -5,7 +5,8 @@ replies and the shell tool's commands; never developer messages (hooks' context)
 yields "" (hooks fail open).
 """
 
-from memrepo.recall import _fast, transcript_tail
+from memrepo.base import _fast
+from memrepo.recall import transcript_tail
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -49,7 +49,7 @@ def own_prompt(prompt: str) -> str:
 
 def _start_file(session: object) -> str:
     """Where SessionStart leaves its text for the session's first prompt ("" without a session)."""
-    from memrepo.recall import paths
+    from memrepo.base import paths
 
     if not isinstance(session, str) or not session:
         return ""
@@ -59,7 +59,7 @@ def _start_file(session: object) -> str:
 
 def _take_start_text(session: object) -> str:
     """The session-start text left for this session, read once (a stat on every other prompt)."""
-    from memrepo.recall import _fast
+    from memrepo.base import _fast
 
     path = _start_file(session)
     if not path or not _fast.exists(path):

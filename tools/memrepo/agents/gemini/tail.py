@@ -5,7 +5,8 @@ BeforeAgent hook's context) or `content`, a reply's text and its shell commands.
 rewritten under the same id counts once. Any error yields "" (hooks fail open).
 """
 
-from memrepo.recall import _fast, transcript_tail
+from memrepo.base import _fast
+from memrepo.recall import transcript_tail
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

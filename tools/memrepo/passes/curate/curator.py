@@ -33,7 +33,7 @@ from memrepo.vcs.commit import commit_if_unchanged
 from memrepo.passes.curate import disuse, guards, pairs, review, tidy, verdicts
 from memrepo.passes import model
 from memrepo.format import files, notes, validate
-from memrepo.recall import paths
+from memrepo.base import paths
 from memrepo.errors import GitError, MemrepoError
 from memrepo.format.notes import Note
 

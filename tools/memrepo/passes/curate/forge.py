@@ -68,7 +68,7 @@ def from_url(url: str) -> Forge | None:
 
     The URL is read as recall reads an origin (`projects.normalize_url`); an https URL keeps its
     port, which an Enterprise server may need."""
-    from memrepo.recall import projects
+    from memrepo.base import projects
 
     found = projects.normalize_url(url)
     if not found:

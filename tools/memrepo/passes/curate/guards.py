@@ -22,7 +22,7 @@ import re
 from typing import Any
 
 from memrepo.format.notes import Note
-from memrepo.recall import projects
+from memrepo.base import projects
 
 MIN_CONFIDENCE = 0.75
 MIN_SHARED = 2

@@ -16,7 +16,8 @@ import sqlite3
 from itertools import combinations
 
 from memrepo.passes.curate import guards
-from memrepo.recall import paths, query, search
+from memrepo.base import paths
+from memrepo.recall import query, search
 from memrepo.format.notes import Note
 
 NEIGHBOURS = 3

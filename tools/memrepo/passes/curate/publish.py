@@ -25,14 +25,12 @@ open each pull request by hand; nothing fails.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from dataclasses import dataclass, field
 from typing import Any
 
 from memrepo.passes.curate import forge as forges, prbody, review
 from memrepo.store import config
-from memrepo.vcs import gitcmd, remote as rem, runs, trailers as trailer_text
+from memrepo.vcs import branches as side, refs, remote as rem, runs, trailers as trailer_text
 
 PR_PREFIX = "memrepo/proposal/"
 BASE_REF = "refs/memrepo/forge-base"
@@ -59,11 +57,6 @@ def pr_branch(proposal_id: str) -> str:
     return PR_PREFIX + proposal_id
 
 
-def _git(repo: str, *args: str, input: bytes | None = None, env: dict[str, str] | None = None) -> str:
-    return rem.git_ok(repo, *args, what=f"git {args[0]}", input=input, env=env,
-                      hint="check the remote with `git remote -v` and the repository with `memrepo doctor`")
-
-
 class _Remote:
     """What the push needs to know of the remote, asked once each."""
 
@@ -75,8 +68,7 @@ class _Remote:
 
     def heads(self) -> set[str]:
         if self._heads is None:
-            out = _git(self.repo, "ls-remote", "--heads", self.name, PR_PREFIX + "*", f"refs/heads/{self.base}")
-            self._heads = {line.split("\t", 1)[1][len("refs/heads/"):] for line in out.splitlines() if "\t" in line}
+            self._heads = rem.remote_heads(self.repo, self.name, PR_PREFIX + "*", f"refs/heads/{self.base}")
         return self._heads
 
     def base_sha(self) -> str | None:
@@ -84,29 +76,22 @@ class _Remote:
         if not self._base_asked:
             self._base_asked = True
             if self.base in self.heads():
-                _git(self.repo, "fetch", "-q", "--no-tags", "--no-write-fetch-head", self.name, f"+refs/heads/{self.base}:{BASE_REF}")
-                self._base_sha = _git(self.repo, "rev-parse", "--verify", BASE_REF)
+                self._base_sha = rem.fetch_branch(self.repo, self.name, self.base, BASE_REF)
         return self._base_sha
 
 
 def _pr_commit(repo: str, p: dict[str, Any], base_sha: str) -> str | None:
     """The proposal's change applied to `base_sha`, as the commit `review accept` would make; None
     when it no longer applies there."""
-    patch = gitcmd.run_git("diff-tree", "-p", "--binary", "--no-color", "--full-index", f"{p['commit']}^", p["commit"], cwd=repo)[1]
-    with tempfile.TemporaryDirectory(prefix="memrepo-pr-") as tmp:
-        env = {**os.environ, "GIT_INDEX_FILE": os.path.join(tmp, "index")}
-        _git(repo, "read-tree", base_sha, env=env)
-        rc, _, _ = gitcmd.run_git("apply", "--cached", "-", cwd=repo, input=patch, env=env)
-        if rc != 0:
-            return None
-        tree = _git(repo, "write-tree", env=env)
-    if tree == _git(repo, "rev-parse", f"{base_sha}^{{tree}}"):
-        return None  # the base holds the change already
+    tree = side.applied_tree(repo, p["commit"], base_sha)
+    if tree is None:
+        return None  # it no longer applies, or the base holds the change already
     keep = {k: v for k, v in p["trailers"].items() if k not in ("Run", "Review")}
     keep.update({"Run": runs.new_run_id(f"forge-{p['id']}"), "Proposal": p["commit"], "Proposed-In": p["run"]})
     message = trailer_text.message(p["subject"].replace(" (proposed)", "", 1), keep,
                                    f"Accepted by merging the pull request of proposal {p['id']} ({p['branch']}).")
-    return _git(repo, "commit-tree", tree, "-p", base_sha, "-F", "-", input=message.encode("utf-8"))
+    return side.commit_tree(repo, tree, base_sha, message,
+                            hint="check the remote with `git remote -v` and the repository with `memrepo doctor`")
 
 
 def _ensure_branch(report: PushReport, remote: _Remote, p: dict[str, Any]) -> bool:
@@ -123,7 +108,7 @@ def _ensure_branch(report: PushReport, remote: _Remote, p: dict[str, Any]) -> bo
         report.unpushed.append((p["id"], f"it no longer applies to {remote.name}/{remote.base}: reject it with "
                                          f"`memrepo review reject {p['id']}` and run `memrepo curate` again"))
         return False
-    _git(remote.repo, "push", "-q", remote.name, f"{sha}:refs/heads/{head}")
+    rem.push_ref(remote.repo, remote.name, sha, f"refs/heads/{head}")
     remote.heads().add(head)
     return True
 
@@ -197,13 +182,12 @@ def _by_hand(report: PushReport, remote: _Remote, forge: forges.Forge | None, op
 def push(repo: str, remote: str | None = None, forge_name: str | None = None, gh_path: str | None = None) -> PushReport:
     """Push review branches with open proposals, then bring each proposal's pull request in step."""
     remote = remote or config.local_only(repo, "remote") or "origin"
-    rc, url, _ = gitcmd.run_git("remote", "get-url", remote, cwd=repo)
-    if rc != 0:
+    url = refs.remote_url(repo, remote)
+    if url is None:
         raise review.ReviewError(f"no git remote named {remote!r}",
                                  hint=f"add one with `git remote add {remote} URL`, or set \"remote\" in index/local.json")
-    rc, out, _ = gitcmd.run_git("symbolic-ref", "--quiet", "--short", "HEAD", cwd=repo)
-    base = out.decode().strip()
-    if rc != 0 or not base:
+    base = refs.current_branch(repo)
+    if not base:
         raise review.ReviewError("HEAD is detached, so there is no branch for pull requests to merge into",
                                  hint=f"check out the memory branch (`git -C {repo} checkout main`), then push again")
     report = PushReport(remote=remote, base=base)
@@ -214,9 +198,9 @@ def push(repo: str, remote: str | None = None, forge_name: str | None = None, gh
         counts[p["branch"]] = counts.get(p["branch"], 0) + 1
     for branch, n in counts.items():
         if not review.is_remote_branch(branch):
-            _git(repo, "push", "-q", remote, f"refs/heads/{branch}:refs/heads/{branch}")
+            rem.push_ref(repo, remote, f"refs/heads/{branch}", f"refs/heads/{branch}")
             report.branches.append((branch, n))
-    found, why = forges.resolve(url.decode("utf-8", "replace").strip(), config.local_only(repo, "forge"), forge_name)
+    found, why = forges.resolve(url, config.local_only(repo, "forge"), forge_name)
     report.forge = found.slug if found else ""
     side = _Remote(repo, remote, base)
     if found is None:

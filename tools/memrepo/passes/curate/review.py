@@ -1,8 +1,8 @@
 """Review branches: what the curator was not sure of, as commits a person accepts or rejects.
 
-A proposal is one commit on `memrepo/review/<run>`, built with plumbing (a temporary index,
-`commit-tree`, `update-ref`), so the user's working tree, index and current branch are never
-touched. Proposals stay on their branch for good (it may be a pull request already); one is
+A proposal is one commit on `memrepo/review/<run>`, built with plumbing (`vcs.branches`: a
+temporary index, `commit-tree`, `update-ref`), so the user's working tree, index and current
+branch are never touched. Proposals stay on their branch for good (it may be a pull request already); one is
 *open* until a commit reachable from HEAD names it in a `Memrepo-Proposal` trailer: an accept
 (the proposal cherry-picked onto the current branch through `git commit`, so hooks validate
 and reindex) or a reject (an empty commit recording the decision, which the curator reads
@@ -11,12 +11,10 @@ back so it never proposes the same pair again).
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from typing import Any
 
-from memrepo.vcs import commit, gitcmd, lock, runs, status, trailers as trailer_text
+from memrepo.vcs import branches as side, commit, lock, refs, runs, staged, status, trailers as trailer_text, trees
 from memrepo.format import validate
 from memrepo.errors import GitError, MemrepoError
 
@@ -31,17 +29,8 @@ def branch_name(run_id: str) -> str:
     return PREFIX + run_id
 
 
-def _git(repo: str, *args: str, input: bytes | None = None, env: dict[str, str] | None = None) -> str:
-    rc, out, err = gitcmd.run_git(*args, cwd=repo, input=input, env=env)
-    if rc != 0:
-        raise GitError(f"git {args[0]} failed: {err.decode('utf-8', 'replace').strip()}",
-                       hint="check the repository with `git status` and `memrepo doctor`")
-    return out.decode("utf-8", "replace").strip()
-
-
 def _rev(repo: str, ref: str) -> str | None:
-    rc, out, _ = gitcmd.run_git("rev-parse", "--verify", "-q", ref + "^{commit}", cwd=repo)
-    return out.decode().strip() if rc == 0 else None
+    return refs.resolve(repo, ref + "^{commit}")
 
 
 def propose(repo: str, run_id: str, files: dict[str, str], subject: str, trailers: dict[str, Any], body: str = "") -> str:
@@ -59,17 +48,8 @@ def propose(repo: str, run_id: str, files: dict[str, str], subject: str, trailer
     parent = old or _rev(repo, "HEAD")
     if parent is None:
         raise ReviewError("the repository has no commits yet", hint="run `memrepo init`")
-    with tempfile.TemporaryDirectory(prefix="memrepo-review-") as tmp:
-        env = {**os.environ, "GIT_INDEX_FILE": os.path.join(tmp, "index")}
-        _git(repo, "read-tree", parent, env=env)
-        for rel, text in sorted(files.items()):
-            blob = _git(repo, "hash-object", "-w", "--stdin", input=text.encode("utf-8"))
-            _git(repo, "update-index", "--add", "--cacheinfo", f"100644,{blob},{rel}", env=env)
-        tree = _git(repo, "write-tree", env=env)
     msg = trailer_text.message(subject, {**trailers, "Run": run_id}, body)
-    sha = _git(repo, "commit-tree", tree, "-p", parent, "-F", "-", input=msg.encode("utf-8"))
-    _git(repo, "update-ref", ref, sha, old or "0" * 40)
-    return sha
+    return side.commit_files_on(repo, ref, parent, old, files, msg)
 
 
 def _decided(repo: str) -> dict[str, dict[str, Any]]:
@@ -87,10 +67,11 @@ def _decided(repo: str) -> dict[str, dict[str, Any]]:
 def branches(repo: str) -> list[str]:
     """Review branches: this clone's, then those `memrepo sync` fetched from a remote
     (`origin/memrepo/review/<run>`) for runs this clone has no branch of."""
-    out = _git(repo, "for-each-ref", "--format=%(refname:short)", "--sort=refname", "refs/heads/" + PREFIX,
-               f"refs/remotes/*/{PREFIX}*")
+    listed = refs.names(repo, "refs/heads/" + PREFIX, f"refs/remotes/*/{PREFIX}*", short=True)
+    if listed is None:
+        raise GitError("git for-each-ref failed", hint="check the repository with `git status` and `memrepo doctor`")
     found, runs_seen = [], set()
-    for b in sorted((b for b in out.splitlines() if b), key=is_remote_branch):
+    for b in sorted(listed, key=is_remote_branch):
         run = run_of(b)
         if run and run not in runs_seen:
             runs_seen.add(run)
@@ -109,20 +90,15 @@ def run_of(branch: str) -> str:
 
 def files_of(repo: str, sha: str) -> list[tuple[str, str]]:
     """The memories commit `sha` adds or changes: [(id, text at `sha`)]."""
-    out = gitcmd.run_git("diff-tree", "--no-commit-id", "-r", "--name-only", "-z", "--diff-filter=AM", sha, cwd=repo)[1]
-    rels = [r for r in gitcmd.split_z(out) if r.startswith("memory/") and r.endswith(".md")]
+    rels = [r for r in trees.changed(repo, sha, diff_filter="AM") or () if r.startswith("memory/") and r.endswith(".md")]
     return [(r[len("memory/"):-3], _memory_at(repo, sha, r[len("memory/"):-3])) for r in rels]
 
 
 def _applied(repo: str, sha: str) -> bool:
     """True when HEAD already holds every file proposal `sha` changes exactly as it changes it:
     its pull request was squashed or rebased onto the branch (new commits, the same change)."""
-    rels = gitcmd.split_z(gitcmd.run_git("diff-tree", "--no-commit-id", "-r", "--name-only", "-z", sha, cwd=repo)[1])
-    if not rels:
-        return False
-    rc, out, _ = gitcmd.run_git("rev-parse", *(f"{rev}:{rel}" for rel in rels for rev in (sha, "HEAD")), cwd=repo)
-    blobs = out.decode().split()
-    return rc == 0 and len(blobs) == 2 * len(rels) and all(blobs[i] == blobs[i + 1] for i in range(0, len(blobs), 2))
+    rels = trees.changed(repo, sha)
+    return bool(rels) and trees.same_files(repo, sha, "HEAD", rels or [])
 
 
 ID_LEN = 7  # a proposal's id: the start of its commit's sha, the same on every machine and after every decision
@@ -185,17 +161,16 @@ def _get(repo: str, ref: str) -> dict[str, Any]:
 
 
 def _memory_at(repo: str, rev: str, note_id: str) -> str:
-    rc, out, _ = gitcmd.run_git("show", f"{rev}:memory/{note_id}.md", cwd=repo)
-    return out.decode("utf-8", "replace") if rc == 0 else ""
+    return (trees.file_at(repo, rev, f"memory/{note_id}.md") or b"").decode("utf-8", "replace")
 
 
 def show(repo: str, ref: str) -> dict[str, Any]:
     """Open proposal `ref` with its full message and diff, and the two memories as they stand now
     (`loser`, `winner`: the texts at HEAD) for a side-by-side view."""
     p = _get(repo, ref)
-    p["patch"] = _git(repo, "show", "--format=%B", p["commit"]) + "\n"
+    p["patch"] = trees.patch(repo, p["commit"]) + "\n"
     p["changes"] = [{"status": letter, "path": rel} for letter, rel in changes(repo, p["commit"])]
-    p["beyond"] = beyond(repo, {**p, "body": _git(repo, "show", "-s", "--format=%B", p["commit"])})
+    p["beyond"] = beyond(repo, {**p, "body": trees.message(repo, p["commit"])})
     t = p["trailers"]
     if t.get("Resembles"):  # a capture like a memory a person forgot: that memory beside the one it would add
         p["summary"] = f"adds {t.get('Id', '?')}, like {t['Resembles']}, which a person retired"
@@ -221,9 +196,7 @@ _BODY_DECISION = re.compile(r"^- [a-z][a-z0-9-]* ([a-z0-9][a-z0-9-]*):", re.MULT
 
 def changes(repo: str, sha: str) -> list[tuple[str, str]]:
     """[(status letter, path)] of everything commit `sha` changes, renames as a delete and an add."""
-    out = gitcmd.run_git("diff-tree", "--no-commit-id", "--no-renames", "-r", "--name-status", "-z", sha, cwd=repo)[1]
-    fields = gitcmd.split_z(out)
-    return [(fields[i][:1], fields[i + 1]) for i in range(0, len(fields) - 1, 2)]
+    return trees.changes(repo, sha)
 
 
 def beyond(repo: str, p: dict[str, Any]) -> list[str]:
@@ -254,7 +227,7 @@ def beyond(repo: str, p: dict[str, Any]) -> list[str]:
 
 
 def _require_clean(repo: str, files: list[str]) -> None:
-    if gitcmd.split_z(gitcmd.run_git("diff", "--cached", "--name-only", "-z", cwd=repo)[1]):
+    if staged.anything(repo):
         raise ReviewError("the git index has staged changes", hint="commit or unstage them, then run the command again")
     dirty = sorted(status.dirty_paths(repo, *files) or ()) if files else []
     if dirty:
@@ -265,25 +238,22 @@ def accept(repo: str, ref: str) -> str:
     """Bring open proposal `ref` onto the current branch as a commit (hooks run); returns its sha."""
     p = _get(repo, ref)
     n = p["id"]
-    extra = beyond(repo, {**p, "body": _git(repo, "show", "-s", "--format=%B", p["commit"])})
+    extra = beyond(repo, {**p, "body": trees.message(repo, p["commit"])})
     if extra:
         raise ReviewError(f"proposal {n} holds more than it names: it also {'; '.join(extra)}; nothing was applied",
                           hint=f"see it whole with `memrepo review show {n} --diff`; reject it with "
                                f"`memrepo review reject {n} --reason \"changes more than it names\"`")
-    files = gitcmd.split_z(gitcmd.run_git("diff-tree", "--no-commit-id", "-r", "--name-only", "-z", p["commit"], cwd=repo)[1])
+    files = trees.changed(repo, p["commit"]) or []
     trailers = {k: v for k, v in p["trailers"].items() if k not in ("Run", "Review")}
     trailers.update({"Run": runs.fresh_run_id(repo, "review"), "Proposal": p["commit"], "Proposed-In": p["run"]})
     subject = p["subject"].replace(" (proposed)", "", 1)
     with lock.held(repo):
         _require_clean(repo, files)
         with commit.transaction(repo, files):
-            try:
-                rc, _, err = gitcmd.run_git("cherry-pick", "--no-commit", p["commit"], cwd=repo)
-                if rc != 0:
-                    raise ReviewError(f"proposal {n} no longer applies: {err.decode('utf-8', 'replace').strip()}",
-                                      hint=f"the memory changed since; reject it with `memrepo review reject {n}` and run `memrepo curate` again")
-            finally:
-                gitcmd.run_git("cherry-pick", "--quit", cwd=repo)  # keep what it wrote; the transaction commits or restores it
+            refused = side.pick(repo, p["commit"])  # what it wrote, the transaction commits or restores
+            if refused is not None:
+                raise ReviewError(f"proposal {n} no longer applies: {refused}",
+                                  hint=f"the memory changed since; reject it with `memrepo review reject {n}` and run `memrepo curate` again")
             return commit.commit_staged(repo, files, subject, trailers, f"Accepted from {p['branch']}.")
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from memrepo.format import files
 from memrepo.format.notes import Note
-from memrepo.recall import paths
+from memrepo.base import paths
 
 FILE = "curate-verdicts.json"
 MAX_KEPT = 20000  # pairs; the oldest verdicts go first beyond it

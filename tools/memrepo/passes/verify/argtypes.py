@@ -75,7 +75,7 @@ def repo_path(value: Any) -> str:
 
 
 def project_name(value: Any) -> str:
-    """A project: a bare name, or a key `host/owner/name` (memrepo.recall.projects)."""
+    """A project: a bare name, or a key `host/owner/name` (memrepo.base.projects)."""
     text = _plain(value, "project", 200, r"[A-Za-z0-9][A-Za-z0-9._-]*(?:/[A-Za-z0-9._-]+)*")
     if any(part in (".", "..") for part in text.split("/")):
         raise ClaimRejected(f"project {text!r} has a '.' or '..' segment")

@@ -22,7 +22,7 @@ from memrepo.vcs import status
 from memrepo.vcs.commit import commit_if_unchanged
 from memrepo.passes import model
 from memrepo.format import files, notes, spec, validate
-from memrepo.recall import paths
+from memrepo.base import paths
 
 REFUSED_LOG = "verify-refused.jsonl"
 

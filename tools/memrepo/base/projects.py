@@ -21,7 +21,7 @@ small parser of `[remote "origin"] url` (`url.*.insteadOf` rewrites and `include
 not followed). Anything unreadable or too big falls back to the folder name. Nothing is cached.
 """
 
-from memrepo.recall import _fast as _os
+from memrepo.base import _fast as _os
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -1,6 +1,6 @@
 """Where things are: the memory repository and the files inside it (stdlib only)."""
 
-from memrepo.recall import _fast as _os
+from memrepo.base import _fast as _os
 
 # The layout of a memory repository.
 MEMORY_DIR = "memory"
@@ -59,8 +59,8 @@ def note_path(repo: str, note_id: str) -> str:
 
 
 def project_of(cwd: str | None) -> str | None:
-    """The key of the project a directory belongs to (see `memrepo.recall.projects`), or None."""
-    from memrepo.recall import projects
+    """The key of the project a directory belongs to (see `memrepo.base.projects`), or None."""
+    from memrepo.base import projects
 
     found = projects.identify(cwd)
     return found.key if found else None
