@@ -21,6 +21,7 @@ from memrepo.vcs import gitcmd
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from memrepo.format import validate
+    from memrepo.vcs import commit
 
 # pre-merge-commit runs before `git merge` commits a merge it made without conflicts; the index
 # then holds the merge result, so it validates exactly as pre-commit does.
@@ -40,7 +41,8 @@ def _is_memory_path(rel: str) -> bool:
 BATCH_BYTES = 16 * 1024 * 1024  # one `git cat-file --batch` reads at most this much (its output is bounded)
 
 
-def _staged_blobs(root: str, rels: list[str], oversized: dict[str, int] | None = None) -> dict[str, bytes]:
+def _staged_blobs(root: str, rels: list[str], oversized: dict[str, int] | None = None,
+                  env: dict[str, str] | None = None) -> dict[str, bytes]:
     """Staged content of many files through `git cat-file --batch`, a bounded batch at a time.
 
     Sizes come first (`--batch-check`): a blob over `files.MAX_FILE_BYTES` is not read at all
@@ -50,7 +52,7 @@ def _staged_blobs(root: str, rels: list[str], oversized: dict[str, int] | None =
     if not rels:
         return {}
     spec_in = "".join(f":{r}\n" for r in rels).encode("utf-8")
-    rc, out, err = gitcmd.run_git("cat-file", "--batch-check", cwd=root, input=spec_in)
+    rc, out, err = gitcmd.run_git("cat-file", "--batch-check", cwd=root, input=spec_in, env=env)
     if rc != 0:
         raise RuntimeError(err.decode("utf-8", "replace").strip())
     sizes: dict[str, int] = {}
@@ -65,7 +67,7 @@ def _staged_blobs(root: str, rels: list[str], oversized: dict[str, int] | None =
     total = 0
     for rel in [r for r in rels if r in sizes and r not in blobs] + [""]:
         if batch and (not rel or total + sizes[rel] > BATCH_BYTES):
-            blobs.update(_read_batch(root, batch))
+            blobs.update(_read_batch(root, batch, env))
             batch, total = [], 0
         if rel:
             batch.append(rel)
@@ -73,9 +75,9 @@ def _staged_blobs(root: str, rels: list[str], oversized: dict[str, int] | None =
     return blobs
 
 
-def _read_batch(root: str, rels: list[str]) -> dict[str, bytes]:
+def _read_batch(root: str, rels: list[str], env: dict[str, str] | None = None) -> dict[str, bytes]:
     spec_in = "".join(f":{r}\n" for r in rels).encode("utf-8")
-    rc, out, err = gitcmd.run_git("cat-file", "--batch", cwd=root, input=spec_in)
+    rc, out, err = gitcmd.run_git("cat-file", "--batch", cwd=root, input=spec_in, env=env)
     if rc != 0:
         raise RuntimeError(err.decode("utf-8", "replace").strip())
     blobs: dict[str, bytes] = {}
@@ -91,11 +93,14 @@ def _read_batch(root: str, rels: list[str]) -> dict[str, bytes]:
     return blobs
 
 
-def pre_commit(root: str, hook: str = "pre-commit") -> int:
-    """Validate the staged content of every added or changed memory file; 1 when anything is wrong."""
+def pre_commit(root: str, hook: str = "pre-commit", env: dict[str, str] | None = None) -> int:
+    """Validate the staged content of every added or changed memory file; 1 when anything is wrong.
+
+    `env` names the index to validate (`GIT_INDEX_FILE`) when this runs inside a writer, not as git's hook.
+    """
     from memrepo.format import validate
 
-    rc, out, err = gitcmd.run_git("diff", "--cached", "--name-status", "-z", "--no-renames", "--diff-filter=ACMRD", cwd=root)
+    rc, out, err = gitcmd.run_git("diff", "--cached", "--name-status", "-z", "--no-renames", "--diff-filter=ACMRD", cwd=root, env=env)
     if rc != 0:
         print(f"memrepo {hook}: git diff failed: {err.decode(errors='replace').strip()}", file=sys.stderr)
         return 1
@@ -106,15 +111,15 @@ def pre_commit(root: str, hook: str = "pre-commit") -> int:
     deleted = {os.path.splitext(os.path.basename(p))[0] for p in gone if _is_memory_path(p)}
     problems: list[validate.Problem] = []
     if paths.PROFILE_FILE in staged:
-        problems += _profile_problems(root)
+        problems += _profile_problems(root, env)
     if not changed and not deleted:
         return _report(problems, hook)
     prefix = paths.MEMORY_DIR + "/"
     changed_set = set(changed)
-    listed = _from_synced(root, changed_set) or _from_listing(root, changed_set)
+    listed = _from_synced(root, changed_set, env) or _from_listing(root, changed_set, env)
     facts, unread, modes = listed.facts, listed.unread, listed.modes
     oversized: dict[str, int] = {}
-    blobs = _staged_blobs(root, unread, oversized)
+    blobs = _staged_blobs(root, unread, oversized, env)
     for rel in unread:
         data = blobs.get(rel, b"")
         stem = rel[len(prefix):-3]
@@ -165,10 +170,10 @@ class _Listed:
     differ: set[str] = field(default_factory=set)
 
 
-def _from_listing(root: str, changed: set[str]) -> _Listed:
+def _from_listing(root: str, changed: set[str], env: dict[str, str] | None = None) -> _Listed:
     """Every staged memory from `git ls-files --stage`: its facts from the cache where the cache
     holds that very blob (content-addressed, so a stale cache only means more blobs read)."""
-    rc, out, _ = gitcmd.run_git("ls-files", "-z", "--stage", "--", paths.MEMORY_DIR, cwd=root)
+    rc, out, _ = gitcmd.run_git("ls-files", "-z", "--stage", "--", paths.MEMORY_DIR, cwd=root, env=env)
     prefix = paths.MEMORY_DIR + "/"
     modes: dict[str, str] = {}
     shas: dict[str, str] = {}
@@ -190,7 +195,7 @@ def _from_listing(root: str, changed: set[str]) -> _Listed:
     return _Listed(facts, unread, modes)
 
 
-def _from_synced(root: str, changed: set[str]) -> _Listed | None:
+def _from_synced(root: str, changed: set[str], env: dict[str, str] | None = None) -> _Listed | None:
     """The same from a cache synced to commit C (store/synced.py): git names what differs from C
     (`diff-index --cached`, in C's time), those and the cache's unindexable files are read, and
     the cache gives the rest: the memories that supersede, and which of their targets exist."""
@@ -203,7 +208,7 @@ def _from_synced(root: str, changed: set[str]) -> _Listed | None:
     if fast is None:
         return None
     commit, edges, skipped = fast
-    rc, out, _ = gitcmd.run_git("diff-index", "--cached", "-z", "--no-renames", commit, "--", paths.MEMORY_DIR, cwd=root)
+    rc, out, _ = gitcmd.run_git("diff-index", "--cached", "-z", "--no-renames", commit, "--", paths.MEMORY_DIR, cwd=root, env=env)
     if rc != 0:
         return None
     fields = gitcmd.split_z(out)  # ":old-mode new-mode old-sha new-sha status", path, ...
@@ -220,7 +225,7 @@ def _from_synced(root: str, changed: set[str]) -> _Listed | None:
     wanted = ({rel for rel, status in differ.items() if not status.startswith("D")} | (skipped - set(differ)) | changed)
     missing = sorted(rel for rel in wanted if rel not in modes)
     for i in range(0, len(missing), 500):  # a skipped or changed path the diff did not name: its staged mode
-        rc, out, _ = gitcmd.run_git("--literal-pathspecs", "ls-files", "-z", "--stage", "--", *missing[i:i + 500], cwd=root)
+        rc, out, _ = gitcmd.run_git("--literal-pathspecs", "ls-files", "-z", "--stage", "--", *missing[i:i + 500], cwd=root, env=env)
         if rc != 0:
             return None
         for entry in gitcmd.split_z(out):
@@ -247,11 +252,11 @@ def _cached_facts(root: str) -> dict[str, tuple[str, str | None]]:
         return {}
 
 
-def _profile_problems(root: str) -> list[validate.Problem]:
+def _profile_problems(root: str, env: dict[str, str] | None = None) -> list[validate.Problem]:
     from memrepo.format import validate
 
     rel = paths.PROFILE_FILE
-    data = _staged_blobs(root, [rel]).get(rel, b"")
+    data = _staged_blobs(root, [rel], env=env).get(rel, b"")
     try:
         return validate.check_profile(data.decode("utf-8"), rel)
     except UnicodeDecodeError:
@@ -284,8 +289,9 @@ def _parent(root: str) -> str | None:
     return out.decode().strip() or None if rc == 0 else None
 
 
-def post_hook(root: str, hook: str) -> int:
-    """Update the cache for what changed; never blocks."""
+def post_hook(root: str, hook: str, changed: tuple[str, ...] | None = None) -> int:
+    """Update the cache for what changed; never blocks. `changed`: the paths a writer's own
+    commit changed, which it knows (else git's diff of HEAD, 0.2 s of a tree at 100,000)."""
     from memrepo.store import index
     from memrepo.recall import paths
 
@@ -295,13 +301,57 @@ def post_hook(root: str, hook: str) -> int:
         if hook == "post-commit":
             # git says what the commit changed: when the cache recorded its parent, only those paths are read
             parent = _parent(root)
-            index.update(root, force=_changed_in_head(root, parent), wait=HOOK_LOCK_WAIT, after=parent)
+            found = _changed_in_head(root, parent) if changed is None else tuple(p for p in changed if _is_memory_path(p))
+            index.update(root, force=found, wait=HOOK_LOCK_WAIT, after=parent)
         else:
             index.update(root, wait=HOOK_LOCK_WAIT)
     except Exception as exc:  # noqa: BLE001 — a post hook must never block the user's git
         index.mark_stale(root, f"{hook}: {exc}")
         print(f"memrepo {hook}: index update failed ({safe(exc)}); marked stale — run `memrepo index --rebuild`", file=sys.stderr)
+    if hook != "post-checkout":  # a checkout makes no commit
+        _keep_commit_graph(root, hook)
     return 0
+
+
+def _keep_commit_graph(root: str, hook: str) -> None:
+    """A memory's history stays fast all day: a new graph layer once a few commits lie outside it."""
+    from memrepo.vcs import gitops
+
+    try:
+        gitops.keep_commit_graph(root)
+    except Exception as exc:  # noqa: BLE001 — history is only slower without it
+        print(f"memrepo {hook}: could not start a commit-graph write ({safe(exc)})", file=sys.stderr)
+
+
+def in_process() -> commit.Hooks:
+    """These hooks' work for a writer to do itself where they are all git would run (`vcs.commit.Hooks`)."""
+    from memrepo.vcs import commit
+
+    return commit.Hooks(pre_commit=_validate_for_writer, post_commit=_index_for_writer)
+
+
+def _validate_for_writer(root: str, env: dict[str, str]) -> int:
+    try:
+        return pre_commit(root, "pre-commit", env)
+    except Exception as exc:  # noqa: BLE001 — fail closed, but say why (as `main` does)
+        print(f"memrepo pre-commit: could not validate ({safe(exc)})", file=sys.stderr)
+        return 1
+
+
+def _index_for_writer(root: str, rels: list[str]) -> int:
+    return post_hook(root, "post-commit", tuple(rels))
+
+
+def _head_is_expected(root: str) -> bool:
+    """A memrepo writer's commit is of an index made from one HEAD: refuse it when a person's
+    commit moved HEAD since (git then gives up before the ref moves, and the writer tries again)."""
+    from memrepo.vcs import commit
+
+    expected = os.environ.get(commit.EXPECT_HEAD)
+    if expected is None or (gitcmd.head(root) or "") == expected:
+        return True
+    print(commit.HEAD_MOVED, file=sys.stderr)
+    return False
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -310,6 +360,8 @@ def main(argv: list[str] | None = None) -> int:
     private.restrict()
     rc, out, _ = gitcmd.run_git("rev-parse", "--show-toplevel", cwd=os.getcwd())
     root = out.decode().strip() if rc == 0 else os.getcwd()
+    if hook == "pre-commit" and not _head_is_expected(root):
+        return 1
     if hook in VALIDATING_HOOKS:
         try:
             return pre_commit(root, hook)
