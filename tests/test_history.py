@@ -97,3 +97,45 @@ def test_a_failed_commit_graph_is_one_line_in_the_sweep(repo: str, monkeypatch: 
     report = sweep.run(repo, use_model=False)
     assert report["errors"] == ["commit_graph: git commit-graph write failed: fatal: disk quota exceeded"]
     assert "curate" in report and "verify" in report and "finished" in report
+
+
+def _in_graph(repo: str, sha: str) -> bool:
+    """Whether a commit-graph file (or layer) lists the commit (its OID lookup chunk holds raw ids)."""
+    return any(bytes.fromhex(sha) in open(f, "rb").read() for f in _graph_files(repo))
+
+
+def _graph_mark(repo: str) -> str:
+    with open(os.path.join(repo, ".git", gitops.GRAPH_MARK), encoding="ascii") as fh:
+        return fh.read().strip()
+
+
+def _wait_for_graph(repo: str, sha: str) -> None:
+    import time
+
+    deadline = time.monotonic() + 120  # a detached git: how long it takes is not what is tested
+    while not (_in_graph(repo, sha) and not glob.glob(os.path.join(repo, ".git", "objects", "info", "commit-graphs", "*.lock"))):
+        assert time.monotonic() < deadline, "no commit-graph layer came to hold HEAD"
+        time.sleep(0.05)
+
+
+def test_commits_beyond_the_graph_start_a_new_layer_after_a_few(repo: str) -> None:
+    start = _graph_mark(repo)  # init wrote the graph and marked the commit it started at
+    assert start == head(repo)
+    shas = [commit.commit_files(repo, {f"memory/g{i}.md": memory_text(f"g{i}")}, f"add g{i}", {"Action": "add"})
+            for i in range(gitops.GRAPH_SLACK)]
+    assert _graph_mark(repo) == start and not any(_in_graph(repo, s) for s in shas)
+    last = commit.commit_files(repo, {"memory/g9.md": memory_text("g9")}, "add g9", {"Action": "add"})
+    assert _graph_mark(repo) == last
+    _wait_for_graph(repo, last)
+    assert all(_in_graph(repo, s) for s in shas) and _has_changed_paths(repo)
+    git(repo, "commit-graph", "verify")
+
+
+def test_a_person_s_commits_count_too_and_no_mark_means_write(repo: str) -> None:
+    for i in range(gitops.GRAPH_SLACK + 1):
+        git(repo, "commit", "-q", "--allow-empty", "-m", f"a person's commit {i}")
+    _wait_for_graph(repo, head(repo))
+    assert _graph_mark(repo) == head(repo)
+    os.remove(os.path.join(repo, ".git", gitops.GRAPH_MARK))
+    git(repo, "commit", "-q", "--allow-empty", "-m", "one more")
+    _wait_for_graph(repo, head(repo))

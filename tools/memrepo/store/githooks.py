@@ -21,6 +21,7 @@ from memrepo.vcs import refs, staged, trees
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from memrepo.format import validate
+    from memrepo.vcs import commit
 
 # pre-merge-commit runs before `git merge` commits a merge it made without conflicts; the index
 # then holds the merge result, so it validates exactly as pre-commit does.
@@ -36,16 +37,20 @@ def _is_memory_path(rel: str) -> bool:
     return rel.startswith(paths.MEMORY_DIR + "/") and rel.endswith(".md") and rel.count("/") == 1
 
 
-def _staged_blobs(root: str, rels: list[str], oversized: dict[str, int] | None = None) -> dict[str, bytes]:
-    return staged.blobs(root, rels, MAX_FILE_BYTES, oversized)
+def _staged_blobs(root: str, rels: list[str], oversized: dict[str, int] | None = None,
+                  env: dict[str, str] | None = None) -> dict[str, bytes]:
+    return staged.blobs(root, rels, MAX_FILE_BYTES, oversized, env)
 
 
-def pre_commit(root: str, hook: str = "pre-commit") -> int:
-    """Validate the staged content of every added or changed memory file; 1 when anything is wrong."""
+def pre_commit(root: str, hook: str = "pre-commit", env: dict[str, str] | None = None) -> int:
+    """Validate the staged content of every added or changed memory file; 1 when anything is wrong.
+
+    `env` names the index to validate (`GIT_INDEX_FILE`) when this runs inside a writer, not as git's hook.
+    """
     from memrepo.format import validate
 
     try:
-        listing = staged.changes(root)  # no renames: a renamed memory is a delete and an add
+        listing = staged.changes(root, env)  # no renames: a renamed memory is a delete and an add
     except RuntimeError as exc:
         print(f"memrepo {hook}: git diff failed: {exc}", file=sys.stderr)
         return 1
@@ -55,15 +60,15 @@ def pre_commit(root: str, hook: str = "pre-commit") -> int:
     deleted = {os.path.splitext(os.path.basename(p))[0] for p in gone if _is_memory_path(p)}
     problems: list[validate.Problem] = []
     if paths.PROFILE_FILE in added:
-        problems += _profile_problems(root)
+        problems += _profile_problems(root, env)
     if not changed and not deleted:
         return _report(problems, hook)
     prefix = paths.MEMORY_DIR + "/"
     changed_set = set(changed)
-    listed = _from_synced(root, changed_set) or _from_listing(root, changed_set)
+    listed = _from_synced(root, changed_set, env) or _from_listing(root, changed_set, env)
     facts, unread, modes = listed.facts, listed.unread, listed.modes
     oversized: dict[str, int] = {}
-    blobs = _staged_blobs(root, unread, oversized)
+    blobs = _staged_blobs(root, unread, oversized, env)
     for rel in unread:
         data = blobs.get(rel, b"")
         stem = rel[len(prefix):-3]
@@ -112,13 +117,13 @@ class _Listed:
     differ: set[str] = field(default_factory=set)
 
 
-def _from_listing(root: str, changed: set[str]) -> _Listed:
+def _from_listing(root: str, changed: set[str], env: dict[str, str] | None = None) -> _Listed:
     """Every staged memory from `git ls-files --stage`: its facts from the cache where the cache
     holds that very blob (content-addressed, so a stale cache only means more blobs read)."""
     prefix = paths.MEMORY_DIR + "/"
     modes: dict[str, str] = {}
     shas: dict[str, str] = {}
-    for rel, (mode, sha) in (staged.entries(root, paths.MEMORY_DIR) or {}).items():
+    for rel, (mode, sha) in (staged.entries(root, paths.MEMORY_DIR, env=env) or {}).items():
         if rel.startswith(prefix) and rel.endswith(".md") and "/" not in rel[len(prefix):]:
             modes[rel], shas[rel] = mode, sha
     known = _cached_facts(root)
@@ -133,7 +138,7 @@ def _from_listing(root: str, changed: set[str]) -> _Listed:
     return _Listed(facts, unread, modes)
 
 
-def _from_synced(root: str, changed: set[str]) -> _Listed | None:
+def _from_synced(root: str, changed: set[str], env: dict[str, str] | None = None) -> _Listed | None:
     """The same from a cache synced to commit C (store/synced.py): git names what differs from C
     (`diff-index --cached`, in C's time), those and the cache's unindexable files are read, and
     the cache gives the rest: the memories that supersede, and which of their targets exist."""
@@ -146,7 +151,7 @@ def _from_synced(root: str, changed: set[str]) -> _Listed | None:
     if fast is None:
         return None
     commit, edges, skipped = fast
-    listed = staged.differ_from(root, commit, paths.MEMORY_DIR)
+    listed = staged.differ_from(root, commit, paths.MEMORY_DIR, env=env)
     if listed is None:
         return None
     differ = {rel: status for rel, (_, status) in listed.items() if _is_memory_path(rel)}
@@ -157,7 +162,7 @@ def _from_synced(root: str, changed: set[str]) -> _Listed | None:
     wanted = ({rel for rel, status in differ.items() if not status.startswith("D")} | (skipped - set(differ)) | changed)
     missing = sorted(rel for rel in wanted if rel not in modes)
     if missing:  # a skipped or changed path the diff did not name: its staged mode
-        entries = staged.entries(root, *missing, literal=True)
+        entries = staged.entries(root, *missing, literal=True, env=env)
         if entries is None:
             return None
         modes.update((rel, mode) for rel, (mode, _) in entries.items())
@@ -181,11 +186,11 @@ def _cached_facts(root: str) -> dict[str, tuple[str, str | None]]:
         return {}
 
 
-def _profile_problems(root: str) -> list[validate.Problem]:
+def _profile_problems(root: str, env: dict[str, str] | None = None) -> list[validate.Problem]:
     from memrepo.format import validate
 
     rel = paths.PROFILE_FILE
-    data = _staged_blobs(root, [rel]).get(rel, b"")
+    data = _staged_blobs(root, [rel], env=env).get(rel, b"")
     try:
         return validate.check_profile(data.decode("utf-8"), rel)
     except UnicodeDecodeError:
@@ -216,8 +221,9 @@ def _parent(root: str) -> str | None:
     return refs.resolve(root, "HEAD^1")
 
 
-def post_hook(root: str, hook: str) -> int:
-    """Update the cache for what changed; never blocks."""
+def post_hook(root: str, hook: str, changed: tuple[str, ...] | None = None) -> int:
+    """Update the cache for what changed; never blocks. `changed`: the paths a writer's own
+    commit changed, which it knows (else git's diff of HEAD, 0.2 s of a tree at 100,000)."""
     from memrepo.store import index
     from memrepo.base import paths
 
@@ -227,13 +233,57 @@ def post_hook(root: str, hook: str) -> int:
         if hook == "post-commit":
             # git says what the commit changed: when the cache recorded its parent, only those paths are read
             parent = _parent(root)
-            index.update(root, force=_changed_in_head(root, parent), wait=HOOK_LOCK_WAIT, after=parent)
+            found = _changed_in_head(root, parent) if changed is None else tuple(p for p in changed if _is_memory_path(p))
+            index.update(root, force=found, wait=HOOK_LOCK_WAIT, after=parent)
         else:
             index.update(root, wait=HOOK_LOCK_WAIT)
     except Exception as exc:  # noqa: BLE001 — a post hook must never block the user's git
         index.mark_stale(root, f"{hook}: {exc}")
         print(f"memrepo {hook}: index update failed ({safe(exc)}); marked stale — run `memrepo index --rebuild`", file=sys.stderr)
+    if hook != "post-checkout":  # a checkout makes no commit
+        _keep_commit_graph(root, hook)
     return 0
+
+
+def _keep_commit_graph(root: str, hook: str) -> None:
+    """A memory's history stays fast all day: a new graph layer once a few commits lie outside it."""
+    from memrepo.vcs import gitops
+
+    try:
+        gitops.keep_commit_graph(root)
+    except Exception as exc:  # noqa: BLE001 — history is only slower without it
+        print(f"memrepo {hook}: could not start a commit-graph write ({safe(exc)})", file=sys.stderr)
+
+
+def in_process() -> commit.Hooks:
+    """These hooks' work for a writer to do itself where they are all git would run (`vcs.commit.Hooks`)."""
+    from memrepo.vcs import commit
+
+    return commit.Hooks(pre_commit=_validate_for_writer, post_commit=_index_for_writer)
+
+
+def _validate_for_writer(root: str, env: dict[str, str]) -> int:
+    try:
+        return pre_commit(root, "pre-commit", env)
+    except Exception as exc:  # noqa: BLE001 — fail closed, but say why (as `main` does)
+        print(f"memrepo pre-commit: could not validate ({safe(exc)})", file=sys.stderr)
+        return 1
+
+
+def _index_for_writer(root: str, rels: list[str]) -> int:
+    return post_hook(root, "post-commit", tuple(rels))
+
+
+def _head_is_expected(root: str) -> bool:
+    """A memrepo writer's commit is of an index made from one HEAD: refuse it when a person's
+    commit moved HEAD since (git then gives up before the ref moves, and the writer tries again)."""
+    from memrepo.vcs import commit
+
+    expected = os.environ.get(commit.EXPECT_HEAD)
+    if expected is None or (refs.resolve(root, "HEAD") or "") == expected:
+        return True
+    print(commit.HEAD_MOVED, file=sys.stderr)
+    return False
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -241,6 +291,8 @@ def main(argv: list[str] | None = None) -> int:
     hook = args[0] if args else ""
     private.restrict()
     root = refs.toplevel(os.getcwd()) or os.getcwd()
+    if hook == "pre-commit" and not _head_is_expected(root):
+        return 1
     if hook in VALIDATING_HOOKS:
         try:
             return pre_commit(root, hook)

@@ -184,11 +184,13 @@ def add(repo: str, note: notes.Note, trailers: dict[str, str] | None = None) -> 
             raise NoteInvalid(f"{rel} is not a valid memory", [str(p) for p in problems], hint="fix the fields named above and run it again")
         # Another terminal may take the same id between the check above and the lock: the file
         # must still be absent under the lock, or this add never overwrites it.
+        from memrepo.store import githooks
         from memrepo.vcs import runs
 
         run = runs.change_run_id("add", note_id)
         sha, taken = commit.commit_if_unchanged(repo, {rel: text}, {rel: None}, f"add: {note_id}",
-                                                {"Action": "add", "Run": run, "Id": note_id, **(trailers or {})})
+                                                {"Action": "add", "Run": run, "Id": note_id, **(trailers or {})},
+                                                hooks=githooks.in_process())
         if not taken:
             return note_id, sha, run
         tried.add(note_id)

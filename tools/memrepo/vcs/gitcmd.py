@@ -35,6 +35,12 @@ def run_git(*args: str, cwd: str, input: bytes | None = None, env: dict[str, str
     return res.returncode, res.stdout, res.stderr
 
 
+
+def start_git(*args: str, cwd: str, log_path: str) -> int:
+    """Start `git args` in cwd detached (a new session, output appended to `log_path`), in the
+    environment of `no_git_env`; returns its pid and never waits for it (`proc.spawn_detached`)."""
+    return proc.spawn_detached(("git",) + args, log_path=log_path, env=no_git_env(), cwd=cwd)
+
 INDEX_BUSY_WAIT = 10.0  # seconds a write waits for another git's index.lock (an editor's `git status`, say)
 
 

@@ -6,6 +6,7 @@ Commits are `vcs.commit`'s; trailers are `vcs.trailers`'.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from typing import Any
 
@@ -80,8 +81,72 @@ def write_commit_graph(path: str, timeout: float = COMMIT_GRAPH_TIMEOUT) -> dict
     if rc != 0:
         raise GitError(f"git commit-graph write failed: {err.decode('utf-8', 'replace').strip()}",
                        hint="history still works without it, only slower; `git commit-graph verify` says more")
+    _mark_graph(repo, gitcmd.head(repo))
     rc, out, _ = gitcmd.run_git("rev-list", "--count", "--all", cwd=repo)
     return {"commits": int(out.decode().strip() or 0) if rc == 0 else 0}
+
+
+# Each commit made after the graph was written costs a path-limited log ~50 ms at 100,000 memories
+# (git diffs its tree to learn whether it touched the path; issue 44). After a commit that leaves
+# more than GRAPH_SLACK commits beyond the last write, a new layer is written (`--split`: only
+# the commits not in the graph yet are read), by a detached git, off the writer's critical path.
+GRAPH_SLACK = 2
+GRAPH_MARK = "memrepo-commit-graph.head"  # in the git dir: HEAD when the last layer was started
+GRAPH_LOG = "memrepo-commit-graph.log"
+GRAPH_LOG_MAX = 64 * 1024
+
+
+def commits_outside_graph(path: str) -> int | None:
+    """How many commits HEAD holds beyond the one the last graph layer was started at; None when
+    unknown (no mark, or one git cannot read), which counts as too many."""
+    repo = open_repo(path)
+    mark = _git_path(repo, GRAPH_MARK)
+    try:
+        with open(mark, encoding="ascii") as fh:
+            since = fh.read().strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if not since or not all(c in "0123456789abcdef" for c in since):
+        return None
+    # An upper bound even when `since` is no longer HEAD's ancestor (a reset): the layer started
+    # there holds every commit reachable from it.
+    rc, out, _ = gitcmd.run_git("rev-list", "--count", "HEAD", f"^{since}", cwd=repo)
+    return int(out.decode().strip() or 0) if rc == 0 else None
+
+
+def keep_commit_graph(path: str) -> bool:
+    """Start a detached `git commit-graph write --split` when too many commits lie outside the
+    graph (GRAPH_SLACK); True when one was started. Never waits for it."""
+    repo = open_repo(path)
+    head = gitcmd.head(repo)
+    if head is None:
+        return False
+    outside = commits_outside_graph(repo)
+    if outside is not None and outside <= GRAPH_SLACK:
+        return False
+    log = _git_path(repo, GRAPH_LOG)
+    with contextlib.suppress(OSError):
+        if os.path.getsize(log) > GRAPH_LOG_MAX:
+            os.remove(log)
+    # Marked before it runs: a write that fails leaves at most GRAPH_SLACK more commits outside
+    # before the next one starts, and that one reads every reachable commit the graph lacks.
+    _mark_graph(repo, head)
+    gitcmd.start_git("commit-graph", "write", "--reachable", "--changed-paths", "--split", cwd=repo, log_path=log)
+    return True
+
+
+def _mark_graph(repo: str, head: str | None) -> None:
+    if head:
+        with open(_git_path(repo, GRAPH_MARK), "w", encoding="ascii") as fh:
+            fh.write(head + "\n")
+
+
+def _git_path(repo: str, name: str) -> str:
+    rc, out, err = gitcmd.run_git("rev-parse", "--git-path", name, cwd=repo)
+    if rc != 0:
+        raise GitError(f"{repo} is not a git repository: {err.decode('utf-8', 'replace').strip()}",
+                       hint=f"run `memrepo init {repo}`")
+    return os.path.join(repo, out.decode("utf-8", "surrogateescape").strip())
 
 
 MAX_DIFF_CHARS = 20000

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import stat
 import sys
 
@@ -316,3 +317,37 @@ def merge_driver_wiring(root: str, probe: str = "memory/x.md") -> tuple[bool, st
     if not imports:
         return False, f"{python} -I cannot import {MERGE_DRIVER_MODULE} (memrepo installed with --user, or removed)"
     return True, f"memory/*.md merge with {MERGE_DRIVER_MODULE}"
+
+
+# Every hook `git commit` may run: a writer does memrepo's own hooks' work itself only when no
+# other one is there to be skipped.
+COMMIT_HOOKS = ("pre-commit", "prepare-commit-msg", "commit-msg", "post-commit", "post-index-change",
+                "reference-transaction")
+
+
+def only_ours(root: str) -> bool:
+    """Whether `git commit` here would run memrepo's own pre-commit and post-commit shims and
+    nothing else, with this very interpreter: then a writer may do their work in its own process
+    (the same functions, without starting two interpreters per commit; issue 44)."""
+    if _config(root, "core.hooksPath") is not None:
+        return False
+    directory = hooks_dir(root)
+    for hook in COMMIT_HOOKS:
+        path = os.path.join(directory, hook)
+        runs = os.path.isfile(path) and os.access(path, os.X_OK)
+        if hook in ("pre-commit", "post-commit"):
+            if not runs or _hook_state(path) != "shim":
+                return False
+        elif runs:
+            return False
+    # The path itself, not where its links lead: a venv's python links to an interpreter without memrepo.
+    return _shim_python(root) == os.path.abspath(sys.executable)
+
+
+def _shim_python(root: str) -> str | None:
+    """The interpreter the shims try first: $MEMREPO_PYTHON, else the one `memrepo init` recorded."""
+    python = os.environ.get("MEMREPO_PYTHON") or (_read(_git_path(root, PYTHON_RECORD)) or "").strip()
+    if not python:
+        return None
+    found = python if os.path.isabs(python) else shutil.which(python)
+    return os.path.abspath(found) if found else None

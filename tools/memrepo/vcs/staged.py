@@ -8,10 +8,12 @@ from memrepo.vcs import gitcmd
 BATCH_BYTES = 16 * 1024 * 1024  # one `git cat-file --batch` reads at most this much (its output is bounded)
 
 
-def changes(root: str) -> list[tuple[str, str]]:
+def changes(root: str, env: dict[str, str] | None = None) -> list[tuple[str, str]]:
     """[(status letter, path)] of what is staged against HEAD (added, copied, changed, deleted),
-    renames as a delete and an add; RuntimeError with git's words when git fails."""
-    rc, out, err = gitcmd.run_git("diff", "--cached", "--name-status", "-z", "--no-renames", "--diff-filter=ACMRD", cwd=root)
+    renames as a delete and an add; RuntimeError with git's words when git fails. `env`, in
+    every function here, may name another index (`GIT_INDEX_FILE`: a writer's own)."""
+    rc, out, err = gitcmd.run_git("diff", "--cached", "--name-status", "-z", "--no-renames", "--diff-filter=ACMRD", cwd=root,
+                                  env=env)
     if rc != 0:
         raise RuntimeError(err.decode(errors="replace").strip())
     fields = gitcmd.split_z(out)
@@ -23,13 +25,14 @@ def anything(repo: str) -> bool:
     return bool(gitcmd.split_z(gitcmd.run_git("diff", "--cached", "--name-only", "-z", cwd=repo)[1]))
 
 
-def entries(root: str, *pathspecs: str, literal: bool = False) -> dict[str, tuple[str, str]] | None:
+def entries(root: str, *pathspecs: str, literal: bool = False, env: dict[str, str] | None = None
+            ) -> dict[str, tuple[str, str]] | None:
     """{path: (mode, blob id)} of the index entries below `pathspecs` (`literal`: names, not patterns);
     None when git failed."""
     found: dict[str, tuple[str, str]] = {}
     for i in range(0, max(len(pathspecs), 1), 500):  # a long list of paths goes in slices of 500
         rc, out, _ = gitcmd.run_git(*(("--literal-pathspecs",) if literal else ()), "ls-files", "-z", "--stage", "--",
-                                    *pathspecs[i:i + 500], cwd=root)
+                                    *pathspecs[i:i + 500], cwd=root, env=env)
         if rc != 0:
             return None
         for entry in gitcmd.split_z(out):
@@ -40,10 +43,11 @@ def entries(root: str, *pathspecs: str, literal: bool = False) -> dict[str, tupl
     return found
 
 
-def differ_from(root: str, commit: str, *pathspecs: str) -> dict[str, tuple[str, str]] | None:
+def differ_from(root: str, commit: str, *pathspecs: str, env: dict[str, str] | None = None
+                ) -> dict[str, tuple[str, str]] | None:
     """{path: (new mode, status letter)} of what the index changes against `commit` below
     `pathspecs`, renames as a delete and an add; None when git failed."""
-    rc, out, _ = gitcmd.run_git("diff-index", "--cached", "-z", "--no-renames", commit, "--", *pathspecs, cwd=root)
+    rc, out, _ = gitcmd.run_git("diff-index", "--cached", "-z", "--no-renames", commit, "--", *pathspecs, cwd=root, env=env)
     if rc != 0:
         return None
     fields = gitcmd.split_z(out)  # ":old-mode new-mode old-sha new-sha status", path, ...
@@ -54,7 +58,8 @@ def differ_from(root: str, commit: str, *pathspecs: str) -> dict[str, tuple[str,
     return found
 
 
-def blobs(root: str, rels: list[str], limit: int, oversized: dict[str, int] | None = None) -> dict[str, bytes]:
+def blobs(root: str, rels: list[str], limit: int, oversized: dict[str, int] | None = None,
+          env: dict[str, str] | None = None) -> dict[str, bytes]:
     """Staged content of many files through `git cat-file --batch`, a bounded batch at a time.
 
     Sizes come first (`--batch-check`): a blob over `limit` bytes is not read at all (it maps to
@@ -64,7 +69,7 @@ def blobs(root: str, rels: list[str], limit: int, oversized: dict[str, int] | No
     if not rels:
         return {}
     spec_in = "".join(f":{r}\n" for r in rels).encode("utf-8")
-    rc, out, err = gitcmd.run_git("cat-file", "--batch-check", cwd=root, input=spec_in)
+    rc, out, err = gitcmd.run_git("cat-file", "--batch-check", cwd=root, input=spec_in, env=env)
     if rc != 0:
         raise RuntimeError(err.decode("utf-8", "replace").strip())
     sizes: dict[str, int] = {}
@@ -79,7 +84,7 @@ def blobs(root: str, rels: list[str], limit: int, oversized: dict[str, int] | No
     total = 0
     for rel in [r for r in rels if r in sizes and r not in found] + [""]:
         if batch and (not rel or total + sizes[rel] > BATCH_BYTES):
-            found.update(_read_batch(root, batch))
+            found.update(_read_batch(root, batch, env))
             batch, total = [], 0
         if rel:
             batch.append(rel)
@@ -87,9 +92,9 @@ def blobs(root: str, rels: list[str], limit: int, oversized: dict[str, int] | No
     return found
 
 
-def _read_batch(root: str, rels: list[str]) -> dict[str, bytes]:
+def _read_batch(root: str, rels: list[str], env: dict[str, str] | None = None) -> dict[str, bytes]:
     spec_in = "".join(f":{r}\n" for r in rels).encode("utf-8")
-    rc, out, err = gitcmd.run_git("cat-file", "--batch", cwd=root, input=spec_in)
+    rc, out, err = gitcmd.run_git("cat-file", "--batch", cwd=root, input=spec_in, env=env)
     if rc != 0:
         raise RuntimeError(err.decode("utf-8", "replace").strip())
     found: dict[str, bytes] = {}
