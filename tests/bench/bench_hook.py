@@ -142,7 +142,7 @@ def check_outputs(cmds: dict[str, list[str]], env: dict[str, str], ev: bytes, ex
     if not ok:
         raise RuntimeError(f"hook did not behave: rc={proc.returncode} inject={bool(ctx)} (expected {expect_inject})"
                            f" stderr={proc.stderr.decode(errors='replace')[:300]!r}")
-    return {"injected_ids": re.findall(r"\(id: ([a-z0-9-]+)\)", ctx), "context_chars": len(ctx)}
+    return {"injected_ids": re.findall(r"\(id: ([a-z0-9-]+)[;)]", ctx), "context_chars": len(ctx)}
 
 
 def interleaved(cmds: dict[str, list[str]], env: dict[str, str], ev: bytes, pairs: int) -> dict[str, list[float]]:

@@ -40,7 +40,8 @@ def live(d: Any, why: list[tuple[rank.Hit | None, str | None]], rows: int = ROWS
     for n, (h, reason) in enumerate(cands[:rows], start=1):
         holds = ", ".join(f"{t} ({_where(b)})" for t, b in sorted(h.matched.items()))
         p = f"  p {h.p:.2f}" if h.features else ""
-        out.append(f"  {n}. {h.id}  score {h.score:.2f}{p} (relevance {h.relevance:.2f} × scope {h.scope:.2f}"
+        where = f" ({h.source})" if getattr(h, "source", "") else ""
+        out.append(f"  {n}. {h.id}{where}  score {h.score:.2f}{p} (relevance {h.relevance:.2f} × scope {h.scope:.2f}"
                    f" × priority {h.priority:.2f}; holds {holds}) — {_verdict(reason)}")
         if h.features:
             out.append("     evidence: " + features(h.features))
