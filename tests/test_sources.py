@@ -229,3 +229,79 @@ def test_recall_explain_names_the_source(me: str, code: str) -> None:
     result = CliRunner().invoke(cli, ["--repo", me, "recall", "--explain", "--cwd", code,
                                       "how long do our kafka topics keep retention of events?"])
     assert "team-kafka-retention" in result.output and "team acme" in result.output
+
+
+def test_share_to_a_team_is_a_branch_a_member_merges(me: str, team: tuple[str, str], code: str) -> None:
+    """No forge (a bare remote): the branch is pushed and the way to merge it printed; once a member
+    merges and pushes it, `memrepo sync` brings it back to this machine as the team's."""
+    bare, alice = team
+    write_memory(me, "my-redis", title="Redis sessions expire after thirty minutes",
+                 description="Session keys in Redis expire after thirty minutes of inactivity.", topics=["redis", "sessions"])
+    assert commit_all(me, "redis").returncode == 0
+    out = run("share", "my-redis", "--to", "acme", repo=me).output
+    assert "memrepo/share/my-redis" in out and "git merge FETCH_HEAD" in out
+    assert git(bare, "cat-file", "-e", "memrepo/share/my-redis:memory/my-redis.md", check=False).returncode == 0
+    assert git(bare, "cat-file", "-e", "main:memory/my-redis.md", check=False).returncode != 0  # a proposal, not a write
+    git(alice, "fetch", "-q", "origin", "memrepo/share/my-redis")
+    git(alice, "merge", "-q", "FETCH_HEAD")
+    git(alice, "push", "-q", "origin", "main")
+    run("sync", repo=me)
+    rows = sources.list_all(me, code, "acme")
+    assert "my-redis" in [r["id"] for r in rows] and {r["source"] for r in rows} == {"team acme"}
+
+
+def test_share_to_the_project_writes_a_file_to_commit_with_the_code(me: str, code: str) -> None:
+    write_memory(me, "my-migrations", title="Run migrations before the shop deploy",
+                 description="The shop's database migrations run before its deploy, never after.", topics=["migrations"])
+    assert commit_all(me, "m").returncode == 0
+    out = run("share", "my-migrations", "--to", "project", "--cwd", code, repo=me).output
+    assert "git -C" in out and os.path.exists(os.path.join(code, ".memrepo", "memory", "my-migrations.md"))
+    assert git(code, "status", "--porcelain").stdout.strip() == "?? .memrepo/memory/my-migrations.md"
+
+
+def test_list_search_and_show_say_where_each_memory_lives(me: str, code: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(code)
+    out = run("list", repo=me).output
+    assert any(line.startswith("team acme") and "team-kafka-retention" in line for line in out.splitlines())
+    assert any(line.startswith("project shop") and "shop-checkout-flag" in line for line in out.splitlines())
+    assert any(line.startswith("personal") and "my-spaces" in line for line in out.splitlines())
+    out = run("search", "kafka retention", repo=me).output
+    assert "team-kafka-retention" in out and "(team acme)" in out
+    out = run("show", "shop-checkout-flag", repo=me).output
+    assert out.startswith("Source: project shop") and "newcart" in out
+    assert "my-spaces" not in run("list", "--source", "acme", repo=me).output
+
+
+def test_doctor_checks_each_source(me: str, code: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memrepo.store import doctor
+
+    monkeypatch.chdir(code)
+    found = {c.name: c for c in doctor.run(me)}
+    assert found["source team acme"].ok and "cache fresh" in found["source team acme"].detail
+    assert "read-only" in found["source team acme"].detail and "team.git" in found["source team acme"].detail
+    assert found["source project shop"].ok and "cache fresh" in found["source project shop"].detail
+    write_file(code, ".memrepo/memory/shop-new.md", memory_text("shop-new", title="A new shop note"))
+    found = {c.name: c for c in doctor.run(me)}
+    assert found["source project shop"].warn and found["source project shop"].fix == "memrepo sources --refresh"
+
+
+def test_a_team_starts_from_an_empty_remote(repo: str, tmp_path: Any, code: str) -> None:
+    """The README's five commands: one member makes an empty remote the team's memory, another joins it."""
+    bare = str(tmp_path / "fresh.git")
+    git(str(tmp_path), "init", "-q", "--bare", "-b", "main", bare)
+    run("team", "add", "acme", bare, "--writable", repo=repo)
+    run("sync", repo=repo)
+    assert git(bare, "cat-file", "-e", "main:memory", check=False).returncode == 0
+    other = str(tmp_path / "other")
+    repoinit.init(other)
+    run("team", "add", "acme", bare, "--dir", str(tmp_path / "other-acme"), repo=other)
+    write_memory(repo, "my-flaky", title="The payments e2e suite is flaky on Mondays",
+                 description="Retry the payments end-to-end suite once on Mondays before digging in.", topics=["flaky tests"])
+    assert commit_all(repo, "flaky").returncode == 0
+    run("share", "my-flaky", "--to", "acme", repo=repo)
+    member = os.path.expanduser(sources.teams(repo)["acme"]["path"])
+    git(member, "fetch", "-q", "origin", "memrepo/share/my-flaky")
+    git(member, "merge", "-q", "FETCH_HEAD")
+    run("sync", repo=repo)  # writable: pushes the merge
+    run("sync", repo=other)
+    assert "my-flaky" in hook("is the payments e2e suite flaky on mondays?", other, code)

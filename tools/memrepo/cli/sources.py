@@ -96,6 +96,38 @@ def sources_(ctx: click.Context, cwd: str | None, refresh: bool, as_json: bool) 
         echo(f"{row['kind']:<8} {row['name']:<16} {row['root']}  ({row['state']})")
 
 
+@click.command("share")
+@click.argument("note_id", metavar="ID")
+@click.option("--to", "to", required=True, metavar="TEAM|project",
+              help="A team's name (a branch and a pull request there), or `project` (a file in the code repository's .memrepo/).")
+@click.option("--cwd", type=click.Path(file_okay=False), help="The code repository, for --to project (default: here).")
+@click.option("--forge", "forge_name", metavar="HOST/OWNER/REPO", help="The team remote's forge, when its URL names none.")
+@click.option("--json", "as_json", is_flag=True, help="Print {id, to, path, url, manual} as JSON.")
+@click.pass_context
+@_fail_friendly
+def share(ctx: click.Context, note_id: str, to: str, cwd: str | None, forge_name: str | None, as_json: bool) -> None:
+    """Propose your memory ID to a team (by pull request) or to the project (a file to commit).
+
+    Nothing is written into a team's memory until someone merges the pull request; a project's
+    memory is committed and reviewed with the code.
+
+    \b
+    Examples:
+      memrepo share deploy-freeze --to acme
+      memrepo share checkout-flag --to project && git commit .memrepo -m "memory: checkout flag"
+    """
+    from memrepo.passes import share as share_lib
+
+    done = share_lib.share(_repo(ctx), note_id, to, os.path.abspath(cwd or os.getcwd()), forge_name)
+    if as_json:
+        return _json(done.as_dict())
+    where = f" as {done.path}" if done.path else ""
+    echo(f"proposed {done.id} to {done.to}{where}" + (f": {done.url}" if done.url else ""))
+    for line in done.manual:
+        echo(f"  {line}")
+
+
 def register(cli: click.Group) -> None:
     cli.add_command(team)
     cli.add_command(sources_)
+    cli.add_command(share)

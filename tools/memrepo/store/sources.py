@@ -299,8 +299,10 @@ def show_any(repo: str, cwd: str | None, note_id: str, only: str | None = None) 
                 raise
     for src in others(repo, cwd, only):
         if os.path.exists(paths.note_path(src.root, note_id)):
+            # A project's memory is history of the code repository it sits in.
+            top, rel = (src.root, "") if src.kind == rs.TEAM else (os.path.dirname(src.root), rs.PROJECT_DIR + "/")
             return {"id": note_id, "text": memories.read_text(src.root, note_id), "source": src.label, "root": src.root,
-                    "history": gitops.history(src.root, f"{paths.MEMORY_DIR}/{note_id}.md")}
+                    "history": gitops.history(top, f"{rel}{paths.MEMORY_DIR}/{note_id}.md")}
     raise NoteNotFound(f"no memory with id {note_id!r} in any source", hint="find ids with `memrepo list` or `memrepo search`")
 
 
