@@ -33,9 +33,7 @@ TARGET = 2.0
 
 
 def build(workdir: str, n: int, python: str, reuse: bool) -> tuple[str, str, str]:
-    """(personal repo, team repo, code checkout): three stores of n memories, the team listed and
-    the project's cache in place."""
-    from memrepo.recall import paths, sources
+    """(personal repo, team repo, project repo): three stores of n memories."""
     from memrepo.store import index
 
     stores = []
@@ -45,20 +43,20 @@ def build(workdir: str, n: int, python: str, reuse: bool) -> tuple[str, str, str
             shutil.rmtree(repo, ignore_errors=True)
             bl.make_repo(repo, n, seed, python)
         stores.append(repo)
-    personal, team, project = stores
-    code = os.path.join(workdir, "checkouts", "shop")
-    os.makedirs(os.path.join(code, ".git"), exist_ok=True)
-    os.makedirs(os.path.join(code, sources.PROJECT_DIR, paths.MEMORY_DIR), exist_ok=True)
-    cache = sources.project_index_dir(code)
+    return stores[0], stores[1], stores[2]
+
+
+def with_project(cwd: str, project: str) -> None:
+    """Make the checkout `cwd` is in hold project memory: `.memrepo/memory/`, and `project`'s cache
+    where recall looks for that checkout's (the user's cache folder)."""
+    from memrepo.recall import paths, projects, sources
+
+    top = projects.top_level(cwd)
+    assert top is not None
+    os.makedirs(os.path.join(top, sources.PROJECT_DIR, paths.MEMORY_DIR), exist_ok=True)
+    cache = sources.project_index_dir(top)
     os.makedirs(cache, exist_ok=True)
     shutil.copyfile(paths.index_db(project), os.path.join(cache, paths.INDEX_FILE))
-    return personal, team, code
-
-
-def prompt_for(repo: str, workdir: str, code: str) -> tuple[str, list[str]]:
-    """A prompt that `repo`'s store answers (bench_hook's generator), asked from the code checkout."""
-    prompt, _, ids = bh.answerable_prompt(repo, os.path.join(workdir, "scratch"))
-    return prompt, ids
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -79,20 +77,20 @@ def main(argv: list[str] | None = None) -> int:
         args.size, args.pairs = 300, 6
     workdir = args.workdir or tempfile.mkdtemp(prefix="memrepo-bench-sources-")
     os.environ.setdefault("XDG_CACHE_HOME", os.path.join(workdir, "cache"))
-    personal, team, code = build(workdir, args.size, args.python, args.reuse)
+    personal, team, project = build(workdir, args.size, args.python, args.reuse)
     env = bl.bench_env(personal, args.python)
     results: dict[str, Any] = {"machine": bl.machine(), "size": args.size, "prompts": {}}
     settings = os.path.join(personal, "index", "local.json")
-    scratch = os.path.join(workdir, "scratch")
-    os.makedirs(scratch, exist_ok=True)
-    # First the personal store alone (no team listed, cwd outside the code repository): the
-    # figure bench_hook.py measures, here for comparison on the same machine at the same time.
-    for kind, store, cwd in (("personal alone", personal, scratch), ("personal answers", personal, code),
-                             ("team answers", team, code)):
+    # First the personal store alone (no team listed, no project memory where the prompt is asked):
+    # the figure bench_hook.py measures, here for comparison on the same machine at the same time.
+    # Each prompt is asked from the checkout of the project its memory belongs to (bench_hook's
+    # generator), which then holds the project memory.
+    for kind, store in (("personal alone", personal), ("personal answers", personal), ("team answers", team)):
+        prompt, cwd, _ = bh.answerable_prompt(store, workdir)
         if kind != "personal alone":
             with open(settings, "w", encoding="utf-8") as fh:
                 json.dump({"teams": {"acme": {"path": team, "writable": False}}}, fh)
-        prompt, _ = prompt_for(store, workdir, code)
+            with_project(cwd, project)
         ev = bh.event(prompt, cwd, "")
         cmds = {k: v for k, v in bh.commands(args.python).items() if k in ("baseline", "hook", "hook_direct", "baseline_site")}
         check = bh.check_outputs(cmds, env, ev, True)
