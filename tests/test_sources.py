@@ -305,3 +305,38 @@ def test_a_team_starts_from_an_empty_remote(repo: str, tmp_path: Any, code: str)
     run("sync", repo=repo)  # writable: pushes the merge
     run("sync", repo=other)
     assert "my-flaky" in hook("is the payments e2e suite flaky on mondays?", other, code)
+
+
+def test_session_start_refreshes_the_sources_off_the_prompt_path(me: str, code: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """SessionStart starts the refresh detached (the prompt hook never builds a cache); the worker
+    brings a stale project cache up to date."""
+    from memrepo import proc
+    from memrepo.claude import session_start
+    from memrepo.worker import sources_refresh
+
+    write_file(code, ".memrepo/memory/shop-payments.md", memory_text(
+        "shop-payments", class_="project", title="Payments go through Adyen in the shop",
+        description="The shop's payments are processed by Adyen, never Stripe.", topics=["payments", "adyen"]))
+    prompt = "which payment provider processes the shop's payments, adyen?"
+    assert "shop-payments" not in hook(prompt, me, code)  # stale: answers as it stands, builds nothing
+    started: list[list[str]] = []
+    monkeypatch.setattr(proc, "spawn_detached", lambda argv, **kw: started.append(list(argv)) or 1)
+    monkeypatch.setenv("MEMREPO_DIR", me)
+    session_start.on_session_start({"cwd": code, "session_id": "s-1", "source": "startup"})
+    refresh = [argv for argv in started if "memrepo.worker.sources_refresh" in argv[2]]
+    assert len(refresh) == 1 and refresh[0][-2:] == [me, code]
+    assert sources_refresh.main([me, code]) == 0
+    assert "shop-payments" in hook(prompt, me, code)
+
+
+def test_forget_of_a_team_or_project_memory_is_a_proposal_there(me: str, team: tuple[str, str], code: str,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    bare, _ = team
+    monkeypatch.chdir(code)
+    out = run("forget", "team-tabs", "--reason", "we use spaces now", repo=me).output
+    assert "proposed retiring team-tabs to team acme as memrepo/forget/team-tabs" in out
+    assert "status: retired" in git(bare, "show", "memrepo/forget/team-tabs:memory/team-tabs.md").stdout
+    assert "status: retired" not in git(bare, "show", "main:memory/team-tabs.md").stdout
+    out = run("forget", "shop-checkout-flag", repo=me).output
+    assert "git -C" in out and "status: retired" in open(os.path.join(code, ".memrepo", "memory", "shop-checkout-flag.md")).read()
+    assert git(code, "status", "--porcelain").stdout.strip() == "M .memrepo/memory/shop-checkout-flag.md"

@@ -93,13 +93,14 @@ def _git(root: str, *args: str, input: bytes | None = None, env: dict[str, str] 
                       hint=f"check the team's clone with `memrepo doctor` and `git -C {root} remote -v`")
 
 
-def _commit(root: str, base_sha: str, note_id: str, text: str) -> str | None:
-    """One commit on `base_sha` adding the memory; None when the team holds it already, as it is."""
+def _commit(root: str, base_sha: str, note_id: str, text: str, subject: str, new: bool = True) -> str | None:
+    """One commit on `base_sha` writing the memory's `text`; None when the team holds it already, as
+    it is. `new`: it must not be there yet (a share); else it must (a forget)."""
     rel = f"{paths.MEMORY_DIR}/{note_id}.md"
     rc, held, _ = gitcmd.run_git("show", f"{base_sha}:{rel}", cwd=root, env=gitcmd.no_git_env())
-    if rc == 0:
-        if held.decode("utf-8", "replace") == text:
-            return None
+    if rc == 0 and held.decode("utf-8", "replace") == text:
+        return None
+    if new and rc == 0:
         raise ShareError(f"the team already holds a different memory {note_id}",
                          hint=f"compare with `git -C {root} show {base_sha}:{rel}`; rename yours (`memrepo edit`) to share it")
     blob = _git(root, "hash-object", "-w", "--stdin", input=text.encode("utf-8"))
@@ -108,42 +109,92 @@ def _commit(root: str, base_sha: str, note_id: str, text: str) -> str | None:
         _git(root, "read-tree", base_sha, env=env)
         _git(root, "update-index", "--add", "--cacheinfo", f"100644,{blob},{rel}", env=env)
         tree = _git(root, "write-tree", env=env)
-    message = trailers.message(f"share: {note_id}", {"Action": "share", "Run": runs.new_run_id(f"share-{note_id}")},
-                               "Proposed from a member's personal memory by `memrepo share`.")
+    action = "share" if new else "retire"
+    message = trailers.message(subject, {"Action": action, "Run": runs.new_run_id(f"{action}-{note_id}")},
+                               f"Proposed by a member with `memrepo {'share' if new else 'forget'}`.")
     return _git(root, "commit-tree", tree, "-p", base_sha, "-F", "-", input=message.encode("utf-8"))
 
 
-def _to_team(name: str, root: str, note_id: str, text: str, forge_name: str | None, gh_path: str | None) -> Shared:
+def _base(name: str, root: str) -> tuple[str, str, str]:
+    """(remote, branch, the remote branch's commit, fetched now) of a team's clone."""
     remote = join.default_remote(root)
     base = join.current_branch(root)
     if remote is None or base is None:
         raise ShareError(f"team {name}'s clone has no remote or no branch", hint="`memrepo doctor` says which")
     _git(root, "fetch", "-q", "--no-tags", remote, f"refs/heads/{base}:refs/remotes/{remote}/{base}")
-    base_sha = _git(root, "rev-parse", "--verify", f"refs/remotes/{remote}/{base}")
+    return remote, base, _git(root, "rev-parse", "--verify", f"refs/remotes/{remote}/{base}")
+
+
+def _to_team(name: str, root: str, note_id: str, text: str, forge_name: str | None, gh_path: str | None) -> Shared:
+    remote, base, base_sha = _base(name, root)
     out = Shared(note_id, f"{rs.TEAM} {name}")
-    sha = _commit(root, base_sha, note_id, text)
+    sha = _commit(root, base_sha, note_id, text, f"share: {note_id}")
     if sha is None:
         out.manual.append(f"team {name} holds {note_id} already")
         return out
-    head = BRANCH_PREFIX + note_id
+    return _proposed(out, root, remote, base, sha, BRANCH_PREFIX + note_id, f"memrepo: share {note_id}",
+                     _body(note_id, text), forge_name, gh_path)
+
+
+def _proposed(out: Shared, root: str, remote: str, base: str, sha: str, head: str, title: str, body: str,
+              forge_name: str | None, gh_path: str | None) -> Shared:
+    """Push `sha` as branch `head` and open (or find) its pull request on the team's forge."""
     _git(root, "push", "-q", "--force-with-lease", remote, f"{sha}:refs/heads/{head}")
     out.path = head
     url = _git(root, "remote", "get-url", remote)
     found, why = forges.resolve(url, None, forge_name)
-    title = f"memrepo: share {note_id}"
     if found is not None:
         try:
             gh = forges.Gh(found, root, gh_path)
             open_pr = next((p for p in gh.pulls_of(head) if p.get("state") == "open"), None)
-            pr = open_pr or gh.create(head, base, title, _body(note_id, text))
+            pr = open_pr or gh.create(head, base, title, body)
             out.url = str(pr.get("html_url", ""))
             return out
         except forges.ForgeUnavailable as exc:
             why = f"{exc}: {exc.hint}" if exc.hint else str(exc)
-        out.manual.append(f"open the pull request by hand: {found.compare_url(base, head)}")
+        out.manual.append(f"open the pull request by hand ({why}): {found.compare_url(base, head)}")
     else:
         out.manual.append(f"no forge ({why}); a member merges it: git fetch {remote} {head} && git merge FETCH_HEAD && memrepo sync")
     return out
+
+
+FORGET_PREFIX = "memrepo/forget/"
+
+
+def forget(repo: str, note_id: str, cwd: str | None, reason: str, forge_name: str | None = None,
+           gh_path: str | None = None) -> Shared:
+    """`memrepo forget` of a team's or the project's memory (issue 41, part 6): a proposal there,
+    never a write. For a team, a branch and a pull request retiring it; for the project, the
+    file retired in place for the user to commit with their code."""
+    from memrepo.store import lifecycle
+
+    for src in sources.others(repo, cwd):
+        if not os.path.exists(paths.note_path(src.root, note_id)):
+            continue
+        if src.kind == rs.PROJECT:
+            path = paths.note_path(src.root, note_id)
+            with open(path, encoding="utf-8") as fh:
+                after = lifecycle.retired_text(fh.read(), note_id, reason)
+            with open(path, "w", encoding="utf-8", newline="\n") as fh:
+                fh.write(after)
+            top = os.path.dirname(src.root)
+            rel = os.path.relpath(path, top)
+            return Shared(note_id, src.label, path, manual=[
+                f"git -C {top} commit {rel} -m \"memory: retire {note_id}\"  (review it with your code)"])
+        remote, base, base_sha = _base(src.name, src.root)
+        rel = f"{paths.MEMORY_DIR}/{note_id}.md"
+        before = _git(src.root, "show", f"{base_sha}:{rel}") + "\n"
+        sha = _commit(src.root, base_sha, note_id, lifecycle.retired_text(before, note_id, reason),
+                      f"retire: {note_id}", new=False)
+        out = Shared(note_id, src.label)
+        if sha is None:
+            return out
+        body = "\n".join([f"<!-- memrepo forget {note_id} -->", f"A member asks to retire `{prbody.inline(note_id)}`: "
+                          f"{prbody.inline(reason)}. **Merge** to retire it for everyone; **close** to keep it.", "",
+                          "<sub>opened by `memrepo forget`</sub>"])
+        return _proposed(out, src.root, remote, base, sha, FORGET_PREFIX + note_id, f"memrepo: retire {note_id}", body,
+                         forge_name, gh_path)
+    raise ShareError(f"no memory with id {note_id!r} in any source", hint="find ids with `memrepo list`")
 
 
 def _body(note_id: str, text: str) -> str:
