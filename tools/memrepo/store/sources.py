@@ -103,7 +103,9 @@ def add_team(repo: str, name: str, url: str, directory: str | None = None, writa
         hookwire.wire_merge_driver(root)
         index.update(root)
     out.memories = _count(root)
-    _write_local(repo, rs.TEAMS_KEY, {**known, name: {"path": _shareable(root), "writable": writable}})
+    # An absolute path: the prompt hook may run under another HOME (an agent's sandbox), and this
+    # file is this machine's alone, never committed.
+    _write_local(repo, rs.TEAMS_KEY, {**known, name: {"path": root, "writable": writable}})
     return out
 
 
@@ -111,12 +113,6 @@ def _count(root: str) -> int:
     from memrepo.format import files
 
     return len(files.memory_files(paths.memory_dir(root)))
-
-
-def _shareable(root: str) -> str:
-    """The clone's folder as written in settings: `~/...` under the home folder."""
-    home = os.path.expanduser("~").rstrip("/") + "/"
-    return "~/" + root[len(home):] if root.startswith(home) else root
 
 
 def remove_team(repo: str, name: str) -> str:
