@@ -340,3 +340,23 @@ def test_forget_of_a_team_or_project_memory_is_a_proposal_there(me: str, team: t
     out = run("forget", "shop-checkout-flag", repo=me).output
     assert "git -C" in out and "status: retired" in open(os.path.join(code, ".memrepo", "memory", "shop-checkout-flag.md")).read()
     assert git(code, "status", "--porcelain").stdout.strip() == "M .memrepo/memory/shop-checkout-flag.md"
+
+
+def _hit(note_id: str, cls: str, source: str, matched: dict[str, int], score: float) -> Any:
+    from memrepo.recall import rank
+
+    h = rank.Hit((note_id, cls, "active", None, None, "2026-01-01", None, None, None, note_id, note_id, None), score)
+    h.source, h.matched = source, matched
+    return h
+
+
+def test_a_team_note_never_speaks_over_the_users_own_rule_on_its_subject() -> None:
+    """The team's note is recalled and the user's rule on the same subject was not: the rule comes
+    too, first; a personal fact, or a rule on another subject, does not."""
+    team_note = _hit("team-tabs", "preference", "team acme", {"indentation": 1, "python": 1, "tabs": 4}, 3.0)
+    rule = _hit("my-spaces", "rule", "", {"indentation": 1, "python": 1}, 1.0)
+    fact = _hit("my-fact", "fact", "", {"indentation": 1, "python": 1}, 1.0)
+    other = _hit("my-other", "rule", "", {"python": 1, "deploy": 1}, 1.0)
+    assert [h.id for h in rs.own_rules_first([team_note], [fact, other, rule], 3)] == ["my-spaces", "team-tabs"]
+    assert [h.id for h in rs.own_rules_first([team_note], [fact, other], 3)] == ["team-tabs"]
+    assert [h.id for h in rs.own_rules_first([rule, team_note], [rule], 3)] == ["my-spaces", "team-tabs"]

@@ -153,7 +153,7 @@ def rank_all(sources: "list[Source]", terms: "list[tuple[str, float]]", limit: i
         quiet += hush
         if hits:
             groups.append((hits[0].p * WEIGHT[src.kind], src, hits))
-    merged = _merge(groups)[:limit]
+    merged = own_rules_first(_merge(groups), [h for h, _ in explain if h is not None and not h.source], limit)
     chosen = {id(h) for h in merged}
     explain[:] = [(h, "beyond the recalled across sources" if h is not None and r is None and id(h) not in chosen else r)
                   for h, r in explain]
@@ -174,3 +174,32 @@ def _merge(groups: "list[tuple[float, Source, list[rank.Hit]]]") -> "list[rank.H
             cap = min(cap, key * (h.score / top))
             keyed.append((-cap, len(keyed), h))
     return [h for _, _, h in sorted(keyed, key=lambda t: (t[0], t[1]))]
+
+
+OWN = ("rule", "preference")
+SAME_SUBJECT = 2  # query terms both memories hold in their subject fields (title, aliases, topics)
+
+
+def _subject_terms(h: "rank.Hit") -> "set[str]":
+    return {t for t, bits in h.matched.items() if bits & 1}
+
+
+def own_rules_first(merged: "list[rank.Hit]", personal: "list[rank.Hit]", limit: int) -> "list[rank.Hit]":
+    """A team's or a project's memory never speaks over the user's own rule on the same subject
+    (issue 41, part 4): when one is recalled and a personal rule or preference that the same
+    prompt found on the same subject (SAME_SUBJECT of its words in both memories' subject fields)
+    was not, the rule comes with it, just before it; the block names both sources. What the two
+    say is not judged here (no model on the prompt path): the curator's cross-source pass is where
+    a contradiction goes to review."""
+    shown = {id(h) for h in merged}
+    out: "list[rank.Hit]" = []
+    for h in merged:
+        if h.source:
+            words = _subject_terms(h)
+            for p in personal:
+                if (id(p) not in shown and p.cls in OWN and p.status not in ("superseded", "retired")
+                        and len(words & _subject_terms(p)) >= SAME_SUBJECT):
+                    shown.add(id(p))
+                    out.append(p)
+        out.append(h)
+    return out[:limit]
