@@ -360,3 +360,38 @@ def test_a_team_note_never_speaks_over_the_users_own_rule_on_its_subject() -> No
     assert [h.id for h in rs.own_rules_first([team_note], [fact, other, rule], 3)] == ["my-spaces", "team-tabs"]
     assert [h.id for h in rs.own_rules_first([team_note], [fact, other], 3)] == ["team-tabs"]
     assert [h.id for h in rs.own_rules_first([rule, team_note], [rule], 3)] == ["my-spaces", "team-tabs"]
+
+
+def test_the_curator_proposes_cross_source_conflicts_and_applies_none(me: str, team: tuple[str, str], code: str,
+                                                                       tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """my-spaces (a rule) and the team's team-tabs contradict: the model says the team note gives
+    way, so a branch retiring it goes to the team; said the other way, a proposal retiring mine
+    goes to my review branch. Neither source changes."""
+    from memrepo.passes.curate import review
+
+    bare, _ = team
+    fake = os.path.join(ROOT, "tests", "fake", "fakemodel.py")
+    rules = tmp_path / "rules.json"
+    monkeypatch.setenv("MEMREPO_MODEL_CMD", f"{sys.executable} {fake}")
+    monkeypatch.setenv("FAKE_MODEL_RULES", str(rules))
+    monkeypatch.setenv("FAKE_MODEL_DEFAULT", json.dumps({"relation": "unrelated", "winner": "none", "confidence": 0.9,
+                                                          "scope": "partial", "reason": "different subjects"}))
+    monkeypatch.chdir(code)
+    pair = ['"id": "my-spaces"', '"id": "team-tabs"']
+
+    def verdict(winner: str) -> None:
+        rules.write_text(json.dumps([{"contains": pair, "reply": {"relation": "contradicts", "winner": winner,
+                                                                  "confidence": 0.9, "scope": "full",
+                                                                  "reason": "spaces and tabs cannot both hold"}}]))
+
+    verdict("my-spaces")
+    out = run("curate", "--sources", repo=me).output
+    assert "personal: my-spaces / team acme: team-tabs: contradicts, personal: my-spaces would stay" in out
+    assert "status: retired" in git(bare, "show", "memrepo/forget/team-tabs:memory/team-tabs.md").stdout
+    assert "status: retired" not in git(bare, "show", "main:memory/team-tabs.md").stdout
+    verdict("team-tabs")
+    out = run("curate", "--sources", repo=me).output
+    assert "team acme: team-tabs would stay" in out
+    proposals = review.proposals(me)
+    assert [p["trailers"]["Id"] for p in proposals] == ["my-spaces"] and "team acme" in proposals[0]["trailers"]["Review"]
+    assert "status: retired" not in open(os.path.join(me, "memory", "my-spaces.md")).read()
