@@ -395,3 +395,18 @@ def test_the_curator_proposes_cross_source_conflicts_and_applies_none(me: str, t
     proposals = review.proposals(me)
     assert [p["trailers"]["Id"] for p in proposals] == ["my-spaces"] and "team acme" in proposals[0]["trailers"]["Review"]
     assert "status: retired" not in open(os.path.join(me, "memory", "my-spaces.md")).read()
+
+
+def test_serve_browses_and_filters_by_source(me: str, code: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from test_serve import _serve
+
+    monkeypatch.chdir(code)
+    for client in _serve(me):
+        page = client.get("/")
+        assert "<th>source</th>" in page and "team-kafka-retention" in page and "shop-checkout-flag" in page
+        page = client.get("/?source=team+acme")
+        assert "team-kafka-retention" in page and "my-spaces" not in page and "shop-checkout-flag" not in page
+        page = client.get("/?q=kafka+retention")
+        assert "team-kafka-retention" in page
+        page = client.get("/m/team-kafka-retention")
+        assert "source: team acme" in page and "seven days" in page

@@ -247,13 +247,15 @@ def wants_personal(only: str | None) -> bool:
     return only in (None, "all", rs.PERSONAL)
 
 
-def list_all(repo: str, cwd: str | None, only: str | None = None, **filters: Any) -> list[dict[str, Any]]:
-    """`memories.list_memories` over every source (or the one `only` names); each row says its `source`."""
+def list_all(repo: str, cwd: str | None, only: str | None = None, fresh: bool = True, **filters: Any) -> list[dict[str, Any]]:
+    """`memories.list_memories` over every source (or the one `only` names); each row says its
+    `source`. `fresh`: as `memories.fresh_db`, for the personal cache."""
     import contextlib
 
     from memrepo.store import memories
 
-    rows = [dict(r, source=rs.PERSONAL) for r in memories.list_memories(repo, **filters)] if wants_personal(only) else []
+    rows = ([dict(r, source=rs.PERSONAL) for r in memories.list_memories(repo, fresh=fresh, **filters)]
+            if wants_personal(only) else [])
     for src in others(repo, cwd, only):
         with contextlib.closing(_read_only(src)) as db:
             rows += [dict(r, source=src.label) for r in memories.list_rows(db, **filters)]
@@ -261,7 +263,7 @@ def list_all(repo: str, cwd: str | None, only: str | None = None, **filters: Any
 
 
 def search_all(repo: str, cwd: str | None, text: str, limit: int = 10, project: str | None = None,
-               only: str | None = None) -> list[Any]:
+               only: str | None = None, fresh: bool = True) -> list[Any]:
     """`finder.search_memories` over every source: each source's best, then all by score (each hit's
     `source` says where it lives)."""
     import contextlib
@@ -269,7 +271,7 @@ def search_all(repo: str, cwd: str | None, text: str, limit: int = 10, project: 
     from memrepo.recall import rank
     from memrepo.store import finder
 
-    hits = finder.search_memories(repo, text, limit, project) if wants_personal(only) else []
+    hits = finder.search_memories(repo, text, limit, project, fresh=fresh) if wants_personal(only) else []
     terms = finder.search_terms(text)
     for src in others(repo, cwd, only) if terms else []:
         with contextlib.closing(_read_only(src)) as db:
