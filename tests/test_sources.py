@@ -229,6 +229,9 @@ def test_recall_explain_names_the_source(me: str, code: str) -> None:
     result = CliRunner().invoke(cli, ["--repo", me, "recall", "--explain", "--cwd", code,
                                       "how long do our kafka topics keep retention of events?"])
     assert "team-kafka-retention" in result.output and "team acme" in result.output
+    hook("how long do our kafka topics keep retention of events?", me, code)
+    logged = run("recall-log", "-n", "1", "--explain", repo=me).output
+    assert "injected: team-kafka-retention (team acme)" in logged
 
 
 def test_share_to_a_team_is_a_branch_a_member_merges(me: str, team: tuple[str, str], code: str) -> None:

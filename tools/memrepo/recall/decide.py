@@ -7,7 +7,7 @@ inject. Each decision is logged by `memrepo.recall.log`.
 
 import time
 
-from memrepo.recall import fence, frames, paths, query, secretish, spans
+from memrepo.recall import fence, frames, query, secretish, spans
 
 TYPE_CHECKING = False
 
