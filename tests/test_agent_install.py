@@ -17,6 +17,7 @@ import pytest
 
 from memrepo.agents.codex import install as codex, trust
 from memrepo.agents.gemini import install as gemini
+from memrepo.claude import install as claudeinstall
 
 try:
     import tomllib
@@ -567,7 +568,7 @@ def test_a_settings_file_that_is_a_link_stays_a_link(isolated_env: str) -> None:
     before = _tree(home)
     _run("install", "claude")
     assert (home / ".claude" / "settings.json").is_symlink() and codex.SCRIPT_MARK not in target.read_text()
-    assert "memrepo.claude.entry" in target.read_text()
+    assert claudeinstall.SCRIPT_MARK in target.read_text()
     _run("uninstall", "claude")
     assert _tree(home) == before and (home / ".claude" / "settings.json").is_symlink()
 

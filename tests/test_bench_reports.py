@@ -82,3 +82,17 @@ def test_the_decision_s_constants_are_what_the_fitting_script_fits() -> None:
                          timeout=900)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "calibrate.py holds these constants" in out.stderr
+
+
+def test_the_offline_alternatives_start_from_what_recall_gives_now() -> None:
+    """Each alternative's line starts from recall's own figure on the same candidates (its ranking's
+    first two, or its decision's hit and silence), and says how its set stands to the fit (issue 36)."""
+    out = subprocess.run([sys.executable, os.path.join(BENCH, "recall_offline.py"), "--sets", "recall",
+                          "--only", "own-first", "--only", "threshold"], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith("own-first: ranking's first k")
+    # recall's ranking has 54 of tests/data/recall's 58 expecting prompts in its first two
+    assert lines[1].split() == ["recall", "(fitted", "on)", "0.931", "->", "0.931"]
+    decision = [line for line in lines if line.startswith("  recall")][1:]
+    assert len(decision) == 3 and all(" hit 0.84->" in line for line in decision)  # one per threshold tried

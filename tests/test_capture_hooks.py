@@ -263,7 +263,7 @@ def test_plugin_and_settings_register_the_capture_hooks(tmp_path: str, monkeypat
     path, _ = claudeinstall.install("/usr/bin/python3")
     settings = json.load(open(path))["hooks"]
     assert settings["PreCompact"] == [{"matcher": "manual|auto", "hooks": [
-        {"type": "command", "command": "/usr/bin/python3", "args": ["-I", "-m", "memrepo.claude.entry", "PreCompact"], "timeout": 10}]}]
+        {"type": "command", "command": "/usr/bin/python3", "args": ["-I", "-S", claudeinstall.ENTRY, "PreCompact"], "timeout": 10}]}]
     assert {"Stop", "SessionEnd"} <= set(settings)
 
 

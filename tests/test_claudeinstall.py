@@ -11,6 +11,7 @@ import pytest
 
 from click.testing import CliRunner
 
+from memrepo.claude import install as claudeinstall
 from memrepo.cli.main import cli
 
 THEIRS = {
@@ -42,10 +43,10 @@ def test_install_is_idempotent_and_keeps_other_hooks(isolated_env: str) -> None:
     ups = after["hooks"]["UserPromptSubmit"]
     assert ups[0] == THEIRS["hooks"]["UserPromptSubmit"][0]
     assert ups[1]["hooks"][0] == {"type": "command", "command": sys.executable,
-                                  "args": ["-I", "-m", "memrepo.claude.entry", "UserPromptSubmit"], "timeout": 10}
+                                  "args": ["-I", "-S", claudeinstall.ENTRY, "UserPromptSubmit"], "timeout": 10}
     assert after["hooks"]["SessionStart"][0]["matcher"] == "startup|resume|clear|compact"
     assert after["hooks"]["Stop"][0] == THEIRS["hooks"]["Stop"][0] and after["model"] == "opus"
-    assert after["hooks"]["Stop"][1]["hooks"][0]["args"] == ["-I", "-m", "memrepo.claude.entry", "Stop"]
+    assert after["hooks"]["Stop"][1]["hooks"][0]["args"] == ["-I", "-S", claudeinstall.ENTRY, "Stop"]
     assert not os.path.exists(os.path.join(isolated_env, ".claude", "settings.json.bak"))
 
 
@@ -70,13 +71,23 @@ def test_install_into_missing_settings_and_refuses_broken_json(isolated_env: str
     assert open(path).read() == "{broken"
 
 
-@pytest.mark.parametrize("old", ["memrepo.hookio", "memrepo.claude.hookio"])
+@pytest.mark.parametrize("old", ["memrepo.hookio", "memrepo.claude.hookio", "memrepo.claude.entry"])
 def test_install_replaces_the_entries_of_earlier_versions(isolated_env: str, old: str) -> None:
     stale = {"hooks": [{"type": "command", "command": "/usr/bin/python3", "args": ["-I", "-m", old, "UserPromptSubmit"]}]}
     write_settings(isolated_env, {"hooks": {"UserPromptSubmit": [THEIRS["hooks"]["UserPromptSubmit"][0], stale]}})
     assert CliRunner().invoke(cli, ["install", "claude"], catch_exceptions=False).exit_code == 0
     ups = settings(isolated_env)["hooks"]["UserPromptSubmit"]
-    assert [h["hooks"][0].get("args", [None])[2:3] for h in ups] == [[], ["memrepo.claude.entry"]]
+    assert [h["hooks"][0].get("args", [None])[1:3] for h in ups] == [[], ["-S", claudeinstall.ENTRY]]
+
+
+def test_the_installed_command_runs_the_hook_without_site_or_sh(isolated_env: str) -> None:
+    """The interpreter and its flags go straight into the settings (issue 44): the hook runs by path."""
+    assert CliRunner().invoke(cli, ["install", "claude"], catch_exceptions=False).exit_code == 0
+    handler = settings(isolated_env)["hooks"]["SessionEnd"][0]["hooks"][0]
+    proc = subprocess.run([handler["command"], *handler["args"][:-1], "NoSuchEvent"], input=b"{}", capture_output=True,
+                          cwd=isolated_env, timeout=30)
+    assert handler["args"][:2] == ["-I", "-S"] and (proc.returncode, proc.stdout) == (0, b"")
+    assert b"unknown hook event 'NoSuchEvent'" in proc.stderr
 
 
 @pytest.mark.parametrize("module", ["memrepo.claude.entry", "memrepo.hookio"])

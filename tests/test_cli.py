@@ -192,7 +192,8 @@ def test_show_prints_the_memory_and_its_history(stocked: str) -> None:
     (new_sha, new_date), (old_sha, old_date) = (line.split() for line in log[:2])
     with open(paths.note_path(stocked, "api-port"), encoding="utf-8") as fh:
         text = fh.read()
-    assert result.stdout == (f"{text}\nHistory:\n  {new_sha}  {new_date}  port moved\n  {old_sha}  {old_date}  stock\n")
+    assert result.stdout == (f"{text}\nUse on this machine: injected 0 times, 0 judged by the reply, used 0; last used: never\n"
+                             f"\nHistory:\n  {new_sha}  {new_date}  port moved\n  {old_sha}  {old_date}  stock\n")
     data = json.loads(invoke(stocked, "show", "api-port", "--json").stdout)
     assert (data["id"], data["text"], [h["subject"] for h in data["history"]]) == ("api-port", text, ["port moved", "stock"])
 

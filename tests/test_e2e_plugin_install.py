@@ -205,7 +205,13 @@ def _project(tmp_path: Path) -> Path:
 
 
 def _bytecode_roots(inst: Install) -> list[Path]:
-    return [r for r in inst.plugin_roots() if (r / "tools" / "memrepo" / "__pycache__").is_dir()]
+    """The plugin roots memrepo was compiled from: next to the code, or under the prefix hooks/run
+    gives the interpreter, ${CLAUDE_PLUGIN_DATA}/pycache/<root> (issue 44)."""
+    def compiled(root: Path) -> bool:
+        prefixed = [inst.data_dir / "pycache" / str(r).lstrip("/") / "tools" / "memrepo" for r in (root, root.resolve())]
+        return (root / "tools" / "memrepo" / "__pycache__").is_dir() or any(p.is_dir() for p in prefixed)
+
+    return [r for r in inst.plugin_roots() if compiled(r)]
 
 
 def test_installed_plugin_recalls_without_plugin_dir(
@@ -241,12 +247,12 @@ def test_installed_plugin_recalls_without_plugin_dir(
     assert "staging-postgres-port" not in context_text(reqs)
 
     # The hooks ran from the installed plugin and imported memrepo from its tools/ directory
-    # (hooks/run uses python -I, so the interpreter writes bytecode next to what it imported).
+    # (the interpreter writes bytecode for what it imported, under ${CLAUDE_PLUGIN_DATA}/pycache).
     roots = _bytecode_roots(installed)
     _log(f"memrepo imported from: {[str(r) for r in roots]}")
     if bare:
         assert roots, (
-            "no tools/memrepo/__pycache__ in the installed plugin: the hook did not import "
+            "no compiled tools/memrepo of the installed plugin: the hook did not import "
             f"memrepo from ${{CLAUDE_PLUGIN_ROOT}}/tools (roots {installed.plugin_roots()})"
         )
 

@@ -185,7 +185,9 @@ def test_a_memory_injected_often_and_never_used_yields_to_a_comparable_one(repo:
         prompt(repo, question, session=f"d-{n}")
         stop(repo, "About four minutes, in the 2025 drill: the notes of failover-drill-2025 say so.", session=f"d-{n}")
     log = [json.loads(line) for line in open(os.path.join(repo, "index", "recall-log.jsonl"), encoding="utf-8")]
-    assert all(e["injected"][0]["id"] == "failover-drill-2026" for e in log)  # the newer first, by decay
+    assert log[0]["injected"][0]["id"] == "failover-drill-2026"  # the newer first, by decay ...
+    # ... until the reply used the older one: use renews its decay clock (issue 43)
+    assert all(e["injected"][0]["id"] == "failover-drill-2025" for e in log[1:])
     report = sweep.run(repo, use_model=False)
     assert report["noisy"] == ["failover-drill-2026"]
     prompt(repo, question, session="after")

@@ -76,6 +76,27 @@ def answerable_prompt(repo: str, workdir: str) -> tuple[str, str, list[str]]:
     raise RuntimeError("no generated prompt made recall inject anything")
 
 
+CITED = ("src/present_a.py", "src/pkg/present_b.py", "src/gone.py")  # --cite: two there, one gone
+
+
+def cite(repo: str, cwd: str, ids: list[str]) -> None:
+    """--cite: the memories the prompt recalls cite three paths of the prompt's checkout (absolute,
+    so a global memory's are checked too), two of them there, so the hook's citation check
+    (recall/citations.py, issue 43) does all its work and adds its note."""
+    from memrepo.store import index
+
+    top = os.path.dirname(cwd)
+    for rel in CITED[:2]:
+        os.makedirs(os.path.dirname(os.path.join(top, rel)), exist_ok=True)
+        with open(os.path.join(top, rel), "w", encoding="utf-8") as fh:
+            fh.write("x\n")
+    for note_id in ids:
+        with open(os.path.join(repo, "memory", note_id + ".md"), "a", encoding="utf-8") as fh:
+            # Absolute paths under the checkout: checked whatever the memory's project (a global one too).
+            fh.write("\nCode: `" + "`, `".join(os.path.join(top, rel) for rel in CITED) + "`.\n")
+    index.update(repo)
+
+
 def event(prompt: str, cwd: str, transcript: str) -> bytes:
     return json.dumps({"session_id": "0b9c6f1e-5d1a-4c8e-9a51-3f0d2b7c1e11", "transcript_path": transcript,
                        "cwd": cwd, "permission_mode": "default", "hook_event_name": "UserPromptSubmit",
@@ -142,7 +163,8 @@ def check_outputs(cmds: dict[str, list[str]], env: dict[str, str], ev: bytes, ex
     if not ok:
         raise RuntimeError(f"hook did not behave: rc={proc.returncode} inject={bool(ctx)} (expected {expect_inject})"
                            f" stderr={proc.stderr.decode(errors='replace')[:300]!r}")
-    return {"injected_ids": re.findall(r"\(id: ([a-z0-9-]+)[;)]", ctx), "context_chars": len(ctx)}
+    return {"injected_ids": re.findall(r"\(id: ([a-z0-9-]+)[;)]", ctx), "context_chars": len(ctx),
+            "stale_notes": ctx.count("[no longer exists: ")}  # --cite: the citation check ran (issue 43)
 
 
 def interleaved(cmds: dict[str, list[str]], env: dict[str, str], ev: bytes, pairs: int) -> dict[str, list[float]]:
@@ -292,7 +314,9 @@ def bench_size(n: int, args: argparse.Namespace, workdir: str) -> dict[str, Any]
     if os.path.exists(TRANSCRIPT):
         shutil.copyfile(TRANSCRIPT, transcript)
     prompt, cwd, expected = answerable_prompt(repo, workdir)
-    result: dict[str, Any] = {"setup": setup, "prompts": {}}
+    if args.cite:
+        cite(repo, cwd, expected)
+    result: dict[str, Any] = {"setup": setup, "prompts": {}, "cite": bool(args.cite)}
     for kind, text, inject in (("answerable", prompt, True), ("silent", SILENT_PROMPT, False)):
         floor = None
         if inject:  # a silent prompt runs no SQL: the hook never even loads _sqlite3 for it
@@ -304,7 +328,8 @@ def bench_size(n: int, args: argparse.Namespace, workdir: str) -> dict[str, Any]
         cmds = commands(args.python, floor)
         ev = event(text, cwd, transcript)
         check = check_outputs(cmds, env, ev, inject)
-        print(f"N={n} {kind}: {args.pairs} interleaved rounds; injects {check['injected_ids'] or 'nothing'}")
+        print(f"N={n} {kind}: {args.pairs} interleaved rounds; injects {check['injected_ids'] or 'nothing'}"
+              + (f", {check['stale_notes']} with a stale-citation note" if args.cite else ""))
         before = log_lines(repo)
         load_before = [round(x, 2) for x in os.getloadavg()]
         samples = interleaved(cmds, env, ev, args.pairs)
@@ -372,6 +397,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep", action="store_true", help="keep the generated repositories")
     ap.add_argument("--out", default=os.path.join(tempfile.gettempdir(), "memrepo-bench-hook.json"),
                     help="JSON results path (default /tmp/memrepo-bench-hook.json)")
+    ap.add_argument("--cite", action="store_true",
+                    help="the recalled memories cite three paths of the prompt's checkout, one of them gone "
+                         "(the citation check's whole cost, issue 43)")
     ap.add_argument("--callgrind", action="store_true",
                     help="also count instructions (valgrind --tool=callgrind) of the hook and the baseline, twice each")
     ap.add_argument("--quick", action="store_true", help="sanity run: 300 memories, 8 rounds, 2 import-time runs")

@@ -250,7 +250,8 @@ def run_claude(
 
     tmp: tempfile.TemporaryDirectory[str] | None = None
     if home is None:
-        tmp = tempfile.TemporaryDirectory(prefix="cc-e2e-")
+        # SessionStart's detached compile (issue 44) may still write under plugins/data as it goes
+        tmp = tempfile.TemporaryDirectory(prefix="cc-e2e-", ignore_cleanup_errors=True)
         base = Path(tmp.name)
     else:
         base = Path(home)

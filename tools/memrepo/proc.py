@@ -147,7 +147,9 @@ SAFE_PATH = 'import sys; sys.path[:1] == [""] and sys.path.pop(0)'
 def python_main(module: str, *args: str, python: str | None = None) -> list[str]:
     """The argv that runs `module.main(sys.argv[1:])` with `python`, importing nothing from the working directory."""
     code = f"{SAFE_PATH}; from {module} import main; raise SystemExit(main(sys.argv[1:]))"
-    return [python or sys.executable, "-c", code, *args]
+    # A plugin hook's compiled code lives under its data folder (hooks/run): its workers' too.
+    flags = ["-X", f"pycache_prefix={sys.pycache_prefix}"] if sys.pycache_prefix else []
+    return [python or sys.executable, *flags, "-c", code, *args]
 
 
 def spawn_detached(argv: Sequence[str], *, log_path: str, env: dict[str, str] | None = None,

@@ -1,4 +1,4 @@
-"""`python -I -m memrepo.claude.entry EVENT`: the hook command `memrepo install claude` registers.
+"""`python -I -S …/memrepo/claude/entry.py EVENT`: the hook command `memrepo install claude` registers.
 
 Dispatches one Claude Code event to its handler through `hookio.run` (stdlib only at import:
 each handler is imported only for its own event).
@@ -6,7 +6,10 @@ each handler is imported only for its own event).
 
 import sys
 
-from memrepo.claude import hookio
+if __name__ == "__main__" and not __package__:  # run by path, `python -I -S …/entry.py` (the installed hooks)
+    sys.path.insert(0, __file__.rsplit("/", 3)[0])  # the folder holding the memrepo package
+
+from memrepo.claude import hookio  # noqa: E402
 
 
 def main(argv: "list[str] | None" = None) -> int:

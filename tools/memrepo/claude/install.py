@@ -15,10 +15,13 @@ from typing import Any
 
 from memrepo.claude import configfile
 from memrepo.errors import MemrepoError
+from memrepo.worker import precompile
 
 EVENTS = {"UserPromptSubmit": None, "SessionStart": "startup|resume|clear|compact", "Stop": None,
           "PreCompact": "manual|auto", "SessionEnd": None}
-MARK = "memrepo.claude.entry"
+MARK = "memrepo.claude.entry"  # the `-m` form installs before issue 44 wrote; still recognized
+SCRIPT_MARK = "/memrepo/claude/entry.py"  # the script the hooks run, by path
+ENTRY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "entry.py")
 # Entry modules of earlier installs: 0.1's `memrepo.hookio`, then `memrepo.claude.hookio` before the
 # contract and the dispatcher were split; still recognized and replaced.
 OLD_MARKS = ("memrepo.hookio", "memrepo.claude.hookio")
@@ -60,21 +63,21 @@ def hooks_object(path: str, data: dict[str, Any]) -> dict[str, Any]:
     return hooks
 
 
-def _is_ours(handler: Any, marks: tuple[str, ...] = (MARK, *OLD_MARKS)) -> bool:
+def _is_ours(handler: Any, marks: tuple[str, ...] = (SCRIPT_MARK, MARK, *OLD_MARKS)) -> bool:
     """Whether a handler's command names one of `marks`: a word equal to it, or, for a mark that
     starts with "/", a path ending with it (a script path, wherever memrepo is installed)."""
     words = " ".join([str(handler.get("command", ""))] + [str(a) for a in handler.get("args", [])]) if isinstance(handler, dict) else ""
     return any(w == m or (m.startswith("/") and w.endswith(m)) for w in words.split() for m in marks)
 
 
-def has_ours(hooks: Any, marks: tuple[str, ...] = (MARK, *OLD_MARKS)) -> bool:
+def has_ours(hooks: Any, marks: tuple[str, ...] = (SCRIPT_MARK, MARK, *OLD_MARKS)) -> bool:
     """Whether a settings file's `hooks` value holds a handler whose command names one of `marks`."""
     return isinstance(hooks, dict) and any(
         _is_ours(handler, marks) for groups in hooks.values() for group in (groups if isinstance(groups, list) else [])
         for handler in (group.get("hooks", []) if isinstance(group, dict) else []))
 
 
-def strip_ours(hooks: dict[str, Any], marks: tuple[str, ...] = (MARK, *OLD_MARKS)) -> bool:
+def strip_ours(hooks: dict[str, Any], marks: tuple[str, ...] = (SCRIPT_MARK, MARK, *OLD_MARKS)) -> bool:
     """Remove every handler whose command names one of `marks` (an emptied group or event goes
     too; anything else is left as it was); True when something was removed.
 
@@ -97,8 +100,15 @@ def strip_ours(hooks: dict[str, Any], marks: tuple[str, ...] = (MARK, *OLD_MARKS
     return changed
 
 
+def args(event: str) -> list[str]:
+    """The hook's arguments after the interpreter: the entry script by path under `-I -S`, no `sh`
+    launcher and no `site` (the interpreter is known here and stays; issue 44)."""
+    return ["-I", "-S", ENTRY, event]
+
+
 def install(python: str | None = None) -> tuple[str, bool]:
-    """Add memrepo's hooks (exec form, this interpreter); returns (settings path, changed)."""
+    """Add memrepo's hooks (exec form, this interpreter) and compile the package for it; returns
+    (settings path, changed)."""
     path = settings_path()
     refuse_beside_plugin(path)
     data = load_json(path)
@@ -107,13 +117,14 @@ def install(python: str | None = None) -> tuple[str, bool]:
     had_ours = strip_ours(hooks)
     py = python or sys.executable
     for event, matcher in EVENTS.items():
-        group: dict[str, Any] = {"hooks": [{"type": "command", "command": py, "args": ["-I", "-m", MARK, event], "timeout": 10}]}
+        group: dict[str, Any] = {"hooks": [{"type": "command", "command": py, "args": args(event), "timeout": 10}]}
         if matcher:
             group = {"matcher": matcher, **group}
         hooks.setdefault(event, []).append(group)
     changed = json.dumps(data, sort_keys=True) != before
     if changed:
         configfile.write(path, dump_json(data), clean=not had_ours)
+    precompile.compile_for(py)
     return path, changed
 
 
@@ -133,7 +144,7 @@ def refuse_beside_plugin(path: str) -> None:
 def uninstall() -> tuple[str, bool]:
     """Remove memrepo's hooks and nothing else; returns (settings path, changed)."""
     path = settings_path()
-    return path, uninstall_from(path, (MARK, *OLD_MARKS))
+    return path, uninstall_from(path, (SCRIPT_MARK, MARK, *OLD_MARKS))
 
 
 def uninstall_from(path: str, marks: tuple[str, ...]) -> bool:
@@ -155,4 +166,4 @@ def uninstall_from(path: str, marks: tuple[str, ...]) -> bool:
 def written(python: str | None = None) -> list[str]:
     """What `install` puts in the settings file, one `Event: command` line per hook."""
     py = python or sys.executable
-    return [f"{event}: {shlex.join([py, '-I', '-m', MARK, event])}" for event in EVENTS]
+    return [f"{event}: {shlex.join([py, *args(event)])}" for event in EVENTS]

@@ -66,6 +66,18 @@ def spawn_sources_refresh(repo: str, cwd: str | None) -> bool:
     return True
 
 
+def _precompile(repo: str) -> None:
+    """Compile the prompt path in the background when this interpreter finds it uncompiled (a new
+    install or plugin version), so the first prompt does not pay for it (issue 44)."""
+    from memrepo.worker import precompile
+
+    try:
+        os.makedirs(paths.index_dir(repo), exist_ok=True)
+        precompile.spawn_if_needed(os.path.join(paths.index_dir(repo), "precompile.log"))
+    except OSError:
+        pass
+
+
 def always_on_text(repo: str) -> str:
     """Everything memrepo injects at session start (today: the profile); `doctor` measures this."""
     return profile.context(repo)
@@ -78,6 +90,7 @@ def on_session_start(event: dict[str, Any], agent: str = "") -> str:
     """
     repo = paths.memory_repo()
     reason = plugin_venv.upgrade_pending() or freshness.needs_refresh(repo)
+    _precompile(repo)
     if reason:
         spawn_bootstrap(repo, reason)
     else:

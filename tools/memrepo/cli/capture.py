@@ -8,6 +8,7 @@ import click
 
 from memrepo.cli.common import _fail_friendly, _json, _memory_id, _model_calls_judged, _repo
 from memrepo.cli.term import echo
+from memrepo.cli.verify import url_probes_line
 from memrepo.errors import MemrepoError
 
 
@@ -127,6 +128,9 @@ def sweep(ctx: click.Context, no_model: bool, retry_failed: bool, as_json: bool)
              f"{len((report.get('enrich') or {}).get('enriched', {}))} memories enriched"
              + (f", curator applied {len(report['curate']['applied'])}" if report.get("curate") else "")
              + (f", verifier changed {len(report['verify']['changed'])}" if report.get("verify") else ""))
+        probes = (report.get("verify") or {}).get("url_probes")
+        if probes:
+            echo(f"  verify: {url_probes_line(probes)}")
         for name, row in (report.get("model_calls") or {}).items():
             calls = row["ok"] + row["failed"]
             failed = f", {row['failed']} failed (last: {row['last_error'][:160]})" if row["failed"] else ""

@@ -170,6 +170,9 @@ def show(ctx: click.Context, note_id: str, source: str | None, as_json: bool) ->
     if data["source"] != "personal":
         echo(f"Source: {data['source']} ({data['root']})\n")
     echo(data["text"], nl=False)
+    use = data["use"]
+    echo(f"\nUse on this machine: injected {use['injected']} times, {use['judged']} judged by the reply, "
+         f"used {use['used']}; last used: {use['last_used'] or 'never'}")
     echo("\nHistory:")
     for h in data["history"]:
         echo(f"  {h['commit'][:12]}  {h['date'][:10]}  {h['subject']}")

@@ -27,12 +27,15 @@ class Reporter:
         self.tty = sys.stderr.isatty()
         self.shown = False
         self.last_step = -1.0
+        self.what = ""
 
     def __call__(self, what: str, done: int, total: int) -> None:
         if time.monotonic() - self.start < self.quiet_for and done < total:
             return
         if not self.shown and done >= total and time.monotonic() - self.start < self.quiet_for:
             return  # finished before it needed a word
+        if what != self.what:  # a new step of the work (verify: its claims read, then its memories checked)
+            self.what, self.last_step = what, -1.0
         elapsed = time.monotonic() - self.start
         line = f"{what}: {done:,}/{total:,} ({elapsed:.0f} s)"
         if self.tty:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from memrepo.cli.common import _fail_friendly, _json, _memory_id, _model_calls_judged, _repo
@@ -48,8 +50,20 @@ def verify(ctx: click.Context, ids: tuple[str, ...], no_model: bool, as_json: bo
     c = report.counts()
     echo(f"{c['memories']} memories, {c['extracted']} claims: {c['verified']} verified, {c['unverified']} unverified, "
          f"{c['unknown']} unknown, {c['refused']} refused")
+    if report.url_probes:
+        echo(url_probes_line(report.url_probes))
     echo(f"committed {report.commit[:12]} (run {report.run_id})" if report.commit else "no stamp changed; nothing committed")
     _model_calls_judged("verify")
+
+
+def url_probes_line(f: dict[str, Any]) -> str:
+    """The URL probes of a run beside their budget: what the sweep's and verify's summaries say."""
+    line = (f"URL probes: {f['urls']} URL{'s' * (f['urls'] != 1)} on {f['hosts']} host{'s' * (f['hosts'] != 1)}, "
+            f"{f['answered']} answered, in {f['spent_s']:.1f} s of a {f['budget_s']:g} s budget")
+    if f.get("not_made"):
+        line += (f"; {f['not_made']} not checked in time ({f['claims_not_checked']} claims left without a verdict; "
+                 "raise `url_probe_budget` to check them)")
+    return line
 
 
 def register(group: click.Group) -> None:

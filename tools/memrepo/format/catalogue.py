@@ -86,7 +86,8 @@ def _scanner() -> Callable[[str], Iterable[Any]]:
     from detect_secrets.settings import configure_settings_from_baseline, get_settings
 
     if not _configured:
-        plugins: list[Any] = [c for c in get_mapping_from_secret_type_to_class().values() if c.__name__ not in LEFT_OUT]
+        known: dict[str, Any] = get_mapping_from_secret_type_to_class()
+        plugins = [c for c in known.values() if c.__name__ not in LEFT_OUT]
         configure_settings_from_baseline({"plugins_used": [{"name": c.__name__} for c in sorted(plugins, key=str)]})
         get_settings().disable_filters(VERIFY)
         _gates.extend(_patterns(plugins))

@@ -116,6 +116,8 @@ _exit = _os._exit
 O_WRONLY = _os.O_WRONLY
 O_APPEND = _os.O_APPEND
 O_CREAT = _os.O_CREAT
+O_TRUNC = _os.O_TRUNC
+getpid = _os.getpid
 
 
 # -- JSON without `import json` ----------------------------------------------------------------

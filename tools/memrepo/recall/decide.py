@@ -88,10 +88,21 @@ def decide(repo: str, prompt: str, cwd: str | None = None, previous: "Any" = "",
         d.project = scope.key if isinstance(scope, projects.Project) else scope
         silence: "list[tuple[rank.Hit | None, str]]" = []
         why: "list[tuple[rank.Hit | None, str | None]]" = [] if explain is None else explain
-        # Every source's candidates, one decision (issue 41): with the personal source alone, rank.rank itself.
-        d.hits = sources.rank_all(sources.found(repo, cwd), terms, MAX_RESULTS, why, silence, project=scope,
-                                  today=today, own=have if extra else frozenset(), noisy=noisy.noisy_ids(repo),
-                                  origin=origin, named=q.names, ours=q.ours,
+        # Every source's candidates, one decision (issue 41): with the personal source alone, rank.rank
+        # itself. Each source's hits have their citations checked against its own cache (issue 43).
+        def cited(db: "Any", hits: "list[rank.Hit]", trace: "list[tuple[rank.Hit | None, str | None]]",
+                  out: "list[tuple[rank.Hit | None, str]]") -> "list[rank.Hit]":
+            if not (hits and cwd):
+                return hits
+            from memrepo.recall import citations  # issue 43: what the hits cite must still exist
+
+            hits, stale = citations.check(db, hits, cwd, scope, trace)
+            out.extend(stale)
+            return hits
+
+        d.hits = sources.rank_all(sources.found(repo, cwd), terms, MAX_RESULTS, why, silence, check=cited,
+                                  project=scope, today=today, own=have if extra else frozenset(),
+                                  noisy=noisy.noisy_ids(repo), origin=origin, named=q.names, ours=q.ours,
                                   explain_rows=TRACE if explain is None else None)
         d.trace = why[:TRACE]
         if not d.hits:

@@ -8,7 +8,7 @@ INDEX_DIR = "index"
 # The cache's schema. Each schema has a file of its own, so two memrepo versions side by side
 # (two plugin versions in two terminals) keep a cache each instead of rebuilding one in turns;
 # schema 3 keeps the name it always had.
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6  # 6: the `citations` table (issue 43)
 INDEX_FILE = "memrepo.sqlite3" if SCHEMA_VERSION == 3 else f"memrepo-v{SCHEMA_VERSION}.sqlite3"
 RECALL_LOG = "recall-log.jsonl"
 SESSION_STARTS = "session-starts.jsonl"  # one line per SessionStart: how doctor tells a prompt hook that never fires

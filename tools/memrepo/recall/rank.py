@@ -33,7 +33,7 @@ DECAY_FLOOR = 0.95  # decay is 0.5 ** (age / half-life) as DESIGN.md says, mappe
 class Hit:
     __slots__ = ("id", "cls", "status", "superseded_by", "project", "updated", "half_life", "verification",
                  "verify_reason", "title", "description", "session", "relevance", "scope", "priority", "score",
-                 "own", "matched", "features", "p", "bare", "source")
+                 "own", "matched", "features", "p", "bare", "gone", "source")
 
     def __init__(self, row: tuple, relevance: float) -> None:  # type: ignore[type-arg]
         (self.id, self.cls, self.status, self.superseded_by, self.project, self.updated, self.half_life,
@@ -47,6 +47,7 @@ class Hit:
         self.features: dict[str, float] = {}
         self.p = 0.0  # calibrate.p_inject of its features
         self.bare = False  # it lists no aliases, topics or entities: prose is all it can match in
+        self.gone: tuple[str, ...] = ()  # cited paths no longer in the prompt's checkout (recall.citations, issue 43)
         self.source = ""  # the source it comes from when not the personal one ("team acme"; recall/sources.py)
 
     def labels(self) -> list[str]:
@@ -57,6 +58,10 @@ class Hit:
             out.append("retired")
         if self.verification == "unverified":
             out.append("unverified: " + (self.verify_reason or "a claim failed"))
+        if self.gone:
+            from memrepo.recall import citations
+
+            out.append(citations.label(self.gone))
         return out
 
     def as_dict(self) -> dict:  # type: ignore[type-arg]
@@ -86,14 +91,16 @@ def _priority(hit: Hit, today: float, noisy: "frozenset[str] | set[str]" = froze
     """Decay by half-life from `updated`, and the penalties for superseded and unverified memories.
 
     A memory injected often and never used (`noisy.noisy_ids`) ranks as a fully decayed one: it
-    yields to comparable matches, never to a much weaker one.
+    yields to comparable matches, never to a much weaker one. One that was used decays from the
+    day of its last use (`noisy.Usage.renewed`, issue 43), when that is later than `updated`.
     """
     p = 1.0
     if hit.id in noisy:
         p *= DECAY_FLOOR
     elif hit.half_life and hit.updated:
+        since = max(hit.updated, getattr(noisy, "renewed", {}).get(hit.id) or "")  # use renews (issue 43)
         try:
-            p *= DECAY_FLOOR + (1.0 - DECAY_FLOOR) * 0.5 ** (_age_days(hit.updated, today) / float(hit.half_life))
+            p *= DECAY_FLOOR + (1.0 - DECAY_FLOOR) * 0.5 ** (_age_days(since, today) / float(hit.half_life))
         except (ValueError, OverflowError):  # a negative half-life in a cache built before issue 38
             pass
     if hit.status in ("superseded", "retired"):

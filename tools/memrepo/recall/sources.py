@@ -26,7 +26,7 @@ from memrepo.recall import _fast as _os, paths, projects
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Callable
 
     from memrepo.recall import rank
 
@@ -115,16 +115,20 @@ def found(repo: str, cwd: "str | None" = None, all_known: bool = False) -> "list
 
 def rank_all(sources: "list[Source]", terms: "list[tuple[str, float]]", limit: int,
              explain: "list[tuple[rank.Hit | None, str | None]]", silence: "list[tuple[rank.Hit | None, str]]",
+             check: "Callable[[Any, list[rank.Hit], Any, Any], list[rank.Hit]] | None" = None,
              **kw: "Any") -> "list[rank.Hit]":
     """One decision over every source's candidates (see the module's docstring); `kw` goes to `rank.rank`.
 
-    With the personal source alone this is `rank.rank` itself, unchanged."""
+    `check(db, hits, explain, silence)`, when given, filters each source's recalled hits while
+    its cache is open (the citation check reads each memory's citations from its own cache).
+    With the personal source alone this is `rank.rank` (and `check`) itself, unchanged."""
     from memrepo.recall import rank, search
 
     if len(sources) == 1:
         db = search.connect(sources[0].db)
         try:
-            return rank.rank(db, terms, limit=limit, explain=explain, silence=silence, **kw)
+            hits = rank.rank(db, terms, limit=limit, explain=explain, silence=silence, **kw)
+            return check(db, hits, explain, silence) if check is not None else hits
         finally:
             db.close()
     groups: "list[tuple[float, Source, list[rank.Hit]]]" = []
@@ -140,6 +144,7 @@ def rank_all(sources: "list[Source]", terms: "list[tuple[str, float]]", limit: i
             continue
         try:
             hits = rank.rank(db, terms, limit=limit, explain=why, silence=hush, **kw)
+            hits = check(db, hits, why, hush) if check is not None else hits
         except Exception:  # noqa: BLE001 — same: a team's or project's cache is untrusted input (part 5)
             if src.kind == PERSONAL:
                 raise

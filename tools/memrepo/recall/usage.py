@@ -147,6 +147,8 @@ def judge_stop(repo: str, session: str, reply: str, lines: "Iterable[str]" = ())
             verdicts.append(_verdict(repo, mine[-2], "next-prompt", "", said_now, unused))
     for v in verdicts:
         _append(repo, v)
+    # Use renews (issue 43): the day is recorded now, so the next prompt already ranks it so.
+    noisy.renew(repo, [i for v in verdicts for i in _strings(v.get("used"))], _now()[:10])
     return verdicts
 
 
@@ -289,16 +291,51 @@ def summary(repo: str, days: int = DEFAULT_DAYS, now: "float | None" = None) -> 
             "per_memory": {i: {"injected": r[0], "judged": r[1], "used": r[2]} for i, r in sorted(per.items())}}
 
 
-def write_noisy(repo: str) -> "list[str]":
-    """Record the memories injected often and never used (`summary`), for the prompt path to read;
-    the daily sweep refreshes it. Returns the ids."""
-    import json
-    import os
+def last_used(verdicts: "list[dict[str, Any]]") -> "dict[str, str]":
+    """id -> the day (YYYY-MM-DD) of the latest verdict that found it used."""
+    out: dict[str, str] = {}
+    for v in verdicts:
+        day = str(v.get("t") or "")[:10]
+        for note_id in _strings(v.get("used")):
+            if len(day) == 10 and out.get(note_id, "") < day:
+                out[note_id] = day
+    return out
 
+
+def write_noisy(repo: str) -> "list[str]":
+    """Record the memories injected often and never used (`summary`) and the day each memory was
+    last used (the usage log's verdicts, with the days recorded before: the log rotates), for the
+    prompt path to read (`noisy`); the daily sweep refreshes it. Returns the noisy ids."""
     ids = [m["id"] for m in summary(repo)["never_used"]]
-    path = noisy.noisy_path(repo)
-    tmp = f"{path}.tmp-{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump({"ids": ids, "after": REVIEW_AFTER, "days": DEFAULT_DAYS}, fh)
-    os.replace(tmp, path)
+    used = noisy.renewed_days(noisy.read_state(repo))
+    for note_id, day in last_used(read_all(repo)).items():
+        if used.get(note_id, "") < day:
+            used[note_id] = day
+    noisy.write_state(repo, {"ids": ids, "after": REVIEW_AFTER, "days": DEFAULT_DAYS, "used": used})
     return ids
+
+
+def memory_use(repo: str, note_id: str) -> "dict[str, Any]":
+    """What this machine saw of one memory's use, over every decision its logs still hold: times
+    injected, judged by a Stop, used, and the day it was last used (`memrepo show`)."""
+    per = summary(repo, days=DAYS_EVER)["per_memory"].get(note_id) or {"injected": 0, "judged": 0, "used": 0}
+    return {**per, "last_used": noisy.renewed_days(noisy.read_state(repo)).get(note_id)
+            or last_used(read_all(repo)).get(note_id)}
+
+
+DAYS_EVER = 100 * 366
+
+
+def watching_since(repo: str) -> "str | None":
+    """The day of the oldest recall decision this machine's log holds: how long use was watched."""
+    from memrepo.recall import log
+
+    for name in (paths.recall_log(repo) + ".1", paths.recall_log(repo)):
+        try:
+            with open(name, encoding="utf-8", errors="replace") as fh:
+                first = log.parse_lines([fh.readline()])
+        except OSError:
+            continue
+        if first and isinstance(first[0].get("t"), str):
+            return str(first[0]["t"])[:10]
+    return None

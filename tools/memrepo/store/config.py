@@ -32,6 +32,7 @@ LOCAL_ONLY_WHY = {
     "providers": COMMAND,  # the verifier's provider templates become argument lists
     "model_timeout": "is how long this machine's model command may take",
     "url_allow_hosts": "widens where this machine's probes may reach (internal hosts `url_alive` may fetch)",
+    "url_probe_budget": "is how long this machine's URL probes may take",
     "remote": "names where this machine pushes review branches",
     "forge": "names where this machine opens pull requests",
     "projects": "names folders on this machine (each project's root), which the verifier and curator read",

@@ -53,6 +53,8 @@ CREATE VIRTUAL TABLE fts USING fts5({", ".join(FTS_COLUMNS)}, tokenize='{TOKENIZ
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE skipped(path TEXT PRIMARY KEY, problem TEXT NOT NULL);
 CREATE TABLE techwords(word TEXT PRIMARY KEY) WITHOUT ROWID;
+CREATE TABLE citations(rowid INTEGER NOT NULL, path TEXT NOT NULL, line INTEGER, symbol TEXT);
+CREATE INDEX citations_rowid ON citations(rowid);
 {docstats.SCHEMA}PRAGMA user_version = {SCHEMA_VERSION};
 """
 
@@ -114,7 +116,7 @@ fresh by the git hooks `memrepo init` installs in each clone, and rebuilt at any
 `memrepo index --rebuild`.
 `recall-log.jsonl` records each recall decision (prompt hash, terms, ids, latency) on this
 machine only; `recall-usage.jsonl` whether each turn's reply used what was injected (ids only);
-`recall-noisy.json` the memories injected often and never used (the sweep writes it). Nothing here is committed except this README and `.gitignore`.
+`recall-noisy.json` the memories injected often and never used (the sweep writes it) and the day each was last used. Nothing here is committed except this README and `.gitignore`.
 """
 
 
@@ -220,9 +222,12 @@ _INSERT = ("INSERT INTO memories(id, path, class, source, status, superseded_by,
 
 def _insert(db: sqlite3.Connection, row: tuple[Any, ...], stats: bool = True) -> None:
     """Index one memory; its term statistics too, unless a full build makes them all at the end."""
-    record, text = row
+    record, text, cites = row
     rowid = db.execute(_INSERT, record).lastrowid
     db.execute(f"INSERT INTO fts(rowid, {', '.join(FTS_COLUMNS)}) VALUES (?,?,?,?,?,?,?,?)", (rowid,) + text)
+    # The paths it claims exist now, which recall stats before injecting it (issue 43).
+    db.executemany("INSERT INTO citations(rowid, path, line, symbol) VALUES (?, ?, ?, ?)",
+                   ((rowid, path, line, symbol) for path, line, symbol in cites))
     if stats and rowid is not None:
         docstats.add(db, rowid, text, FTS_COLUMNS, TOKENIZER)
 
@@ -232,6 +237,7 @@ def _delete(db: sqlite3.Connection, rel: str) -> None:
     if hit:
         docstats.remove(db, hit[0])
         db.execute("DELETE FROM fts WHERE rowid = ?", (hit[0],))
+        db.execute("DELETE FROM citations WHERE rowid = ?", (hit[0],))
         db.execute("DELETE FROM memories WHERE rowid = ?", (hit[0],))
 
 
@@ -506,7 +512,7 @@ def _row_counts_differ(db: sqlite3.Connection) -> bool:
                 or memories != db.execute("SELECT count(*) FROM docterms").fetchone()[0])
 
 
-REQUIRED_TABLES = ("memories", "fts", "meta", "skipped", "techwords") + docstats.TABLES
+REQUIRED_TABLES = ("memories", "fts", "meta", "skipped", "techwords", "citations") + docstats.TABLES
 
 
 def damage(repo: str) -> str:

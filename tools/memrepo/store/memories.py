@@ -236,12 +236,15 @@ def read_text(repo: str, note_id: str) -> str:
 
 
 def show(repo: str, note_id: str) -> dict[str, Any]:
-    """A memory's whole text and the commits that touched it."""
+    """A memory's whole text, the commits that touched it, and its use on this machine (how often
+    recall injected it, how often a Stop judged it used, the day it was last used: issue 43)."""
+    from memrepo.recall import usage
     from memrepo.vcs import gitops
 
     require_repo(repo)
     text = read_text(repo, note_id)
-    return {"id": note_id, "text": text, "history": gitops.history(repo, f"{paths.MEMORY_DIR}/{note_id}.md")}
+    return {"id": note_id, "text": text, "history": gitops.history(repo, f"{paths.MEMORY_DIR}/{note_id}.md"),
+            "use": usage.memory_use(repo, note_id)}
 
 
 def fresh_db(repo: str, fresh: bool = True) -> sqlite3.Connection:

@@ -7,7 +7,7 @@ import hashlib
 import os
 from typing import TYPE_CHECKING, Any, Callable
 
-from memrepo.format import files, spec
+from memrepo.format import files, mentions, spec
 
 if TYPE_CHECKING:
     from memrepo.format.notes import Note
@@ -76,7 +76,8 @@ def _subjects(meta: dict[str, Any]) -> int:
 
 
 def row(note: Note, rel: str, digest: str, st: os.stat_result, clean: Callable[[str], str]) -> tuple[Any, ...]:
-    """The `memories` record and the `fts` text of a memory; `clean` takes secrets out of its text."""
+    """The `memories` record, the `fts` text and the citations of a memory; `clean` takes secrets
+    out of its text (a cited path it would change is no citation: the cache never holds it)."""
     m = note.meta
     cls = m["class"]
     half_life = m["half_life_days"] if "half_life_days" in m else spec.HALF_LIFE_DAYS.get(cls)
@@ -92,4 +93,5 @@ def row(note: Note, rel: str, digest: str, st: os.stat_result, clean: Callable[[
               _subjects(m))
     text = (clean(m["title"]), _words(m.get("aliases")), _words(m.get("topics")), _words(m.get("entities")),
             _words(m.get("tech")), clean(m["description"]), clean(note.body))
-    return record, text
+    cites = [c for c in mentions.citations(m["title"], m["description"], note.body) if clean(c[0]) == c[0]]
+    return record, text, cites

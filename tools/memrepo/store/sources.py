@@ -286,6 +286,7 @@ def show_any(repo: str, cwd: str | None, note_id: str, only: str | None = None) 
     """`memories.show` of the memory `note_id` in the first source that holds it (personal first),
     with its `source` and the folder it lives in."""
     from memrepo.errors import NoteNotFound
+    from memrepo.recall import usage
     from memrepo.store import memories
     from memrepo.vcs import gitops
 
@@ -299,8 +300,10 @@ def show_any(repo: str, cwd: str | None, note_id: str, only: str | None = None) 
         if os.path.exists(paths.note_path(src.root, note_id)):
             # A project's memory is history of the code repository it sits in.
             top, rel = (src.root, "") if src.kind == rs.TEAM else (os.path.dirname(src.root), rs.PROJECT_DIR + "/")
+            # Its use is this machine's recall log's, which is the personal repository's (issue 43).
             return {"id": note_id, "text": memories.read_text(src.root, note_id), "source": src.label, "root": src.root,
-                    "history": gitops.history(top, f"{rel}{paths.MEMORY_DIR}/{note_id}.md")}
+                    "history": gitops.history(top, f"{rel}{paths.MEMORY_DIR}/{note_id}.md"),
+                    "use": usage.memory_use(repo, note_id)}
     raise NoteNotFound(f"no memory with id {note_id!r} in any source", hint="find ids with `memrepo list` or `memrepo search`")
 
 

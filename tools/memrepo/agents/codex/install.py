@@ -21,6 +21,7 @@ from memrepo.agents.codex import trust
 from memrepo.claude import configfile
 from memrepo.claude.install import _is_ours, dump_json, hooks_object, load_json, strip_ours, uninstall_from
 from memrepo.errors import MemrepoError
+from memrepo.worker import precompile
 
 if TYPE_CHECKING:
     from tomlkit.container import Container
@@ -195,6 +196,7 @@ def install(python: str | None = None) -> tuple[str, bool]:
     if json.dumps(data, sort_keys=True) != before:
         configfile.write(path, dump_json(data), clean=not had_ours)
         changed = True
+    precompile.compile_for(py)  # the first prompt finds compiled code (issue 44)
     return path, changed
 
 

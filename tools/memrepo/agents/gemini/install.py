@@ -19,6 +19,7 @@ from typing import Any
 from memrepo.claude import configfile
 from memrepo.claude.install import dump_json, has_ours, hooks_object, parse_json, strip_ours, uninstall_from
 from memrepo.errors import MemrepoError
+from memrepo.worker import precompile
 
 MARK = "memrepo.agents.gemini.entry"  # the `-m` form earlier installs wrote; still recognized
 SCRIPT_MARK = "/memrepo/agents/gemini/entry.py"  # the script the hooks run, by path
@@ -64,6 +65,7 @@ def install(python: str | None = None) -> tuple[str, bool]:
     changed = repr(data) != before
     if changed:
         configfile.write(path, dump_json(data), clean=not had_ours)
+    precompile.compile_for(python or sys.executable)  # the first prompt finds compiled code (issue 44)
     return path, changed
 
 

@@ -30,7 +30,7 @@ from memrepo.progress import Progress, silent
 from memrepo.store import config, index, memories as store
 from memrepo.vcs import gitcmd, runs, status
 from memrepo.vcs.commit import commit_if_unchanged
-from memrepo.passes.curate import guards, pairs, review, tidy, verdicts
+from memrepo.passes.curate import disuse, guards, pairs, review, tidy, verdicts
 from memrepo.passes import model
 from memrepo.format import files, notes, validate
 from memrepo.recall import paths
@@ -235,6 +235,30 @@ def _deterministic(run: _Run, settings: dict[str, Any]) -> None:
     run.commit_all(pending)
 
 
+def _disuse(run: _Run, settings: dict[str, Any]) -> None:
+    """Memories unused for `retire_unused_days`, each proposed for retirement on the review
+    branch with its evidence (`disuse`, issue 43); never retired without a person."""
+    asked = review.pairs_seen(run.repo)
+    today = _dt.date.today().isoformat()
+    for note, evidence in disuse.idle(run.repo, run.memories, settings):
+        decision = {"kind": "disuse", "action": "retire", "ids": [note.id], "confidence": 1.0,
+                    "reason": disuse.evidence_line(evidence)}
+        if note.id in run.dirty or frozenset((note.id, "")) in asked:
+            continue  # its author is editing it, or a person has it open or said no already
+        if not run.report.dry_run:
+            trailers = {"Action": "retire", "Run": run.report.run_id, "Confidence": "1.00", "Id": note.id,
+                        "Reason": decision["reason"], "Model": "not asked (deterministic step)",
+                        "Review": f"unused for {evidence['idle_days']} days: a person decides"}
+            body = ("Not used while recall watched it; never retired without a person.\n"
+                    + "\n".join(f"- {k}: {v}" for k, v in evidence.items()))
+            decision["commit"] = review.propose(
+                run.repo, run.report.run_id,
+                {f"{paths.MEMORY_DIR}/{note.id}.md": notes.serialize(disuse.retired(note, evidence, today))},
+                f"curator (proposed): retire {note.id}, unused for {evidence['idle_days']} days", trailers, body)
+            decision["branch"] = review.branch_name(run.report.run_id)
+        run.report.review.append(decision)
+
+
 def _ask(run: _Run, a: Note, b: Note) -> dict[str, Any] | None:
     run.report.model_calls += 1
     return model.ask_json(run.repo, PASS, prompt(a, b), verdict_schema(a.id, b.id))  # type: ignore[no-any-return]
@@ -324,6 +348,7 @@ def run(repo: str, *, dry_run: bool = False, use_model: bool = True, run_id: str
     settings = config.load(repo)
     state = _Run(repo, report)
     _deterministic(state, settings)
+    _disuse(state, settings)
     if use_model:
         _model_pass(state, settings, progress)
     return report

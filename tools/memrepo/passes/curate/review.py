@@ -202,6 +202,11 @@ def show(repo: str, ref: str) -> dict[str, Any]:
         p["loser"] = {"id": t["Resembles"], "text": _memory_at(repo, "HEAD", t["Resembles"]), "role": "a person retired it"}
         p["winner"] = {"id": t.get("Id", ""), "text": _memory_at(repo, p["commit"], t.get("Id", "")), "role": "would be added"}
         return p
+    if t.get("Action") == "retire":  # disuse (issue 43): the memory as it stands, and as it would be retired
+        p["summary"] = f"retire {t.get('Id', '?')}: {t.get('Reason', '?')}"
+        p["loser"] = {"id": t.get("Id", ""), "text": _memory_at(repo, "HEAD", t.get("Id", "")), "role": "as it stands"}
+        p["winner"] = {"id": t.get("Id", ""), "text": _memory_at(repo, p["commit"], t.get("Id", "")), "role": "would be retired"}
+        return p
     p["summary"] = (f"verdict: {t.get('Relation', '?')}; {t.get('Action', '?')} {t.get('Id', '?')} by {t.get('Winner', '?')}, "
                     f"confidence {t.get('Confidence', '?')}" + (f", scope {t['Scope']}" if t.get("Scope") else ""))
     p["loser"] = {"id": t.get("Id", ""), "text": _memory_at(repo, "HEAD", t.get("Id", "")), "role": "would be superseded"}

@@ -117,12 +117,14 @@ def dead_paths(repo: str, memories: dict[str, Note], settings: dict[str, Any], t
     from memrepo.passes.verify import verifier
 
     changes = []
+    setup = None
     for note in memories.values():
         if project_root(settings, note.get("project")) is None or not is_active(note):
             continue
         stamped = _with(note)
         result = verifier.MemoryResult(note.id)
-        if not verifier.check_note(repo, stamped, settings, False, today, result, only=PATH_PROBES):
+        setup = setup or verifier.checks(repo, settings)  # this machine's settings, read once per run
+        if not verifier.check_note(repo, stamped, settings, False, today, result, only=PATH_PROBES, setup=setup):
             continue
         missing = [c["claim"] for c in result.claims if c["probe"] == "path_exists" and c["verdict"] == "false"]
         if result.status != "unverified" or not missing:

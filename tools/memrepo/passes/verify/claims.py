@@ -6,9 +6,9 @@ backticked paths, URLs, branch names and `owner/repo#123`; the model one (`model
 only fill arguments for the registered probes. A pull request's state is a mood: only "merged"
 is a claim, and a sentence saying a PR is open or closed is refused here with the reason.
 
-The text rules read words, not meaning, so each mention is weighed against its sentence first
-(`context`: a plan, a negation, another machine's path or a web route is refused with the
-reason), and the model, shown the rule claims by index, may mark one as not a claim. Every
+The text rules (`memrepo.format.mentions`, which the cache's citations share) read words, not
+meaning, so each mention is weighed against its sentence first (`format.mention_context`: a
+plan, a negation, another machine's path or a web route is refused with the reason), and the model, shown the rule claims by index, may mark one as not a claim. Every
 candidate is then placed in a configured project (`scope`: an absolute path inside a root is
 that project's, one outside every root is refused) and goes through `probes.check`; one claim
 in two forms is kept once.
@@ -20,8 +20,8 @@ import json
 import re
 from typing import Any, NamedTuple
 
-from memrepo.format import notes
-from memrepo.passes.verify import context, probes, scope
+from memrepo.format import mention_context, mentions, notes
+from memrepo.passes.verify import probes, scope
 from memrepo.passes.verify.argtypes import NotHere
 from memrepo.passes.verify.modelclaims import ANSWER_SCHEMA, from_model, prompt, veto
 from memrepo.passes.verify.shapes import Candidate, Refusal, label, mood_reason
@@ -29,20 +29,6 @@ from memrepo.passes.verify.shapes import Candidate, Refusal, label, mood_reason
 __all__ = ["ANSWER_SCHEMA", "Candidate", "Extraction", "Refusal", "extract", "from_model", "from_text", "label",
            "mood_reason", "prompt", "stored", "to_meta", "validate", "veto"]
 
-EXTENSIONS = frozenset(
-    "py pyi md rst txt json jsonl yaml yml toml ini cfg conf env lock sh bash zsh ps1 js mjs cjs ts tsx jsx vue "
-    "go rs rb java kt swift c h cc cpp hpp cs php sql html css scss csv xml tf tfvars hcl proto graphql "
-    "gradle properties ipynb sqlite3 db log pem crt example template service plist".split())
-BARE_FILES = frozenset("Makefile Dockerfile Procfile Gemfile Rakefile Justfile Vagrantfile Jenkinsfile "
-                       "LICENSE README CODEOWNERS".split())
-_FENCED = re.compile(r"^(```|~~~).*?^\1[^\n]*$", re.M | re.S)
-_TICKED = re.compile(r"`([^`\n]+)`")
-# A bracketed IPv6 host (`http://[::1]:8080/f`) is read whole; any other `]` ends the URL.
-_URL = re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]{1,15}://(?:\[[^\s\[\]<>\"'`]{1,64}\][^\s<>\"'`)\]]*|[^\s<>\"'`)\]]+)")
-_BRANCH_BEFORE = re.compile(r"\bbranch(?:es)?\s+(?:named\s+|called\s+)?`([^`\n]+)`", re.I)
-_BRANCH_AFTER = re.compile(r"`([^`\n]+)`\s+branch\b", re.I)
-_BRANCH_BARE = re.compile(r"\bbranch\s+([A-Za-z0-9._/-]*[A-Za-z0-9][/_-][A-Za-z0-9._/-]*[A-Za-z0-9])", re.I)
-_PR = re.compile(r"(?<![\w/.-])([A-Za-z0-9][A-Za-z0-9-]{0,38}/[A-Za-z0-9._-]{1,100})#(\d{1,8})\b")
 _MOOD = re.compile(r"\b(open|opened|opening|closed|closing|draft|pending|awaiting|waiting|in review|under review|"
                    r"needs review|approved|unmerged|not (?:yet )?merged|blocked|abandoned|reverted)\b", re.I)
 _MERGED = re.compile(r"\b(merged|landed)\b", re.I)
@@ -69,56 +55,26 @@ class Extraction(NamedTuple):
 
 # -- deterministic ---------------------------------------------------------------------
 
-def _has_extension(token: str) -> bool:
-    stem, dot, ext = token.rpartition(".")
-    return bool(dot and stem and ext.lower() in EXTENSIONS)
-
-
-def _is_path(token: str, roots: dict[str, str]) -> bool:
-    if any(ch.isspace() for ch in token) or "://" in token or "#" in token or token.endswith("()"):
-        return False
-    if token.startswith("/") and not _has_extension(token):
-        # An endpoint (`/hooks/stripe`), not a file, unless it lies in a configured project.
-        return scope.owner(token, roots) is not None
-    return token in BARE_FILES or "/" in token or _has_extension(token)
-
-
 def _paths(text: str, taken: set[Span], roots: dict[str, str]) -> list[Mention]:
-    out = []
-    for m in _TICKED.finditer(text):
-        if m.span() in taken or not _is_path(m.group(1).strip(), roots):
-            continue
-        token = re.sub(r"(?::\d+){1,2}$", "", m.group(1).strip())  # src/app.py:42
-        kind = "path" if token in BARE_FILES or _has_extension(token) else "dir"
-        out.append(Mention(Candidate("path_exists", {"path": token}, "text"), m.span(), kind))
-    return out
+    # An absolute path without an extension is an endpoint (`/hooks/stripe`), not a file, unless
+    # it lies in a configured project.
+    return [Mention(Candidate("path_exists", {"path": m.value}, "text"), m.span, m.kind)
+            for m in mentions.paths(text, taken, lambda path: scope.owner(path, roots) is not None)]
 
 
 def _branches(text: str) -> tuple[list[Mention], set[Span]]:
-    out, taken = [], set()
-    for rx in (_BRANCH_BEFORE, _BRANCH_AFTER):
-        for m in rx.finditer(text):
-            ticked = (m.start(1) - 1, m.end(1) + 1)
-            if ticked not in taken:
-                taken.add(ticked)
-                out.append(Mention(Candidate("git_branch_exists", {"branch": m.group(1)}, "text"), ticked, "branch"))
-    for m in _BRANCH_BARE.finditer(text):
-        out.append(Mention(Candidate("git_branch_exists", {"branch": m.group(1)}, "text"), m.span(1), "branch"))
-    return out, taken
+    found, taken = mentions.branches(text)
+    return [Mention(Candidate("git_branch_exists", {"branch": m.value}, "text"), m.span, m.kind) for m in found], taken
 
 
 def _urls(text: str) -> list[Mention]:
-    out = []
-    for m in _URL.finditer(text):
-        url = m.group(0).rstrip(".,;:!?")  # the sentence's full stop is not the URL's, nor its mention's
-        out.append(Mention(Candidate("url_alive", {"url": url}, "text"), (m.start(), m.start() + len(url)), "url"))
-    return out
+    return [Mention(Candidate("url_alive", {"url": m.value}, "text"), m.span, m.kind) for m in mentions.urls(text)]
 
 
 def _pull_requests(text: str) -> tuple[list[Mention], list[Refusal]]:
     """`owner/repo#N` claims merged, refused when its clause gives another state, else no claim."""
     found, refused = [], []
-    refs = list(_PR.finditer(text))
+    refs = list(mentions.PR.finditer(text))
     for i, m in enumerate(refs):
         start = max([refs[i - 1].end() if i else 0] + [e.end() for e in _SENTENCE_END.finditer(text, 0, m.start())])
         stop = refs[i + 1].start() if i + 1 < len(refs) else len(text)
@@ -138,14 +94,14 @@ def from_text(note: notes.Note, roots: dict[str, str] | None = None) -> tuple[li
     """Claims found by rule in the title, description and body (fenced code is left out); a
     mention its sentence does not claim as a present fact is refused with the reason."""
     # A blank line between title, description and body: each is its own clause for `context`.
-    text = "\n\n".join([str(note.get("title", "")), str(note.get("description", "")), _FENCED.sub("", note.body)])
+    text = mentions.note_text(note.get("title", ""), note.get("description", ""), note.body)
     prs, refused = _pull_requests(text)
     branches, taken = _branches(text)
-    mentions = branches + _paths(text, taken, roots or {}) + _urls(text) + prs
-    reader = context.Reader(text, [m.span for m in mentions] + [t.span() for t in _TICKED.finditer(text)])
+    found_all = branches + _paths(text, taken, roots or {}) + _urls(text) + prs
+    reader = mention_context.Reader(text, [m.span for m in found_all] + [t.span() for t in mentions.TICKED.finditer(text)])
     found = []
-    for m in mentions:
-        why = context.judge(reader, m.span, m.kind)
+    for m in found_all:
+        why = mention_context.judge(reader, m.span, m.kind)
         if why:
             refused.append(Refusal(label(m.candidate), why, "text"))
         else:

@@ -17,7 +17,7 @@ import ipaddress
 import socket
 import ssl
 import urllib.parse
-from typing import Any, Iterable, NamedTuple
+from typing import Any, Callable, Iterable, NamedTuple
 
 ALLOW_KEY = "url_allow_hosts"
 NOT_HEAD = (405, 501)  # the server does not do HEAD: then, and only then, a GET (body unread)
@@ -110,13 +110,15 @@ def _ask(parts: urllib.parse.SplitResult, ip: Address, method: str, timeout: flo
         conn.close()
 
 
-def head(url: str, timeout: float, allow: Iterable[str] = ()) -> Answer:
-    """The status `url` answers a HEAD with (a GET only if HEAD is refused); Refused for internal hosts."""
+def head(url: str, timeout: float, allow: Iterable[str] = (),
+         resolver: Callable[[str, int, Iterable[str]], Address] | None = None) -> Answer:
+    """The status `url` answers a HEAD with (a GET only if HEAD is refused); Refused for internal hosts.
+    `resolver` stands in for `resolve` (a run's URL probes look each host up once: `urls`)."""
     try:  # argtypes.http_url has read `url` already; a caller that skipped it gets no answer, not a crash
         parts = urllib.parse.urlsplit(url)
         host = (parts.hostname or "").lower()
         port = parts.port or (443 if parts.scheme == "https" else 80)
-        ip = resolve(host, port, allow)  # Refused passes through: it is an answer about the URL
+        ip = (resolver or resolve)(host, port, allow)  # Refused passes through: it is an answer about the URL
         status = _ask(parts, ip, "HEAD", timeout)
         if status in NOT_HEAD:
             return Answer(_ask(parts, ip, "GET", timeout), "GET")

@@ -22,6 +22,7 @@ from memrepo.passes.verify.argtypes import (
     ClaimRejected, NotHere, branch_name, command_name, gh_repo, http_url, instance_id, pr_number, project_name, provider_name,
     rel_path, repo_path, secret_name,
 )
+from memrepo.passes.verify.urls import NotMade
 from memrepo.store import config
 from memrepo.vcs import status
 
@@ -64,6 +65,7 @@ class Context(NamedTuple):
     providers: dict[str, Any]
     project: str | None = None
     allow_hosts: tuple[str, ...] = ()  # internal hosts `url_alive` may fetch (`fetch.ALLOW_KEY`, local only)
+    urls: Any = None  # the run's `urls.UrlProbes`: concurrent, cached per host, within a budget
 
 
 class Call(NamedTuple):
@@ -165,10 +167,11 @@ def _spawn(argv: list[str], timeout: float = TIMEOUT, env: dict[str, str] | None
     return (None if res.timed_out or res.truncated else res.returncode), res.stdout
 
 
-def _fetch(url: str, timeout: float = URL_TIMEOUT, allow: tuple[str, ...] = ()) -> int | None:
+def _fetch(url: str, timeout: float = URL_TIMEOUT, allow: tuple[str, ...] = (),
+           resolver: Callable[..., fetch.Address] | None = None) -> int | None:
     """The HTTP status a URL answers a HEAD with, or None when nothing answered; fetch.Refused
     when it resolves inside a network (loopback, private, link-local: see `fetch`)."""
-    return fetch.head(url, timeout, allow).status
+    return fetch.head(url, timeout, allow, resolver).status
 
 
 def _which(name: str) -> str | None:
@@ -233,17 +236,22 @@ def _pr_merged(ctx: Context, repo: str, number: int) -> Outcome:
     return Outcome(Verdict.TRUE if merged else Verdict.FALSE, state.group(1).decode().lower())
 
 
-def _url_liveness(url: str, allow: tuple[str, ...] = ()) -> Liveness:
-    status = _fetch(url, allow=allow)
+NOT_MADE = "not checked: the run's time budget for URL probes ran out (`url_probe_budget`)"
+
+
+def _url_liveness(url: str, allow: tuple[str, ...] = (), probes: Any = None) -> Liveness:
+    status = probes.status(url) if probes is not None else _fetch(url, allow=allow)
     # 401/403: something is there behind a login. 404, 5xx or silence prove nothing from here.
     return Liveness.ALIVE if status is not None and (status < 400 or status in (401, 403)) else Liveness.UNKNOWN
 
 
 def _url_alive(ctx: Context, url: str) -> Outcome:
     try:
-        state = _url_liveness(url, ctx.allow_hosts)
+        state = _url_liveness(url, ctx.allow_hosts, ctx.urls)
     except fetch.Refused as exc:
         return Outcome(Verdict.UNKNOWN, f"not fetched: {exc}")
+    except NotMade:
+        return Outcome(Verdict.UNKNOWN, NOT_MADE)
     return Outcome(state.value, "answers" if state is Liveness.ALIVE else "no answer from here")
 
 

@@ -13,10 +13,10 @@ import datetime as _dt
 import json
 import os
 import time
-from typing import Any
+from typing import Any, NamedTuple
 
 from memrepo.progress import Progress, silent
-from memrepo.passes.verify import claims, fetch, probes
+from memrepo.passes.verify import claims, fetch, probes, urls
 from memrepo.store import config, memories as store
 from memrepo.vcs import status
 from memrepo.vcs.commit import commit_if_unchanged
@@ -59,6 +59,7 @@ class VerifyReport:
         self.model_notes: list[str] = []
         self.model_failed = ""  # the model command's failure, when the run was asked to hear it
         self.use_model = True
+        self.url_probes: dict[str, Any] = {}  # urls.UrlProbes.figures(): the budget and what it covered
 
     def counts(self) -> dict[str, int]:
         verdicts = [c["verdict"] for r in self.results for c in r.claims]
@@ -74,7 +75,7 @@ class VerifyReport:
 
     def as_dict(self) -> dict[str, Any]:
         return {"run": self.run_id, "commit": self.commit, "counts": self.counts(), "model_notes": self.model_notes,
-                "memories": [r.as_dict() for r in self.results]}
+                "url_probes": self.url_probes, "memories": [r.as_dict() for r in self.results]}
 
 
 def new_run_id(now: float | None = None) -> str:
@@ -135,20 +136,54 @@ def _with_vetoes(ver: dict[str, Any] | None, not_claims: list[str], today: str) 
     return {**(ver or {"status": "unchecked", "checked": today}), "not_claims": not_claims}
 
 
+class Checks(NamedTuple):
+    """What every memory of a run is checked against, read once per run (issue 44): this machine's
+    providers, project roots and allowed hosts, and the run's URL probes (None: one at a time)."""
+
+    providers: dict[str, Any]
+    projects: dict[str, str]
+    allow_hosts: tuple[str, ...]
+    urls: urls.UrlProbes | None = None
+
+
+def checks(repo: str, settings: dict[str, Any], concurrent_urls: bool = False) -> Checks:
+    """A run's `Checks`; with `concurrent_urls`, URL probes side by side within `url_probe_budget`."""
+    _providers = config.local_only(repo, "providers")  # templates become argv: this machine's only
+    providers: dict[str, Any] = _providers if isinstance(_providers, dict) else {}
+    allow = config.local_only(repo, fetch.ALLOW_KEY)  # widening where probes reach: this machine only
+    allow_hosts = tuple(h for h in allow if isinstance(h, str)) if isinstance(allow, list) else ()
+    prober = None
+    if concurrent_urls:
+        # probes._fetch is looked up at each call: every request still goes through it
+        prober = urls.UrlProbes(lambda url, timeout, resolver: probes._fetch(url, timeout, allow_hosts, resolver),
+                                urls.budget(settings), probes.URL_TIMEOUT)
+    return Checks(providers, config.project_roots(settings), allow_hosts, prober)
+
+
+def extract(repo: str, note: notes.Note, setup: Checks, use_model: bool) -> claims.Extraction:
+    """The memory's claims (model.ModelError when the model command fails)."""
+    return claims.extract(repo, note, setup.providers, use_model, setup.projects)
+
+
 def check_note(repo: str, note: notes.Note, settings: dict[str, Any], use_model: bool, today: str,
-               result: MemoryResult, only: frozenset[str] | None = None) -> bool:
+               result: MemoryResult, only: frozenset[str] | None = None, setup: Checks | None = None) -> bool:
     """Extract, probe and restamp one note in memory; True when its front matter changed.
 
     `only` names the probes to run (curate's dead-path step runs `path_exists` alone); a claim of
-    another probe is not checked, which counts as no verdict (`stamp` keeps what it knew)."""
-    _providers = config.local_only(repo, "providers")  # templates become argv: this machine's only
-    providers: dict[str, Any] = _providers if isinstance(_providers, dict) else {}
-    projects = config.project_roots(settings)
+    another probe is not checked, which counts as no verdict (`stamp` keeps what it knew). A
+    caller checking many notes passes one `setup` (`checks`) for all of them."""
+    setup = setup or checks(repo, settings)
+    return settle(note, extract(repo, note, setup, use_model), setup, today, result, only)
+
+
+def settle(note: notes.Note, extraction: claims.Extraction, setup: Checks, today: str, result: MemoryResult,
+           only: frozenset[str] | None = None) -> bool:
+    """Probe the extracted claims and restamp the note in memory; True when its front matter changed.
+
+    A URL probe not made within the run's budget is no verdict; a memory nothing was decided for
+    while such a probe waited stays exactly as it was (issue 44)."""
     project = note.get("project") if isinstance(note.get("project"), str) else None
-    extraction = claims.extract(repo, note, providers, use_model, projects)
-    allow = config.local_only(repo, fetch.ALLOW_KEY)  # widening where probes reach: this machine only
-    allow_hosts = tuple(h for h in allow if isinstance(h, str)) if isinstance(allow, list) else ()
-    ctx = probes.Context(projects, providers, project, allow_hosts)
+    ctx = probes.Context(setup.projects, setup.providers, project, setup.allow_hosts, setup.urls)
     outcomes = [(call, probes.run(call, ctx) if only is None or call.probe in only else NOT_RUN)
                 for call, _ in extraction.calls]
     result.refused, result.model_note = extraction.refused, extraction.model_note
@@ -157,6 +192,10 @@ def check_note(repo: str, note: notes.Note, settings: dict[str, Any], use_model:
                      for (call, by), (_, out) in zip(extraction.calls, outcomes)]
     old_ver = note.get("verification")
     result.previous = old_ver.get("status") if isinstance(old_ver, dict) else None
+    decided = any(out.verdict is not probes.Verdict.UNKNOWN for _, out in outcomes)
+    if not decided and any(out.detail == probes.NOT_MADE for _, out in outcomes):
+        result.status = result.previous
+        return False
     complete = all(out.verdict is not probes.Verdict.UNKNOWN for _, out in outcomes) \
         and not any(r.elsewhere for r in extraction.refused)
     new_ver = _with_vetoes(stamp(outcomes, project, old_ver, today, complete), extraction.not_claims, today)
@@ -184,44 +223,32 @@ def _log_refusals(repo: str, report: VerifyReport) -> None:
 
 def run(repo: str, ids: list[str] | None = None, *, use_model: bool = True, run_id: str | None = None,
         today: str | None = None, progress: Progress = silent) -> VerifyReport:
-    """Verify the named memories (default: every active one) and commit the changed stamps."""
+    """Verify the named memories (default: every active one) and commit the changed stamps.
+
+    Every memory's claims are read first, then the URL probes of all of them start side by side
+    (`urls`) while the memories are checked one by one."""
     store.require_repo(repo)
     settings = config.load(repo)
+    setup = checks(repo, settings, concurrent_urls=True)
     report = VerifyReport(run_id or new_run_id())
     report.use_model = use_model
     today = today or _dt.date.today().isoformat()
-    dirty, changed, read = status.dirty_paths(repo, paths.MEMORY_DIR) or set(), {}, {}
-    targets = list(_targets(repo, ids))
-    for done, note_id in enumerate(targets):
-        progress("verify: memories checked", done, len(targets))
-        rel = f"{paths.MEMORY_DIR}/{note_id}.md"
-        result = MemoryResult(note_id)
-        report.results.append(result)
-        result.skipped = _skip_reason(repo, note_id, rel, dirty, explicit=bool(ids))
-        if result.skipped:
-            continue
-        if report.model_failed:
-            # The run was asked to hear the model and it failed: no stamp moves on text rules alone.
-            result.skipped = f"left as it was: the model command failed ({report.model_failed})"
-            continue
-        read[rel] = files.read_bytes(paths.note_path(repo, note_id)).decode("utf-8")
-        note = notes.parse(read[rel], paths.note_path(repo, note_id))
-        try:
-            touched = check_note(repo, note, settings, use_model, today, result)
-        except model.ModelError as exc:
-            # One failing model command would fail every memory alike: stop asking it, and move
-            # no stamp without it (issue 37: a timeout once committed a text-only `verified`).
-            report.model_failed = str(exc)
-            report.model_notes.append(f"model not heard from {note_id} on: {exc}; those memories were left as they were")
-            result.skipped = f"left as it was: the model command failed ({exc})"
-            continue
+    read: dict[str, str] = {}
+    pending = _extract_all(repo, ids, setup, use_model, report, read, progress)
+    changed = {}
+    for done, (note, result, extraction) in enumerate(pending):
+        progress("verify: memories checked", done, len(pending))
+        touched = settle(note, extraction, setup, today, result)
         if result.model_note:
             result.skipped = f"left as it was: {result.model_note}"
             continue
         if touched:
             result.changed = True
-            changed[rel] = notes.serialize(note)
-    progress("verify: memories checked", len(targets), len(targets))
+            changed[f"{paths.MEMORY_DIR}/{note.id}.md"] = notes.serialize(note)
+    progress("verify: memories checked", len(pending), len(pending))
+    if setup.urls is not None and setup.urls.figures()["urls"]:
+        not_checked = sum(c["detail"] == probes.NOT_MADE for r in report.results for c in r.claims)
+        report.url_probes = {**setup.urls.figures(), "claims_not_checked": not_checked}
     _log_refusals(repo, report)
     if changed:
         trailers: dict[str, Any] = {"Action": "verify", "Run": report.run_id, "Model": _model_trailer(report)}
@@ -235,6 +262,41 @@ def run(repo: str, ids: list[str] | None = None, *, use_model: bool = True, run_
         _left_alone(report, set(stale))
         report.commit = sha or None
     return report
+
+
+def _extract_all(repo: str, ids: list[str] | None, setup: Checks, use_model: bool, report: VerifyReport,
+                 read: dict[str, str], progress: Progress) -> list[tuple[notes.Note, MemoryResult, claims.Extraction]]:
+    """Each target memory's claims, in order (the skipped ones only in `report`); fills `read`."""
+    dirty = status.dirty_paths(repo, paths.MEMORY_DIR) or set()
+    targets = list(_targets(repo, ids))
+    pending = []
+    for done, note_id in enumerate(targets):
+        progress("verify: claims read", done, len(targets))
+        rel = f"{paths.MEMORY_DIR}/{note_id}.md"
+        result = MemoryResult(note_id)
+        report.results.append(result)
+        note, result.skipped = _readable(repo, note_id, rel, dirty, explicit=bool(ids))
+        if result.skipped or note is None:
+            continue
+        if report.model_failed:
+            # The run was asked to hear the model and it failed: no stamp moves on text rules alone.
+            result.skipped = f"left as it was: the model command failed ({report.model_failed})"
+            continue
+        read[rel] = note.text or ""
+        try:
+            extraction = extract(repo, note, setup, use_model)
+        except model.ModelError as exc:
+            # One failing model command would fail every memory alike: stop asking it, and move
+            # no stamp without it (issue 37: a timeout once committed a text-only `verified`).
+            report.model_failed = str(exc)
+            report.model_notes.append(f"model not heard from {note_id} on: {exc}; those memories were left as they were")
+            result.skipped = f"left as it was: the model command failed ({exc})"
+            continue
+        if setup.urls is not None:  # the requests start while the other memories are read
+            setup.urls.submit([call.args["url"] for call, _ in extraction.calls if call.probe == "url_alive"])
+        pending.append((note, result, extraction))
+    progress("verify: claims read", len(targets), len(targets))
+    return pending
 
 
 def _model_trailer(report: VerifyReport) -> str:
@@ -254,20 +316,22 @@ def _left_alone(report: VerifyReport, rels: set[str]) -> None:
             result.changed, result.skipped = False, "changed while it was checked; left as it is"
 
 
-def _skip_reason(repo: str, note_id: str, rel: str, dirty: set[str], explicit: bool) -> str:
+def _readable(repo: str, note_id: str, rel: str, dirty: set[str], explicit: bool) -> tuple[notes.Note | None, str]:
+    """(the note, parsed once, "") when the memory is to be checked, else (None, why not)."""
     if rel in dirty:
-        return "has uncommitted changes; commit them, then verify"
+        return None, "has uncommitted changes; commit them, then verify"
+    path = paths.note_path(repo, note_id)
     try:
-        note = notes.read(paths.note_path(repo, note_id))
+        note = notes.read(path)  # keeps its text: what the commit must find unchanged
     except (notes.ParseError, UnicodeDecodeError, OSError) as exc:
-        return f"unreadable ({exc}); run `memrepo doctor`"
+        return None, f"unreadable ({exc}); run `memrepo doctor`"
     why = validate.unusable(note, rel)  # `class: [rule]` that came with a merge: reported, not checked
     if why:
-        return f"invalid ({why}); run `memrepo doctor`"
+        return None, f"invalid ({why}); run `memrepo doctor`"
     status = note.get("status") or "active"
     if status != "active" and not explicit:
-        return f"{status}; name it to verify it anyway"
-    return ""
+        return None, f"{status}; name it to verify it anyway"
+    return note, ""
 
 
 def _subject(report: VerifyReport) -> str:

@@ -1,4 +1,5 @@
-"""Whether a mention the text rules found is a claim about the world now: the words around it.
+"""Whether a mention the text rules found is a claim about the world now: the words around it
+(shared by the verifier's claims and the cache's citations, `format.mentions`).
 
 The rule-based extractor finds backticked paths, branch names, URLs and `owner/repo#N`; this
 module reads the clause around each mention and says (as a refusal reason) when it does not
