@@ -57,8 +57,7 @@ def test_eval_injects_what_the_hook_injects(name: str, tmp_path: Path) -> None:
     sandbox = str(tmp_path / "cwd")
     report = evaluate.evaluate(repo, rows, None, sandbox)
     with sqlite3.connect(paths.index_db(repo)) as db:
-        projects = {r[0] for r in db.execute("SELECT DISTINCT project FROM memories WHERE project IS NOT NULL")}
-    where = checkouts.Checkouts(sandbox, projects)  # the same folders eval made
+        where = checkouts.Checkouts.of_store(sandbox, db)  # the same folders eval made
     differ = []
     for n, (row, result) in enumerate(zip(rows, report["results"])):
         transcript = _transcript(tmp_path / f"t{n}.jsonl", row["previous"]) if row.get("previous") else ""

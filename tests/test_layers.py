@@ -137,8 +137,9 @@ def _all_imports() -> list[tuple[str, int, str]]:
 
 def test_the_walk_sees_every_layer_and_imports_inside_functions() -> None:
     assert {layer_of(m) for m in SOURCES} >= set(ORDER) | set(SHARED)
-    # decide.py imports search inside decide(): the walk must see it.
-    assert ("memrepo.recall.search" in {t for m, _, t in _all_imports() if m == "memrepo.recall.decide"})
+    # decide.py imports sources inside decide(), and sources imports search inside rank_all(): the walk must see both.
+    assert ("memrepo.recall.sources" in {t for m, _, t in _all_imports() if m == "memrepo.recall.decide"})
+    assert ("memrepo.recall.search" in {t for m, _, t in _all_imports() if m == "memrepo.recall.sources"})
 
 
 @pytest.mark.parametrize("layer,may", [("base", ("base",)), ("recall", ("base", "recall"))])

@@ -38,8 +38,7 @@ def _outputs(name: str, tmp: Any) -> list[dict[str, Any]]:
     shutil.copytree(os.path.join(DATA, name, "memory"), os.path.join(repo, "memory"))
     index.rebuild(repo)
     with sqlite3.connect(paths.index_db(repo)) as db:
-        projects = {r[0] for r in db.execute("SELECT DISTINCT project FROM memories WHERE project IS NOT NULL")}
-    where = checkouts.Checkouts(str(tmp / "cwd"), projects)  # each cwd found as the hook finds it
+        where = checkouts.Checkouts.of_store(str(tmp / "cwd"), db)  # each cwd found as the hook finds it
     found = []
     for row in evaluate.load_prompts(os.path.join(DATA, name, "prompts.jsonl")):
         d = recall.decide(repo, row["prompt"], cwd=where.cwd(row.get("cwd")), previous=evaluate.previous_text(row),

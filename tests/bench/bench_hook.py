@@ -164,7 +164,7 @@ def check_outputs(cmds: dict[str, list[str]], env: dict[str, str], ev: bytes, ex
     if not ok:
         raise RuntimeError(f"hook did not behave: rc={proc.returncode} inject={bool(ctx)} (expected {expect_inject})"
                            f" stderr={proc.stderr.decode(errors='replace')[:300]!r}")
-    return {"injected_ids": re.findall(r"\(id: ([a-z0-9-]+)\)", ctx), "context_chars": len(ctx),
+    return {"injected_ids": re.findall(r"\(id: ([a-z0-9-]+)[;)]", ctx), "context_chars": len(ctx),
             "stale_notes": ctx.count("[no longer exists: ")}  # --cite: the citation check ran (issue 43)
 
 

@@ -55,8 +55,7 @@ def collect(name: str, tmp: str) -> list[dict[str, Any]]:
     out = []
     for store, repo, rows in labeled.stores(name, os.path.join(tmp, name)):
         with sqlite3.connect(paths.index_db(repo)) as db:
-            projects = {r[0] for r in db.execute("SELECT DISTINCT project FROM memories WHERE project IS NOT NULL")}
-        where = checkouts.Checkouts(os.path.join(tmp, "cwd", name, store), projects)
+            where = checkouts.Checkouts.of_store(os.path.join(tmp, "cwd", name, store), db)
         for row in rows:
             why: list[Any] = []
             decide.decide(repo, row["prompt"], cwd=where.cwd(row.get("cwd")), previous=evaluate.previous_text(row),

@@ -66,8 +66,7 @@ def collect(names: list[str], tmp: str) -> list[dict[str, Any]]:
         for store, repo, rows in labeled.stores(name, os.path.join(tmp, name)):
             db_path = paths.index_db(repo)
             with sqlite3.connect(db_path) as db:
-                projects = {r[0] for r in db.execute("SELECT DISTINCT project FROM memories WHERE project IS NOT NULL")}
-            where = checkouts.Checkouts(os.path.join(tmp, "cwd", name, store), projects)
+                where = checkouts.Checkouts.of_store(os.path.join(tmp, "cwd", name, store), db)
             for row in rows:
                 why: list[Any] = []
                 d = decide.decide(repo, row["prompt"], cwd=where.cwd(row.get("cwd")),

@@ -34,24 +34,34 @@ def memory_dir(repo: str) -> str:
     return _os.join(repo, MEMORY_DIR)
 
 
+# A memory folder whose cache is kept elsewhere: a code repository's project memory, whose cache
+# lives in the user's cache folder, never in the code repository (`memrepo.recall.sources`).
+_PLACED: "dict[str, str]" = {}
+
+
+def place_index(root: str, folder: str) -> None:
+    """Keep the cache of the memory folder `root` in `folder` instead of `root/index` (this process)."""
+    _PLACED[root] = folder
+
+
 def index_dir(repo: str) -> str:
-    return _os.join(repo, INDEX_DIR)
+    return _PLACED.get(repo) or _os.join(repo, INDEX_DIR)
 
 
 def index_db(repo: str) -> str:
-    return _os.join(repo, INDEX_DIR, INDEX_FILE)
+    return _os.join(index_dir(repo), INDEX_FILE)
 
 
 def stale_marker(repo: str) -> str:
-    return _os.join(repo, INDEX_DIR, STALE_MARKER)
+    return _os.join(index_dir(repo), STALE_MARKER)
 
 
 def recall_log(repo: str) -> str:
-    return _os.join(repo, INDEX_DIR, RECALL_LOG)
+    return _os.join(index_dir(repo), RECALL_LOG)
 
 
 def session_starts(repo: str) -> str:
-    return _os.join(repo, INDEX_DIR, SESSION_STARTS)
+    return _os.join(index_dir(repo), SESSION_STARTS)
 
 
 def note_path(repo: str, note_id: str) -> str:

@@ -49,6 +49,23 @@ def spawn_bootstrap(repo: str, reason: str) -> bool:
     return True
 
 
+def spawn_sources_refresh(repo: str, cwd: str | None) -> bool:
+    """Refresh the team and project caches off the prompt path (issue 41), when there are any.
+
+    Detached, so the session starts at once; the prompt hook reads each cache as it stands."""
+    from memrepo.recall import sources
+
+    if len(sources.found(repo, cwd, all_known=True)) < 2 or not os.path.isdir(paths.index_dir(repo)):
+        return False
+    if not _cooldown_ok(os.path.join(paths.index_dir(repo), ".sources-refresh-spawned")):
+        return False
+    tools = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, PYTHONPATH=tools + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc.spawn_detached(proc.python_main("memrepo.worker.sources_refresh", repo, cwd or ""),
+                        log_path=os.path.join(paths.index_dir(repo), "sources-refresh.log"), env=env)
+    return True
+
+
 def _precompile(repo: str) -> None:
     """Compile the prompt path in the background when this interpreter finds it uncompiled (a new
     install or plugin version), so the first prompt does not pay for it (issue 44)."""
@@ -78,6 +95,8 @@ def on_session_start(event: dict[str, Any], agent: str = "") -> str:
         spawn_bootstrap(repo, reason)
     else:
         _maybe_sweep(repo)
+    cwd = event.get("cwd")
+    spawn_sources_refresh(repo, cwd if isinstance(cwd, str) else None)
     _note_start(repo, event, agent)
     parts = [_setup_news(repo, first=reason == FIRST_USE), always_on_text(repo), FALLBACK if _fallback_on(repo) else "",
              double_wiring() if not agent else ""]

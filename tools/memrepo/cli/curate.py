@@ -19,10 +19,12 @@ def _decision_line(d: dict[str, Any]) -> str:
 @click.command()
 @click.option("--dry-run", is_flag=True, help="Decide and print, but commit nothing and make no review branch.")
 @click.option("--no-model", is_flag=True, help="Only the deterministic pass (duplicates, missing paths, chains).")
+@click.option("--sources", "across", is_flag=True,
+              help="Instead, judge your memories against each team's and this project's: conflicts become proposals, never changes.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.pass_context
 @_fail_friendly
-def curate(ctx: click.Context, dry_run: bool, no_model: bool, as_json: bool) -> None:
+def curate(ctx: click.Context, dry_run: bool, no_model: bool, across: bool, as_json: bool) -> None:
     """Find duplicates, dead paths and contradictions; apply what passes the guards.
 
     The deterministic decisions of a run (duplicates, dead paths, broken chains) are one
@@ -41,6 +43,8 @@ def curate(ctx: click.Context, dry_run: bool, no_model: bool, as_json: bool) -> 
 
     from memrepo.passes import model
 
+    if across:
+        return _across(ctx, dry_run, as_json)
     shown = Reporter()
     model.Tally.reset()
     report = cur.run(_repo(ctx), dry_run=dry_run, use_model=not no_model, progress=shown).as_dict()
@@ -54,6 +58,27 @@ def curate(ctx: click.Context, dry_run: bool, no_model: bool, as_json: bool) -> 
             echo(f"{title}: {len(report[key])}")
             for d in report[key]:
                 echo(_decision_line(d))
+    _model_calls_judged("curate")
+
+
+def _across(ctx: click.Context, dry_run: bool, as_json: bool) -> None:
+    """`curate --sources` (issue 41, part 4): each conflict with both sources named and where it was proposed."""
+    import os
+
+    from memrepo.passes import model
+    from memrepo.passes.curate import across
+
+    model.Tally.reset()
+    report = across.run(_repo(ctx), os.getcwd(), dry_run=dry_run).as_dict()
+    if as_json:
+        _json(report)
+    else:
+        echo(f"run {report['run_id']}{' (dry run: nothing written)' if dry_run else ''}, {report['model_calls']} model calls")
+        echo(f"conflicts across sources: {len(report['conflicts'])}")
+        for c in report["conflicts"]:
+            echo(f"  personal: {c['personal']} / {c['source']}: {c['other']}: {c['relation']}, {c['winner']} would stay"
+                 f" ({c['confidence']:.2f}) — {c['proposal']}")
+        echo(f"left alone: {len(report['skipped'])}")
     _model_calls_judged("curate")
 
 

@@ -109,13 +109,30 @@ def forget(ctx: click.Context, note_id: str, reason: str | None, as_json: bool) 
     """Forget memory ID: an alias of `memrepo retire` whose reason is optional. The file and its
     history stay in git.
 
+    A team's memory is not yours to retire: forgetting one proposes it to the team (a branch and
+    a pull request); a project's is retired in the code repository for you to commit.
+
     \b
     Example:
       memrepo forget my-old-laptop-hostname
     """
-    from memrepo.store import lifecycle
+    from memrepo.errors import NoteNotFound
+    from memrepo.passes import share
+    from memrepo.store import lifecycle, memories
 
-    _retire(ctx, note_id, reason or lifecycle.DEFAULT_FORGET_REASON, as_json)
+    reason = reason or lifecycle.DEFAULT_FORGET_REASON
+    try:
+        memories.resolve(memories.require_repo(_repo(ctx)), note_id)
+    except NoteNotFound:
+        done = share.forget(_repo(ctx), note_id, os.getcwd(), reason)  # issue 41: a proposal there
+        if as_json:
+            return _json(done.as_dict())
+        echo(f"proposed retiring {done.id} to {done.to}" + (f" as {done.path}" if done.path else "")
+             + (f": {done.url}" if done.url else ""))
+        for line in done.manual:
+            echo(f"  {line}")
+        return
+    _retire(ctx, note_id, reason, as_json)
 
 
 def register(group: click.Group) -> None:

@@ -154,16 +154,21 @@ def add(ctx: click.Context, title: str, description: str, cls: str, source: str,
 
 @cli.command()
 @click.argument("note_id", metavar="ID")
+@click.option("--source", metavar="NAME", help="Only this source: personal, a team's name, or project (default: all).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
 @_fail_friendly
-def show(ctx: click.Context, note_id: str, as_json: bool) -> None:
-    """Print memory ID in full, then the commits that touched it. ID may be the start of an id."""
-    from memrepo.store import memories as store
+def show(ctx: click.Context, note_id: str, source: str | None, as_json: bool) -> None:
+    """Print memory ID in full, then the commits that touched it. ID may be the start of an id.
 
-    data = store.show(_repo(ctx), _memory_id(ctx, note_id))
+    A memory of a team or of the project you are in is shown with its source."""
+    from memrepo.store import memories as store, sources
+
+    data = sources.show_any(store.require_repo(_repo(ctx)), os.getcwd(), note_id, source)
     if as_json:
         return _json(data)
+    if data["source"] != "personal":
+        echo(f"Source: {data['source']} ({data['root']})\n")
     echo(data["text"], nl=False)
     use = data["use"]
     echo(f"\nUse on this machine: injected {use['injected']} times, {use['judged']} judged by the reply, "
@@ -178,20 +183,24 @@ def show(ctx: click.Context, note_id: str, as_json: bool) -> None:
               help="Only this class.")
 @click.option("--project", help="Only this project.")
 @click.option("--status", type=click.Choice(["active", "superseded", "retired"]), help="Only this status.")
+@click.option("--source", metavar="NAME", help="Only this source: personal, a team's name, or project (default: all).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
 @_fail_friendly
-def list_(ctx: click.Context, cls: str | None, project: str | None, status: str | None, as_json: bool) -> None:
-    """List memories, most recently updated first."""
-    from memrepo.store import index, memories as store
+def list_(ctx: click.Context, cls: str | None, project: str | None, status: str | None, source: str | None,
+          as_json: bool) -> None:
+    """List memories, most recently updated first; a team's or the project's say which."""
+    from memrepo.store import index, sources
 
-    rows = store.list_memories(_repo(ctx), cls, project, status)
+    rows = sources.list_all(_repo(ctx), os.getcwd(), source, cls=cls, project=project, status=status)
+    several = any(r["source"] != "personal" for r in rows)
     if as_json:
-        return _json(rows)
+        return _json(rows if several else [{k: v for k, v in r.items() if k != "source"} for r in rows])
     for r in rows:
         label = f"  [superseded by {r['superseded_by']}]" if r["superseded_by"] else \
             f"  [{r['status']}]" if r["status"] not in (None, "active") else ""
-        echo(f"{r['id']:<40} {r['class']:<10} {r['updated'] or '':<10} {r['title']}{label}")
+        where = f"{r['source']:<16} " if several else ""
+        echo(f"{where}{r['id']:<40} {r['class']:<10} {r['updated'] or '':<10} {r['title']}{label}")
     for path, problem in index.skipped(_repo(ctx)):
         echo(f"not indexed: {path}: {problem}", err=True)
     named = ", ".join(f"{k} {v}" for k, v in (("class", cls), ("project", project), ("status", status)) if v)
@@ -202,24 +211,26 @@ def list_(ctx: click.Context, cls: str | None, project: str | None, status: str 
 @click.argument("query")
 @click.option("--limit", "-n", default=10, show_default=True, help="Most results to show.")
 @click.option("--project", help="Favour this project's memories.")
+@click.option("--source", metavar="NAME", help="Only this source: personal, a team's name, or project (default: all).")
 @click.option("--json", "as_json", is_flag=True, help="Print a list of {id, score, title, class, status, ...}.")
 @click.pass_context
 @_fail_friendly
-def search(ctx: click.Context, query: str, limit: int, project: str | None, as_json: bool) -> None:
-    """Ranked full-text search over the cache (no silence floors).
+def search(ctx: click.Context, query: str, limit: int, project: str | None, source: str | None, as_json: bool) -> None:
+    """Ranked full-text search over the caches of every source (no silence floors).
 
     \b
     Example:
       memrepo search "friday deploy" --json
     """
-    from memrepo.store import finder
+    from memrepo.store import sources
 
-    hits = finder.search_memories(_repo(ctx), query, limit=limit, project=project)
+    hits = sources.search_all(_repo(ctx), os.getcwd(), query, limit=limit, project=project, only=source)
     if as_json:
-        return _json([h.as_dict() for h in hits])
+        return _json([dict(h.as_dict(), **({"source": h.source} if h.source else {})) for h in hits])
     for h in hits:
         labels = "".join(f"  [{label}]" for label in h.labels())
-        echo(f"{h.score:8.3f}  {h.id:<40} ({h.cls}) {h.title}{labels}")
+        where = f"  ({h.source})" if h.source else ""
+        echo(f"{h.score:8.3f}  {h.id:<40} ({h.cls}) {h.title}{labels}{where}")
     if not hits:
         echo("no matches", err=True)
 
@@ -354,9 +365,9 @@ def fmt(ctx: click.Context, files: tuple[str, ...], check: bool) -> None:
 
 
 # Each area registers its own commands; keep this list in step with the README's command table.
-from memrepo.cli import capture as cli_capture, curate as cli_curate, export as cli_export, lifecycle as cli_lifecycle, mcp as cli_mcp, profile as cli_profile, recall as cli_recall, serve as cli_serve, skills as cli_skills, sync as cli_sync, verify as cli_verify  # noqa: E402
+from memrepo.cli import capture as cli_capture, curate as cli_curate, export as cli_export, lifecycle as cli_lifecycle, mcp as cli_mcp, profile as cli_profile, recall as cli_recall, serve as cli_serve, skills as cli_skills, sources as cli_sources, sync as cli_sync, verify as cli_verify  # noqa: E402
 
-for _area in (cli_recall, cli_lifecycle, cli_curate, cli_verify, cli_capture, cli_profile, cli_skills, cli_sync, cli_serve, cli_mcp, cli_export):
+for _area in (cli_recall, cli_lifecycle, cli_curate, cli_verify, cli_capture, cli_profile, cli_skills, cli_sync, cli_sources, cli_serve, cli_mcp, cli_export):
     _area.register(cli)
 for _command in cli.commands.values():
     if _command.name not in ("init", "demo", "install", "uninstall"):

@@ -38,7 +38,8 @@ def recall(ctx: click.Context, prompt: str, cwd: str | None, previous: str | Non
     d = rc.decide(repo, prompt, cwd=cwd or os.getcwd(), previous=previous or "", today=_date(today),
                   explain=why if explain else None)
     if as_json:
-        hits = [{"id": h.id, "score": round(h.score, 4), "title": h.title, "class": h.cls, "labels": h.labels()} for h in d.hits]
+        hits = [{"id": h.id, "score": round(h.score, 4), "title": h.title, "class": h.cls, "labels": h.labels(),
+                 **({"source": h.source} if h.source else {})} for h in d.hits]
         if not explain:
             return _json(hits)
         return _json({"injected": hits, "terms": list(d.terms), "context_terms": list(d.context_terms), "silent": d.silent,
@@ -59,7 +60,7 @@ def _candidate(h: Any, reason: str | None) -> dict:  # type: ignore[type-arg]
     return {"id": h.id, "score": round(h.score, 4), "relevance": round(h.relevance, 4), "scope": round(h.scope, 4),
             "priority": round(h.priority, 4), "matched": dict(sorted(h.matched.items())),
             "p": round(h.p, 4) if h.features else None, "features": {k: round(v, 4) for k, v in h.features.items()},
-            "cut": reason}
+            "cut": reason, **({"source": h.source} if h.source else {})}
 
 
 def _explain(d: Any, why: list) -> None:  # type: ignore[type-arg]

@@ -30,15 +30,37 @@ def sync(ctx: click.Context, remote: str | None, no_push: bool, as_json: bool, v
       memrepo sync
       */30 * * * * memrepo sync     (crontab)
     """
-    from memrepo.store import sync as sync_lib
+    from memrepo.errors import MemrepoError
+    from memrepo.store import join, sources, sync as sync_lib
 
-    report = sync_lib.sync(_repo(ctx), remote=remote, push=not no_push)
+    repo = _repo(ctx)
+    has_teams = bool(sources.teams(repo)) and remote is None
+    report, failed = None, []
+    try:
+        # A personal repository kept on this machine alone, beside teams: only the teams sync.
+        if not has_teams or join.default_remote(repo) is not None:
+            report = sync_lib.sync(repo, remote=remote, push=not no_push)
+    except MemrepoError as exc:
+        if not has_teams:
+            raise
+        failed.append(("personal", exc))
+    teams = sources.sync_teams(repo) if has_teams else []  # each team's clone too (issue 41): read-only ones never push
+    failed += [(name, r) for name, r in teams if isinstance(r, MemrepoError)]
+    done = [("", report)] if report is not None else []
+    done += [(f"team {name}: ", r) for name, r in teams if not isinstance(r, MemrepoError)]
     if as_json:
-        _json(report.as_dict())
-    elif report.changed:
-        echo(report.summary())
-    elif verbose:
-        echo(f"sync with {report.remote}: up to date")
+        _json(report.as_dict() if not has_teams and report is not None else
+              {"personal": report.as_dict() if report is not None else None,
+               "teams": {name: (r.as_dict() if not isinstance(r, MemrepoError) else {"error": str(r)}) for name, r in teams}})
+    else:
+        for prefix, r in done:
+            if r.changed:
+                echo(prefix + r.summary())
+            elif verbose:
+                echo(f"{prefix}sync with {r.remote}: up to date")
+    if failed:
+        raise MemrepoError("; ".join(f"{name}: {exc}" for name, exc in failed),
+                           hint=next((exc.hint for _, exc in failed if exc.hint), None) or "see the message above")
 
 
 def register(cli: click.Group) -> None:

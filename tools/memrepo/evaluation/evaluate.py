@@ -80,8 +80,7 @@ def evaluate(repo: str, rows: list[dict[str, Any]], today: float | None, sandbox
     """Score `rows` against the indexed repository `repo`; `sandbox` receives the prompts' cwds."""
     with sqlite3.connect(paths.index_db(repo)) as db:
         superseded = dict(db.execute("SELECT id, superseded_by FROM memories WHERE superseded_by IS NOT NULL"))
-        projects = {r[0] for r in db.execute("SELECT DISTINCT project FROM memories WHERE project IS NOT NULL")}
-        where = checkouts.Checkouts(sandbox, projects)
+        where = checkouts.Checkouts.of_store(sandbox, db)
         results, latencies = [], []
         for row in rows:
             why: list[Any] = []

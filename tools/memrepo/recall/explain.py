@@ -40,7 +40,8 @@ def live(d: Any, why: list[tuple[rank.Hit | None, str | None]], rows: int = ROWS
     for n, (h, reason) in enumerate(cands[:rows], start=1):
         holds = ", ".join(f"{t} ({_where(b)})" for t, b in sorted(h.matched.items()))
         p = f"  p {h.p:.2f}" if h.features else ""
-        out.append(f"  {n}. {h.id}  score {h.score:.2f}{p} (relevance {h.relevance:.2f} × scope {h.scope:.2f}"
+        where = f" ({h.source})" if getattr(h, "source", "") else ""
+        out.append(f"  {n}. {h.id}{where}  score {h.score:.2f}{p} (relevance {h.relevance:.2f} × scope {h.scope:.2f}"
                    f" × priority {h.priority:.2f}; holds {holds}) — {_verdict(reason)}")
         if h.features:
             out.append("     evidence: " + features(h.features))
@@ -60,7 +61,8 @@ def logged(entry: dict[str, Any]) -> list[str]:
                   list(entry.get("context_terms") or []))]
     if entry.get("withheld"):
         out[0] += f" ({entry['withheld']} terms withheld: the prompt may have held a secret)"
-    injected = [str(i.get("id")) for i in entry.get("injected") or [] if isinstance(i, dict)]
+    injected = [str(i.get("id")) + (f" ({i['source']})" if i.get("source") else "")
+                for i in entry.get("injected") or [] if isinstance(i, dict)]
     out.append("  injected: " + (", ".join(injected) if injected else f"nothing ({entry.get('silent') or 'silent'})"))
     if entry.get("why"):
         out.append(f"  why: {entry['why']}")
@@ -68,5 +70,6 @@ def logged(entry: dict[str, Any]) -> list[str]:
         if not isinstance(c, dict):
             continue
         p = f"  p {c['p']:.2f}" if isinstance(c.get("p"), (int, float)) else ""
-        out.append(f"  {n}. {c.get('id')}  score {c.get('score')}{p} — {_verdict(c.get('cut'))}")
+        where = f" ({c['source']})" if c.get("source") else ""
+        out.append(f"  {n}. {c.get('id')}{where}  score {c.get('score')}{p} — {_verdict(c.get('cut'))}")
     return out

@@ -39,7 +39,8 @@ def log_decision(repo: str, prompt: str, d: "Decision", session: str | None = No
         # entry keeps how many terms there were, not what they were.
         "terms": [] if d.withhold else list(d.terms),
         "context_terms": [] if d.withhold else list(d.context_terms),
-        "injected": [{"id": h.id, "score": round(h.score, 4)} for h in d.hits],
+        "injected": [{"id": h.id, "score": round(h.score, 4), **({"source": h.source} if h.source else {})}
+                     for h in d.hits],
         "silent": d.silent,
         "ms": round(d.ms, 2),
     }
@@ -65,6 +66,8 @@ def log_decision(repo: str, prompt: str, d: "Decision", session: str | None = No
 def _candidate(h: "Any", cut: "str | None") -> "dict[str, Any]":
     """A candidate as the log keeps it: its id and score, p_inject when it was judged, and what cut it."""
     out: "dict[str, Any]" = {"id": h.id, "score": round(h.score, 4)}
+    if h.source:
+        out["source"] = h.source
     if h.features:
         out["p"] = round(h.p, 3)
     if cut:

@@ -34,7 +34,7 @@ DECAY_FLOOR = 0.95  # decay is 0.5 ** (age / half-life) as DESIGN.md says, mappe
 class Hit:
     __slots__ = ("id", "cls", "status", "superseded_by", "project", "updated", "half_life", "verification",
                  "verify_reason", "title", "description", "session", "relevance", "scope", "priority", "score",
-                 "own", "matched", "features", "p", "bare", "gone")
+                 "own", "matched", "features", "p", "bare", "gone", "source")
 
     def __init__(self, row: tuple, relevance: float) -> None:  # type: ignore[type-arg]
         (self.id, self.cls, self.status, self.superseded_by, self.project, self.updated, self.half_life,
@@ -49,6 +49,7 @@ class Hit:
         self.p = 0.0  # calibrate.p_inject of its features
         self.bare = False  # it lists no aliases, topics or entities: prose is all it can match in
         self.gone = ""  # the note naming cited paths gone from the prompt's checkout (recall.citations, issue 43)
+        self.source = ""  # the source it comes from when not the personal one ("team acme"; recall/sources.py)
 
     def labels(self) -> list[str]:
         out = []

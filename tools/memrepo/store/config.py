@@ -39,6 +39,7 @@ LOCAL_ONLY_WHY = {
     # Read with `local` already (a pull must not switch them on); listed so doctor names a committed one.
     "sync": "switches on this machine's background pull and push",
     "prompt_fallback": "says how this machine's agent client receives recall",
+    "teams": "names folders on this machine (each team's clone), which recall reads before every prompt",
 }
 LOCAL_ONLY = frozenset(LOCAL_ONLY_WHY)
 

@@ -211,6 +211,9 @@ def run(repo: str, always_on: str = "") -> list[Check]:
     n = len(_files(repo))
     checks.append(Check("memory files", not problems, f"{n} files valid" if not problems else "\n".join(problems),
                         "" if not problems else "fix each line above (or `memrepo fmt` for formatting), then commit"))
+    from memrepo.store import sources
+
+    checks.extend(sources.checks(repo, os.getcwd(), Check))  # each team, and the project you are in (issue 41)
     if always_on:
         checks.append(always_on_check(repo, always_on))
     if boot is not None:

@@ -127,6 +127,13 @@ def retire(repo: str, note_id: str, reason: str, by: dict[str, str] | None = Non
         raise MemrepoError("a retire needs a reason", hint='add --reason "why it no longer holds"')
     memories.require_repo(repo)
     before = memories.read_text(repo, note_id)
+    after = retired_text(before, note_id, reason)
+    return _commit(repo, note_id, before, after, "retire", {**(by or {"By": "user"}), "Reason": reason})
+
+
+def retired_text(before: str, note_id: str, reason: str) -> str:
+    """The text of memory `note_id` retired with `reason` (a team's or a project's memory is
+    retired by proposing this text there: `memrepo.passes.share.forget`)."""
     note = notes.parse(before, _rel(note_id))
     if note.get("status") == "retired" and note.get(RETIRED_BY_PERSON):
         raise MemrepoError(f"{note_id} is already retired: {note.get(RETIRED_BY_PERSON)}",
@@ -134,9 +141,9 @@ def retire(repo: str, note_id: str, reason: str, by: dict[str, str] | None = Non
     meta = dict(note.meta)
     meta.pop("superseded_by", None)
     meta.update(status="retired", updated=notes.today())
-    meta[RETIRED_BY_PERSON] = reason[: spec.MAX_DESCRIPTION]
+    meta[RETIRED_BY_PERSON] = " ".join(reason.split())[: spec.MAX_DESCRIPTION]
     note = notes.Note({k: meta[k] for k in notes.ordered_keys(meta)}, note.body)
     after = notes.serialize(note)
     validated(after, note_id)
-    return _commit(repo, note_id, before, after, "retire", {**(by or {"By": "user"}), "Reason": reason})
+    return after
 

@@ -251,6 +251,13 @@ def fresh_db(repo: str, fresh: bool = True) -> sqlite3.Connection:
 def list_memories(repo: str, cls: str | None = None, project: str | None = None, status: str | None = None,
                   fresh: bool = True) -> list[dict[str, Any]]:
     """Memories matching the filters, newest update first."""
+    with contextlib.closing(fresh_db(repo, fresh)) as db:
+        return list_rows(db, cls, project, status)
+
+
+def list_rows(db: sqlite3.Connection, cls: str | None = None, project: str | None = None,
+              status: str | None = None) -> list[dict[str, Any]]:
+    """`list_memories` of an open cache (any source's, issue 41)."""
     where, args = [], []
     for column, value in (("class", cls), ("project", project), ("status", status)):
         if value:
@@ -258,8 +265,7 @@ def list_memories(repo: str, cls: str | None = None, project: str | None = None,
             args.append(value)
     sql = ("SELECT id, class, status, project, updated, title, superseded_by, verification FROM memories"
            + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY updated DESC, id")
-    with contextlib.closing(fresh_db(repo, fresh)) as db:
-        rows = db.execute(sql, args).fetchall()
+    rows = db.execute(sql, args).fetchall()
     keys = ("id", "class", "status", "project", "updated", "title", "superseded_by", "verification")
     return [dict(zip(keys, r)) for r in rows]
 

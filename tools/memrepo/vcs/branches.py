@@ -48,6 +48,15 @@ def commit_files_on(repo: str, ref: str, parent: str, old: str | None, files: di
     return sha
 
 
+def commit_file(repo: str, parent: str, rel: str, text: str, message: str, hint: str = _HINT) -> str:
+    """A commit on `parent` whose tree is `parent`'s with `rel` holding `text`; no ref moves
+    (a proposal pushed to a team's remote as it is: `memrepo share`, `forget`)."""
+    with _scratch_index(repo, parent) as env:
+        blob = _git(repo, "hash-object", "-w", "--stdin", input=text.encode("utf-8"), hint=hint)
+        _git(repo, "update-index", "--add", "--cacheinfo", f"100644,{blob},{rel}", env=env, hint=hint)
+        tree = _git(repo, "write-tree", env=env, hint=hint)
+    return _git(repo, "commit-tree", tree, "-p", parent, "-F", "-", input=message.encode("utf-8"), hint=hint)
+
 def applied_tree(repo: str, sha: str, base: str) -> str | None:
     """The tree of `base` with commit `sha`'s change applied; None when it no longer applies
     there or `base` holds the change already."""

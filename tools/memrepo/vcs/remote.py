@@ -230,6 +230,18 @@ def push_ref(repo: str, remote: str, src: str, dst: str) -> None:
     git_ok(repo, "push", "-q", remote, f"{src}:{dst}", what="git push", hint=_REMOTE_HINT)
 
 
+def fetch_tracking(repo: str, remote: str, branch: str, hint: str = _REMOTE_HINT) -> str:
+    """Fetch `remote`'s `branch` into its remote-tracking ref; the commit it names now."""
+    ref = f"refs/remotes/{remote}/{branch}"
+    git_ok(repo, "fetch", "-q", "--no-tags", remote, f"refs/heads/{branch}:{ref}", what="git fetch", hint=hint)
+    return git_ok(repo, "rev-parse", "--verify", ref, what="git rev-parse", hint=hint)
+
+
+def push_leased(repo: str, remote: str, sha: str, branch: str, hint: str = _REMOTE_HINT) -> None:
+    """Push `sha` to `remote`'s `branch`, replacing it only when it is what this clone last saw
+    (`--force-with-lease`: a proposal branch memrepo owns, pushed again)."""
+    git_ok(repo, "push", "-q", "--force-with-lease", remote, f"{sha}:refs/heads/{branch}", what="git push", hint=hint)
+
 def tree_of(repo: str, rev: str) -> str:
     """The tree of commit `rev`."""
     return git_ok(repo, "rev-parse", f"{rev}^{{tree}}", what="reading the remote tree", hint="run sync again")

@@ -24,15 +24,32 @@ def _select(name: str, values: list[str], chosen: str) -> str:
     return f'<select name="{h(name)}">{"".join(options)}</select>'
 
 
-def memories(repo: str, params: dict[str, str]) -> tuple[str, str]:
-    from memrepo.store import finder, memories as store
+def _every(repo: str) -> list[dict[str, Any]]:
+    """Every source's memories (issue 41): yours (the server keeps that cache fresh,
+    `server.App.refresh`), each team's and the project of the folder the server started in."""
+    import os
 
-    every = store.list_memories(repo, fresh=False)  # the server keeps the cache fresh (`server.App.refresh`)
-    chosen = {k: params.get(k, "") for k in ("class", "project", "status", "verification")}
+    from memrepo.store import sources
+
+    return sources.list_all(repo, os.getcwd(), fresh=False)
+
+
+def _key(m: dict[str, Any]) -> tuple[str, str]:
+    return (str(m.get("source") or "personal"), str(m["id"]))
+
+
+def memories(repo: str, params: dict[str, str]) -> tuple[str, str]:
+    import os
+
+    from memrepo.store import sources
+
+    every = _every(repo)
+    several = any(m["source"] != "personal" for m in every)
+    chosen = {k: params.get(k, "") for k in ("class", "project", "status", "verification") + (("source",) if several else ())}
     q = params.get("q", "").strip()
     if q:
-        hits = {hit.id: hit.score for hit in finder.search_memories(repo, q, limit=50, fresh=False)}
-        rows = sorted((m for m in every if m["id"] in hits), key=lambda m: -hits[m["id"]])
+        hits = {(h.source or "personal", h.id): h.score for h in sources.search_all(repo, os.getcwd(), q, limit=50, fresh=False)}
+        rows = sorted((m for m in every if _key(m) in hits), key=lambda m: -hits[_key(m)])
     else:
         hits, rows = {}, every
     rows = [m for m in rows if all(not v or str(m.get(k) or "") == v for k, v in chosen.items())]
@@ -44,11 +61,12 @@ def memories(repo: str, params: dict[str, str]) -> tuple[str, str]:
     form = (f'<form method="get" action="/"><input type="search" name="q" value="{h(q)}" placeholder="search" size="40" '
             f'autofocus> ' + " ".join(_select(k, sorted({str(m.get(k)) for m in every if m.get(k)}), chosen[k])
                                        for k in chosen) + ' <button type="submit">Search</button></form>')
-    head = ["memory", "class", "status", "project", "updated"] + (["score"] if q else [])
+    head = ["memory", "class", "status", "project", "updated"] + (["source"] if several else []) + (["score"] if q else [])
     cells = [[link(f"/m/{m['id']}", m["title"] or m["id"]) + f'<br><span class="muted">{h(m["id"])}</span>',
               h(m["class"]), h(m["status"]) + (f' → {link("/m/" + m["superseded_by"], m["superseded_by"])}'
                                                   if m.get("superseded_by") else ""),
-              h(m["project"] or ""), h(m["updated"])] + ([h(f"{hits[m['id']]:.2f}")] if q else [])
+              h(m["project"] or ""), h(m["updated"])] + ([h(m["source"])] if several else [])
+             + ([h(f"{hits[_key(m)]:.2f}")] if q else [])
              for m in rows[start:start + MAX_LIST]]
     shown = f"{len(rows)} of {len(every)} memories" + (f", {retired} retired not listed (status: retired lists them)"
                                                          if retired else "")
@@ -70,10 +88,14 @@ def _pager(params: dict[str, str], start: int, total: int) -> str:
 
 
 def memory(repo: str, note_id: str) -> tuple[str, str]:
+    from memrepo.errors import NoteNotFound
     from memrepo.store import memories as store
     from memrepo.vcs import gitops
 
-    text = store.read_text(repo, note_id)
+    try:
+        text = store.read_text(repo, note_id)
+    except NoteNotFound:
+        return _elsewhere(repo, note_id)
     note = notes.parse(text, f"memory/{note_id}.md")
     meta = note.meta
     listed = ("topics", "entities", "tech", "aliases")
@@ -91,6 +113,23 @@ def memory(repo: str, note_id: str) -> tuple[str, str]:
             + f"<h2>Text</h2><pre>{h(note.body)}</pre>" + _claims(meta) + (f"<h2>Chain</h2>{chain}" if chain else "")
             + f"<h2>History</h2>{history or '<p class=muted>no commit touched this file</p>'}")
     return str(meta.get("title") or note_id), body
+
+
+def _elsewhere(repo: str, note_id: str) -> tuple[str, str]:
+    """A team's or the project's memory (issue 41): its source, fields, text and commits; its
+    changes are proposed there (`memrepo share`, `memrepo forget`), not made here."""
+    import os
+
+    from memrepo.store import sources
+
+    data = sources.show_any(repo, os.getcwd(), note_id, None)
+    note = notes.parse(data["text"], f"memory/{note_id}.md")
+    fields = [[h(k), labels(v) if isinstance(v, list) else h(v)] for k, v in note.meta.items() if k not in ("title", "claims")]
+    history = table(["commit", "date", "subject"], [[h(str(c["commit"])[:12]), h(str(c["date"])[:10]), h(c["subject"])]
+                                                    for c in data["history"]])
+    body = (f'<p class="muted">{h(note_id)} · source: {h(data["source"])} ({h(data["root"])})</p>'
+            + table(["field", "value"], fields) + f"<h2>Text</h2><pre>{h(note.body)}</pre><h2>History</h2>{history}")
+    return str(note.meta.get("title") or note_id), body
 
 
 def _claims(meta: dict[str, Any]) -> str:

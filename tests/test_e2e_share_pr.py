@@ -1,0 +1,77 @@
+"""Sharing a memory with a team by pull request (issue 41, part 3), end to end: `memrepo share`
+through the real `gh` CLI against the fake GitHub REST API on 127.0.0.1 (`tests/e2e/fake_github.py`,
+as tests/test_e2e_review_pr.py uses it), a bare git repository as the team's remote, the forge's
+Merge button, then `memrepo sync` and the prompt hook on the member who shared it. Skips without
+`gh` or `openssl`, and fails instead under MEMREPO_E2E_REQUIRE=1.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from helpers import commit_all, git, write_memory
+from memrepo.store import repoinit, sync
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "e2e"))
+from fake_github import FakeGitHub  # noqa: E402
+
+NEEDS = [tool for tool in ("gh", "openssl") if not shutil.which(tool)]
+if NEEDS:
+    if os.environ.get("MEMREPO_E2E_REQUIRE") == "1":
+        raise RuntimeError(f"MEMREPO_E2E_REQUIRE=1 but {', '.join(NEEDS)} is not installed (`.ci/run` installs gh)")
+    pytestmark = pytest.mark.skip(reason=f"needs {', '.join(NEEDS)} (Debian: apt install gh openssl)")
+
+
+def memrepo(repo: str, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "memrepo", "--repo", repo, *args], capture_output=True, text=True,
+                          env={**os.environ, **(env or {})}, timeout=180)
+
+
+def test_a_shared_memory_is_a_pull_request_and_merging_it_is_the_accept(repo: str, tmp_path: Any,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    bare = str(tmp_path / "team.git")
+    git(str(tmp_path), "init", "-q", "--bare", "-b", "main", bare)
+    alice = str(tmp_path / "alice")
+    repoinit.init(alice)
+    git(alice, "remote", "add", "origin", bare)
+    sync.sync(alice)
+    out = memrepo(repo, "team", "add", "acme", bare)
+    assert out.returncode == 0, out.stderr
+    write_memory(repo, "my-redis", title="Redis sessions expire after thirty minutes",
+                 description="Session keys in Redis expire after thirty minutes <img src=x> of inactivity.",
+                 topics=["redis", "sessions"])
+    assert commit_all(repo, "redis").returncode == 0
+    prompt = "when do redis session keys expire?"
+    certs = tmp_path / "certs"
+    certs.mkdir()
+    with FakeGitHub(bare, str(certs)) as hub:
+        env = {"GH_CONFIG_DIR": str(tmp_path / "gh-config"), "GH_ENTERPRISE_TOKEN": hub.token, "SSL_CERT_FILE": hub.cert}
+        out = memrepo(repo, "share", "my-redis", "--to", "acme", "--forge", f"{hub.host}/{hub.owner}/{hub.repo}",
+                      "--json", env=env)
+        assert out.returncode == 0, out.stderr + out.stdout
+        done = json.loads(out.stdout)
+        created = hub.calls("POST", "/pulls")
+        assert [r.status for r in created] == [201]
+        sent = created[0].body
+        assert sent["head"] == "memrepo/share/my-redis" and sent["base"] == "main" and done["url"].endswith("/pull/1")
+        assert "<img" not in sent["body"] and "Redis sessions expire" in sent["body"]
+        # shared again while open: the same pull request, no second one
+        assert memrepo(repo, "share", "my-redis", "--to", "acme", "--forge", f"{hub.host}/{hub.owner}/{hub.repo}",
+                       env=env).returncode == 0
+        assert len(hub.calls("POST", "/pulls")) == 1
+        assert git(bare, "cat-file", "-e", "main:memory/my-redis.md", check=False).returncode != 0
+        hub.merge(1)
+    assert memrepo(repo, "sync").returncode == 0
+    members = json.loads(memrepo(repo, "list", "--source", "acme", "--json").stdout)
+    assert [m["id"] for m in members] == ["my-redis"]
+    log = git(bare, "log", "-1", "--format=%B", "main^2").stdout
+    assert "Memrepo-Action: share" in log

@@ -1,0 +1,210 @@
+"""Memory sources on the prompt path (stdlib only): which caches one recall reads, and how their
+candidates make one decision (issue 41, part 2).
+
+A machine recalls from
+- its *personal* repository (`MEMREPO_DIR`), the target of every write;
+- each *team* repository this machine's own settings list (`teams` in the personal
+  repository's `index/local.json`, written by `memrepo team add`: a clone of the team's remote,
+  with its own `index/`);
+- the *project* memory of the code repository the prompt comes from: `.memrepo/memory/` at the
+  top level of the checkout `cwd` is in. Its cache is never in the code repository (a cache in
+  the working tree is one `git add -A` away from being committed, and a cache that came with a
+  clone would be read without ever passing validation): it lives in the user's cache folder,
+  one per checkout (`project_index_dir`), so two worktrees on two branches keep a cache each.
+
+Each source's cache is read as it is: a missing one is skipped (a `stat`), a stale one answers
+as it stands; both are refreshed off the prompt path (`memrepo.store.sources`).
+
+One decision: each source ranks its candidates and applies the same floors (`rank.rank`; the
+decision's features mean the same in any store), then the sources' recalled memories are merged
+in the order of their best match's p_inject, weighted so that between comparable matches the
+user's own memory comes before a project's and a project's before a team's (`WEIGHT`): a team
+note never outranks a personal rule it contradicts on equal evidence. At most MAX memories in all.
+"""
+
+from memrepo.base import _fast as _os, paths, projects
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable
+
+    from memrepo.recall import rank
+
+PERSONAL, TEAM, PROJECT = "personal", "team", "project"
+PROJECT_DIR = ".memrepo"  # at the top level of a code repository: memory/ inside it, reviewed with the code
+WEIGHT = {PERSONAL: 1.0, PROJECT: 0.95, TEAM: 0.9}
+MAX_TEAMS = 16  # a settings file listing more is read up to here: the prompt path stays bounded
+TEAMS_KEY = "teams"
+
+
+class Source:
+    """One memory source: its kind, its name, the folder holding its `memory/`, its cache file."""
+
+    __slots__ = ("kind", "name", "root", "db")
+
+    def __init__(self, kind: str, name: str, root: str, db: str) -> None:
+        self.kind, self.name, self.root, self.db = kind, name, root, db
+
+    @property
+    def label(self) -> str:
+        """How recall names it: `personal`, `team acme`, `project shop`."""
+        return self.kind if self.kind == PERSONAL else f"{self.kind} {self.name}"
+
+    def __repr__(self) -> str:
+        return f"Source({self.kind!r}, {self.name!r}, {self.root!r})"
+
+
+def team_entries(repo: str) -> "list[tuple[str, str, bool]]":
+    """(name, folder, writable) of each team this machine lists, in the order written.
+
+    Read from the personal repository's `index/local.json` only: a committed `memrepo.json`
+    never adds a source (it would make every clone read a folder a teammate chose)."""
+    teams = paths._settings(_os.join(repo, paths.SETTINGS_FILES[1])).get(TEAMS_KEY)
+    out = []
+    for name, value in list(teams.items())[:MAX_TEAMS] if isinstance(teams, dict) else []:
+        folder = value.get("path") if isinstance(value, dict) else None
+        if isinstance(name, str) and name and isinstance(folder, str) and folder:
+            out.append((name, _os.abspath(_os.expanduser(folder)), bool(value.get("writable") is True)))
+    return out
+
+
+def cache_home() -> str:
+    """The user's cache folder for memrepo: `$XDG_CACHE_HOME/memrepo`, else `~/.cache/memrepo`."""
+    base = _os.getenv("XDG_CACHE_HOME") or ""
+    if not base.startswith("/"):
+        base = _os.expanduser("~/.cache")
+    return _os.join(base, "memrepo")
+
+
+def _fnv(text: str) -> str:
+    """A short stable hash of a path (FNV-1a, 64 bits): no hashlib on the prompt path."""
+    h = 0xCBF29CE484222325
+    for b in text.encode("utf-8", "surrogateescape"):
+        h = ((h ^ b) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return f"{h:016x}"
+
+
+def project_index_dir(top: str) -> str:
+    """The cache folder of the project memory of the checkout at `top` (outside the checkout)."""
+    name = "".join(c if c.isalnum() else "-" for c in _os.basename(top))[:40] or "root"
+    return _os.join(cache_home(), "projects", f"{name}-{_fnv(top)}")
+
+
+def project_top(cwd: "str | None") -> "str | None":
+    """The top level of the checkout `cwd` is in, when it holds project memory (`.memrepo/memory/`)."""
+    top = projects.top_level(cwd) if cwd else None
+    if top is None:
+        return None
+    return top if projects._is_dir(_os.join(top, PROJECT_DIR, paths.MEMORY_DIR)) else None
+
+
+def found(repo: str, cwd: "str | None" = None, all_known: bool = False) -> "list[Source]":
+    """The sources one recall reads: personal, each listed team, the project of `cwd`.
+
+    Only those whose cache exists (a missing one costs a `stat` and is skipped), unless
+    `all_known` (doctor, the refresh)."""
+    out = [Source(PERSONAL, PERSONAL, repo, paths.index_db(repo))]
+    for name, folder, _ in team_entries(repo):
+        out.append(Source(TEAM, name, folder, paths.index_db(folder)))
+    top = project_top(cwd)
+    if top is not None and _os.abspath(top) != _os.abspath(repo):
+        out.append(Source(PROJECT, projects.label_of(_os.basename(top)), _os.join(top, PROJECT_DIR),
+                          _os.join(project_index_dir(top), paths.INDEX_FILE)))
+    return out if all_known else [s for s in out if s.kind == PERSONAL or _os.exists(s.db)]
+
+
+def rank_all(sources: "list[Source]", terms: "list[tuple[str, float]]", limit: int,
+             explain: "list[tuple[rank.Hit | None, str | None]]", silence: "list[tuple[rank.Hit | None, str]]",
+             check: "Callable[[Any, list[rank.Hit], Any, Any], list[rank.Hit]] | None" = None,
+             **kw: "Any") -> "list[rank.Hit]":
+    """One decision over every source's candidates (see the module's docstring); `kw` goes to `rank.rank`.
+
+    `check(db, hits, explain, silence)`, when given, filters each source's recalled hits while
+    its cache is open (the citation check reads each memory's citations from its own cache).
+    With the personal source alone this is `rank.rank` (and `check`) itself, unchanged."""
+    from memrepo.recall import rank, search
+
+    if len(sources) == 1:
+        db = search.connect(sources[0].db)
+        try:
+            hits = rank.rank(db, terms, limit=limit, explain=explain, silence=silence, **kw)
+            return check(db, hits, explain, silence) if check is not None else hits
+        finally:
+            db.close()
+    groups: "list[tuple[float, Source, list[rank.Hit]]]" = []
+    quiet: "list[tuple[rank.Hit | None, str]]" = []
+    for src in sources:
+        why: "list[tuple[rank.Hit | None, str | None]]" = []
+        hush: "list[tuple[rank.Hit | None, str]]" = []
+        try:
+            db = search.connect(src.db)
+        except Exception:  # noqa: BLE001 — another source's damaged cache never silences the personal one
+            if src.kind == PERSONAL:
+                raise
+            continue
+        try:
+            hits = rank.rank(db, terms, limit=limit, explain=why, silence=hush, **kw)
+            hits = check(db, hits, why, hush) if check is not None else hits
+        except Exception:  # noqa: BLE001 — same: a team's or project's cache is untrusted input (part 5)
+            if src.kind == PERSONAL:
+                raise
+            continue
+        finally:
+            db.close()
+        for h, _ in why + hush:
+            if h is not None:
+                h.source = "" if src.kind == PERSONAL else src.label
+        explain += [(h, r) if h is not None else (None, f"{src.label}: {r}") for h, r in why]
+        quiet += hush
+        if hits:
+            groups.append((hits[0].p * WEIGHT[src.kind], src, hits))
+    merged = own_rules_first(_merge(groups), [h for h, _ in explain if h is not None and not h.source], limit)
+    chosen = {id(h) for h in merged}
+    explain[:] = [(h, "beyond the recalled across sources" if h is not None and r is None and id(h) not in chosen else r)
+                  for h, r in explain]
+    if not merged and quiet:
+        silence.append(max(quiet, key=lambda e: e[0].p if e[0] is not None else -1.0))
+    return merged
+
+
+def _merge(groups: "list[tuple[float, Source, list[rank.Hit]]]") -> "list[rank.Hit]":
+    """The sources' recalled memories in one order: each by its group's weighted best p times its
+    score relative to that best, never above the memory before it in its own source (a live
+    successor stays before the memory it supersedes)."""
+    keyed: "list[tuple[float, int, rank.Hit]]" = []
+    for key, _, hits in groups:
+        top = hits[0].score or 1.0
+        cap = key
+        for i, h in enumerate(hits):
+            cap = min(cap, key * (h.score / top))
+            keyed.append((-cap, len(keyed), h))
+    return [h for _, _, h in sorted(keyed, key=lambda t: (t[0], t[1]))]
+
+
+OWN = ("rule", "preference")
+SAME_SUBJECT = 2  # query terms both memories hold in their subject fields (title, aliases, topics)
+
+
+def _subject_terms(h: "rank.Hit") -> "set[str]":
+    return {t for t, bits in h.matched.items() if bits & 1}
+
+
+def own_rules_first(merged: "list[rank.Hit]", personal: "list[rank.Hit]", limit: int) -> "list[rank.Hit]":
+    """A team's or a project's memory never speaks over the user's own rule on the same subject
+    (issue 41, part 4): when one is recalled and a personal rule or preference that the same
+    prompt found on the same subject (SAME_SUBJECT of its words in both memories' subject fields)
+    was not, the rule comes with it, just before it; the block names both sources. What the two
+    say is not judged here (no model on the prompt path): the curator's cross-source pass is where
+    a contradiction goes to review."""
+    shown = {id(h) for h in merged}
+    out: "list[rank.Hit]" = []
+    for h in merged:
+        if h.source:
+            words = _subject_terms(h)
+            for p in personal:
+                if (id(p) not in shown and p.cls in OWN and p.status not in ("superseded", "retired")
+                        and len(words & _subject_terms(p)) >= SAME_SUBJECT):
+                    shown.add(id(p))
+                    out.append(p)
+        out.append(h)
+    return out[:limit]

@@ -1,0 +1,355 @@
+"""Memory sources off the prompt path (issue 41): joining a team, refreshing each source's cache,
+syncing the teams, and what doctor says of each. Which sources one recall reads, and how, is
+`memrepo.recall.sources`.
+
+A team is a clone of the team's remote, made the way a second machine joins (`join`), listed in
+the personal repository's untracked `index/local.json` under `teams` (machine configuration:
+never in a shared repository). It is read-only on this machine unless added with `writable`:
+`memrepo sync` then pulls it and never pushes. Project memory is `.memrepo/memory/` in a code
+repository; its cache is built into the user's cache folder (`recall.sources.project_index_dir`).
+
+Every source but the personal one is untrusted input exactly as a synced repository is: the git
+hooks git runs in a team clone are memrepo's own shims in the untracked `.git/hooks`; nothing in
+a code repository runs (memrepo installs no hook there); no settings are read from either; their
+memory files are validated by the same index build that skips a malformed one; their text is
+fenced and escaped like any memory's (`recall.fence`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from memrepo.errors import MemrepoError
+from memrepo.base import paths
+from memrepo.recall import sources as rs
+from memrepo.store import config, index, join
+
+NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
+
+
+def data_home() -> str:
+    """Where team clones go by default: `$XDG_DATA_HOME/memrepo/teams`, else `~/.local/share/memrepo/teams`."""
+    base = os.environ.get("XDG_DATA_HOME") or ""
+    if not os.path.isabs(base):
+        base = os.path.expanduser("~/.local/share")
+    return os.path.join(base, "memrepo", "teams")
+
+
+def _write_local(repo: str, key: str, value: Any) -> None:
+    """Set one key of this machine's `index/local.json` (atomically, 0600)."""
+    path = os.path.join(repo, config.LOCAL)
+    data = config.local(repo) if os.path.exists(path) else {}
+    if value is None:
+        data.pop(key, None)
+    else:
+        data[key] = value
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    tmp = path + ".tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    os.replace(tmp, path)
+
+
+def teams(repo: str) -> dict[str, dict[str, Any]]:
+    """This machine's teams: name -> {"path", "writable"} (from `index/local.json` only)."""
+    value = config.local(repo).get(rs.TEAMS_KEY)
+    return {k: dict(v) for k, v in value.items() if isinstance(v, dict)} if isinstance(value, dict) else {}
+
+
+@dataclass
+class Joined:
+    name: str
+    path: str
+    url: str
+    writable: bool
+    memories: int = 0
+    did: list[str] = field(default_factory=list)
+
+
+def add_team(repo: str, name: str, url: str, directory: str | None = None, writable: bool = False,
+             branch: str | None = None) -> Joined:
+    """Join a team's memory: clone `url` (as a second machine joins), wire memrepo's git hooks in
+    the clone, build its cache, and list it in this machine's settings."""
+    from memrepo.store import repoinit
+    from memrepo.vcs import hookwire
+
+    if not NAME.match(name) or name == rs.PERSONAL:
+        raise MemrepoError(f"{name!r} cannot name a team", hint="use lowercase letters, digits and dashes, e.g. `acme`")
+    known = teams(repo)
+    root = os.path.abspath(os.path.expanduser(directory or os.path.join(data_home(), name)))
+    if name in known and os.path.abspath(os.path.expanduser(str(known[name].get("path")))) != root:
+        raise MemrepoError(f"team {name!r} is already joined at {known[name].get('path')}",
+                           hint=f"`memrepo team remove {name}` first, or pick another name")
+    if os.path.abspath(root) == os.path.abspath(repo):
+        raise MemrepoError("a team's clone cannot be the personal repository", hint="name another --dir")
+    out = Joined(name, root, url, writable)
+    if writable:
+        report = repoinit.init(root, source=url, branch=branch)
+        out.did.append(str(report.get("joined") or "joined"))
+    else:
+        # Read-only: nothing is committed here (a layout commit of its own would set this clone apart
+        # from the team's branch for good); only the untracked wiring and the cache are made.
+        out.did.append(join.clone_or_attach(url, root))
+        adopted = join.adopt(root, branch)
+        if join.memory_count(root, "HEAD") < 0 and adopted is None:
+            raise MemrepoError(f"{url} holds no memory repository yet",
+                               hint=f"one member runs `memrepo team add {name} {url} --writable`, then `memrepo sync`")
+        hookwire.wire(root)
+        hookwire.record_python(root)
+        hookwire.wire_merge_driver(root)
+        index.update(root)
+    out.memories = _count(root)
+    # An absolute path: the prompt hook may run under another HOME (an agent's sandbox), and this
+    # file is this machine's alone, never committed.
+    _write_local(repo, rs.TEAMS_KEY, {**known, name: {"path": root, "writable": writable}})
+    return out
+
+
+def _count(root: str) -> int:
+    from memrepo.format import files
+
+    return len(files.memory_files(paths.memory_dir(root)))
+
+
+def remove_team(repo: str, name: str) -> str:
+    """Stop recalling from a team; its clone stays where it is (returned), for the user to delete."""
+    known = teams(repo)
+    if name not in known:
+        raise MemrepoError(f"no team named {name!r}", hint="`memrepo team list` shows them")
+    folder = str(known.pop(name).get("path"))
+    _write_local(repo, rs.TEAMS_KEY, known or None)
+    return folder
+
+
+# -- caches ---------------------------------------------------------------------------------------
+
+def place(src: rs.Source) -> None:
+    """Tell `paths` where a project source keeps its cache (this process)."""
+    if src.kind == rs.PROJECT:
+        paths.place_index(src.root, os.path.dirname(src.db))
+
+
+def project_problem(src: rs.Source) -> str | None:
+    """Why a project's `.memrepo/` is not read (a link that came with a clone may point anywhere)."""
+    if os.path.islink(src.root) or os.path.islink(paths.memory_dir(src.root)):
+        return f"{src.root} (or its memory/) is a symbolic link, so memrepo does not read it"
+    return None
+
+
+def needs_refresh(src: rs.Source) -> str | None:
+    """Why a source's cache must be rebuilt or updated, or None when it is fresh."""
+    from memrepo.store import freshness
+
+    if src.kind == rs.PROJECT:
+        if project_problem(src):
+            return None
+        place(src)
+        info = index.status(src.root)
+        if not info["exists"]:
+            return "index missing"
+        if not info["schema_ok"]:
+            return "index schema or unreadable"
+        if info.get("changed_files"):
+            return f"{len(info['changed_files'])} memory files changed since indexing"
+        return None
+    if not os.path.isdir(src.root):
+        return "clone missing"
+    return freshness.needs_refresh(src.root)
+
+
+def refresh(src: rs.Source) -> index.Report | None:
+    """Bring a source's cache up to date (None when it was fresh or cannot be read)."""
+    if not needs_refresh(src) or (src.kind == rs.PROJECT and project_problem(src)):
+        return None
+    if src.kind == rs.TEAM and not os.path.isdir(src.root):
+        return None
+    place(src)
+    return index.update(src.root)
+
+
+def refresh_all(repo: str, cwd: str | None = None) -> list[tuple[rs.Source, index.Report]]:
+    """Refresh every source but the personal one (whose cache its own git hooks keep)."""
+    done = []
+    for src in rs.found(repo, cwd, all_known=True)[1:]:
+        report = refresh(src)
+        if report is not None:
+            done.append((src, report))
+    return done
+
+
+def sync_teams(repo: str) -> list[tuple[str, Any]]:
+    """`memrepo sync` of each team clone: pull, validate, merge, reindex; push only a writable one.
+    Returns (name, SyncReport or the MemrepoError that stopped it)."""
+    from memrepo.store import sync as sync_lib
+
+    out: list[tuple[str, Any]] = []
+    for name, folder, writable in rs.team_entries(repo):
+        try:
+            out.append((name, sync_lib.sync(folder, push=writable)))
+        except MemrepoError as exc:
+            out.append((name, exc))
+    return out
+
+
+def source_of(repo: str, cwd: str | None, name: str) -> rs.Source:
+    """The source `name` names (`personal`, a team's name, `project`)."""
+    for src in rs.found(repo, cwd, all_known=True):
+        if name in (src.name, src.label, src.kind):
+            place(src)
+            return src
+    raise MemrepoError(f"no source named {name!r} here",
+                       hint="`memrepo team list` names the teams; `project` is the code repository you are in")
+
+
+def describe(repo: str, cwd: str | None, do_refresh: bool = False) -> list[dict[str, Any]]:
+    """Each source recall reads for a prompt in `cwd`, and its cache's state (refreshed first when asked)."""
+    out = []
+    for src in rs.found(repo, cwd, all_known=True):
+        place(src)
+        problem = project_problem(src) if src.kind == rs.PROJECT else None
+        if do_refresh and src.kind != rs.PERSONAL and not problem:
+            refresh(src)
+        why = problem or (freshness_of(src))
+        out.append({"kind": src.kind, "name": src.name, "root": src.root, "cache": src.db,
+                    "fresh": why is None, "state": why or "fresh"})
+    return out
+
+
+def freshness_of(src: rs.Source) -> str | None:
+    from memrepo.store import freshness
+
+    return freshness.needs_refresh(src.root) if src.kind == rs.PERSONAL else needs_refresh(src)
+
+
+# -- what list, search and show read (issue 41, part 6) --------------------------------------------
+
+def others(repo: str, cwd: str | None, only: str | None = None) -> list[rs.Source]:
+    """The team and project sources with a cache to read (placed), or the one `only` names."""
+    out = []
+    for src in rs.found(repo, cwd)[1:]:
+        if (only in (None, "all", src.name, src.label, src.kind)) and not (src.kind == rs.PROJECT and project_problem(src)):
+            place(src)
+            out.append(src)
+    return out
+
+
+def _read_only(src: rs.Source) -> Any:
+    import sqlite3
+
+    return sqlite3.connect(f"file:{src.db}?mode=ro", uri=True)
+
+
+def wants_personal(only: str | None) -> bool:
+    return only in (None, "all", rs.PERSONAL)
+
+
+def list_all(repo: str, cwd: str | None, only: str | None = None, fresh: bool = True, **filters: Any) -> list[dict[str, Any]]:
+    """`memories.list_memories` over every source (or the one `only` names); each row says its
+    `source`. `fresh`: as `memories.fresh_db`, for the personal cache."""
+    import contextlib
+
+    from memrepo.store import memories
+
+    rows = ([dict(r, source=rs.PERSONAL) for r in memories.list_memories(repo, fresh=fresh, **filters)]
+            if wants_personal(only) else [])
+    for src in others(repo, cwd, only):
+        with contextlib.closing(_read_only(src)) as db:
+            rows += [dict(r, source=src.label) for r in memories.list_rows(db, **filters)]
+    return rows
+
+
+def search_all(repo: str, cwd: str | None, text: str, limit: int = 10, project: str | None = None,
+               only: str | None = None, fresh: bool = True) -> list[Any]:
+    """`finder.search_memories` over every source: each source's best, then all by score (each hit's
+    `source` says where it lives)."""
+    import contextlib
+
+    from memrepo.recall import rank
+    from memrepo.store import finder
+
+    hits = finder.search_memories(repo, text, limit, project, fresh=fresh) if wants_personal(only) else []
+    terms = finder.search_terms(text)
+    for src in others(repo, cwd, only) if terms else []:
+        with contextlib.closing(_read_only(src)) as db:
+            found = rank.rank(db, [(t, 1.0) for t in terms], project=project, limit=limit, floors=False)
+        for h in found:
+            h.source = src.label
+        hits += found
+    return sorted(hits, key=lambda h: -h.score)[:limit]
+
+
+def show_any(repo: str, cwd: str | None, note_id: str, only: str | None = None) -> dict[str, Any]:
+    """`memories.show` of the memory `note_id` in the first source that holds it (personal first),
+    with its `source` and the folder it lives in."""
+    from memrepo.errors import NoteNotFound
+    from memrepo.recall import usage
+    from memrepo.store import memories
+    from memrepo.vcs import gitops
+
+    if wants_personal(only):
+        try:
+            return dict(memories.show(repo, memories.resolve(repo, note_id)), source=rs.PERSONAL, root=repo)
+        except NoteNotFound:
+            if only == rs.PERSONAL or not others(repo, cwd):
+                raise
+    for src in others(repo, cwd, only):
+        if os.path.exists(paths.note_path(src.root, note_id)):
+            # A project's memory is history of the code repository it sits in.
+            top, rel = (src.root, "") if src.kind == rs.TEAM else (os.path.dirname(src.root), rs.PROJECT_DIR + "/")
+            # Its use is this machine's recall log's, which is the personal repository's (issue 43).
+            return {"id": note_id, "text": memories.read_text(src.root, note_id), "source": src.label, "root": src.root,
+                    "history": gitops.history(top, f"{rel}{paths.MEMORY_DIR}/{note_id}.md"),
+                    "use": usage.memory_use(repo, note_id)}
+    raise NoteNotFound(f"no memory with id {note_id!r} in any source", hint="find ids with `memrepo list` or `memrepo search`")
+
+
+# -- doctor (issue 41, part 6) ----------------------------------------------------------------------
+
+def checks(repo: str, cwd: str | None, check: Any) -> list[Any]:
+    """doctor's lines for each team and the project of `cwd`: the cache's freshness, and for a team
+    its clone, remote, branch and git hooks. `check` is doctor's Check class."""
+    from memrepo.vcs import hookwire
+
+    out = []
+    for src in rs.found(repo, cwd, all_known=True)[1:]:
+        name = f"source {src.label}"
+        if src.kind == rs.TEAM and not os.path.isdir(os.path.join(src.root, ".git")):
+            out.append(check(name, False, f"no clone at {src.root}", f"memrepo team remove {src.name}, then "
+                             f"memrepo team add {src.name} URL"))
+            continue
+        problem = project_problem(src) if src.kind == rs.PROJECT else None
+        if problem:
+            out.append(check(name, False, problem, f"replace {src.root} with a real folder, or remove it"))
+            continue
+        why = needs_refresh(src)
+        detail = [f"{src.root}: cache " + (why or "fresh")]
+        fix = "memrepo sources --refresh" if why else ""
+        ok = True
+        if src.kind == rs.TEAM:
+            remote = join.default_remote(src.root)
+            url = _remote_url(src.root, remote) if remote else None
+            branch = join.current_branch(src.root)
+            detail.append(f"remote {url or 'none'}, branch {branch or 'detached'}, "
+                          f"{'writable' if teams(repo).get(src.name, {}).get('writable') else 'read-only'}")
+            wired, how = hookwire.wiring(src.root)
+            if not wired:
+                ok, fix = False, f"memrepo init {src.root}"
+                detail.append(f"git hooks: {how}")
+            if url is None:
+                ok, fix = False, f"git -C {src.root} remote add origin URL"
+        else:
+            detail.append("no git hook of memrepo's runs in a code repository: the cache is refreshed at session "
+                          "start and by `memrepo sources --refresh`")
+        out.append(check(name, ok, "; ".join(detail), fix, warn=ok and bool(why)))
+    return out
+
+
+def _remote_url(root: str, remote: str) -> str | None:
+    from memrepo.vcs import refs
+
+    return refs.remote_url(root, remote) or None
