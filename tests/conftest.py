@@ -24,6 +24,10 @@ def pytest_configure(config: pytest.Config) -> None:
     empty folder and no git identity is inherited. What escapes the per-test isolation below
     (a module fixture, a `monkeypatch.undo()`) meets that empty HOME, as it would on CI.
     """
+    if os.environ.get("MEMREPO_SKIP_E2E", "") not in ("", "0") and os.environ.get("MEMREPO_E2E_REQUIRE") == "1":
+        # Here, not at collection: under pytest-xdist only the workers collect, and their errors
+        # would read as a crashed worker.
+        raise pytest.UsageError("MEMREPO_SKIP_E2E and MEMREPO_E2E_REQUIRE=1 contradict each other: unset one")
     _session.setenv("MEMREPO_TEST_CACHE", cli_cache_dir(os.environ))
     home = tempfile.mkdtemp(prefix="memrepo-tests-home-")
     _session.setenv("HOME", home)
@@ -61,6 +65,11 @@ def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempP
     # only after seconds of work (test_curate_command failed once in four on a loaded machine).
     # The tests of the progress line set it themselves.
     monkeypatch.setenv("MEMREPO_PROGRESS_AFTER", "3600")
+    # Nor on the terminal the suite runs in: widths come from COLUMNS, else the terminal, else
+    # 120 columns (`review show`'s side by side); an xdist worker has COLUMNS=80, a developer's
+    # terminal any width.
+    monkeypatch.setenv("COLUMNS", "120")
+    monkeypatch.setenv("LINES", "24")
     return home
 
 
@@ -83,8 +92,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     use) for a quick local run; CI sets MEMREPO_E2E_REQUIRE=1, which never skips them."""
     if os.environ.get("MEMREPO_SKIP_E2E", "") in ("", "0"):
         return
-    if os.environ.get("MEMREPO_E2E_REQUIRE") == "1":
-        raise pytest.UsageError("MEMREPO_SKIP_E2E and MEMREPO_E2E_REQUIRE=1 contradict each other: unset one")
     skip = pytest.mark.skip(reason="MEMREPO_SKIP_E2E is set (unset it to run the real Claude Code CLI)")
     for item in items:
         if "e2e" in item.keywords:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
 
-from helpers import ROOT, commit_all, write_memory
+from helpers import IDENTITY, ROOT, build_template, commit_all, write_memory
 from memrepo.cli.main import cli
 from memrepo.store import repoinit
 
@@ -20,14 +21,26 @@ def invoke(*args: str, input: str | None = None) -> Result:
     return CliRunner().invoke(cli, list(args), input=input, catch_exceptions=False)
 
 
-@pytest.fixture
-def two(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, str]:
-    """The default repository and a second clone-like repository; MEMREPO_DIR names the first."""
-    first, second = str(tmp_path / "first"), str(tmp_path / "second")
-    for repo, title in ((first, "Lives in the first"), (second, "Lives in the second")):
-        repoinit.init(repo)
+def _where(title: str) -> Callable[[str], None]:
+    def setup(repo: str) -> None:
         write_memory(repo, "where", title=title)
         assert commit_all(repo).returncode == 0
+    return setup
+
+
+@pytest.fixture(scope="module")
+def two_templates(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
+    """The two repositories `two` copies, each made by init and one commit once per module."""
+    return (build_template(tmp_path_factory, _where("Lives in the first"), identity=IDENTITY),
+            build_template(tmp_path_factory, _where("Lives in the second"), identity=IDENTITY))
+
+
+@pytest.fixture
+def two(two_templates: tuple[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, str]:
+    """The default repository and a second clone-like repository; MEMREPO_DIR names the first."""
+    first, second = str(tmp_path / "first"), str(tmp_path / "second")
+    for template, repo in zip(two_templates, (first, second)):
+        shutil.copytree(template, repo, symlinks=True)
     monkeypatch.setenv("MEMREPO_DIR", first)
     return first, second
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from helpers import commit_all, git, write_memory
+from helpers import IDENTITY, build_template, commit_all, copy_template, git, write_memory
 from memrepo.cli.main import cli
 from memrepo.passes import export
 
@@ -27,8 +27,7 @@ def project(tmp_path: Any) -> str:
     return path
 
 
-@pytest.fixture
-def store(repo: str) -> str:
+def _five(repo: str) -> None:
     write_memory(repo, "web-no-friday-deploys", title="No deploys on Friday", class_="rule", project="web",
                  description="Production deploys of web are frozen on Fridays after 16:00")
     write_memory(repo, "tabs-in-makefiles", title="Makefiles use tabs", class_="preference",
@@ -37,7 +36,23 @@ def store(repo: str) -> str:
     write_memory(repo, "web-uses-node", title="Web runs on Node", class_="fact", project="web", description="Node 22")
     write_memory(repo, "old-rule", title="Old rule", class_="rule", status="retired", description="Not any more")
     assert commit_all(repo, "memories").returncode == 0
+
+
+@pytest.fixture
+def store(repo: str) -> str:
+    _five(repo)
     return repo
+
+
+@pytest.fixture(scope="module")
+def store_600_template(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """`store` and 600 rules more, committed and indexed once for the three targets (~12 s each before)."""
+    return build_template(tmp_path_factory, lambda repo: (_five(repo), many(repo, 600)), identity=IDENTITY)
+
+
+@pytest.fixture
+def store_600(store_600_template: str, tmp_path: Any) -> str:
+    return copy_template(store_600_template, tmp_path)
 
 
 def run(repo: str, *args: str, code: int = 0) -> Any:
@@ -139,9 +154,9 @@ def many(repo: str, n: int) -> None:
 
 @pytest.mark.parametrize("target,lines,chars", [("claude-md", 200, 25_000), ("gemini-md", 200, 25_000),
                                                 ("cursor-rules", 500, None)])
-def test_the_block_stays_under_the_agents_line_limit_and_says_what_it_left_out(store: str, project: str,
+def test_the_block_stays_under_the_agents_line_limit_and_says_what_it_left_out(store_600: str, project: str,
                                                                               target: str, lines: int, chars: int | None) -> None:
-    many(store, 600)
+    store = store_600
     result = CliRunner().invoke(cli, ["--repo", store, "export", target, "--project", project, "--json"])
     report = json.loads(result.stdout)
     text = read(os.path.join(project, FILES[target])).decode()

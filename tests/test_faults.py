@@ -22,7 +22,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from helpers import ROOT, commit_all, git, head, memory_text, write_file, write_memory
+from helpers import IDENTITY, ROOT, build_template, commit_all, copy_template, git, head, memory_text, write_file, write_memory
 from memrepo.base import paths
 from memrepo.store import doctor, index
 from memrepo.vcs import commit
@@ -69,15 +69,25 @@ def assert_healthy(repo: str, tmp_path: Any) -> None:
     assert fsck.returncode == 0 and "error" not in fsck.stderr + fsck.stdout, fsck.stderr
 
 
-@pytest.fixture
-def store(repo: str) -> str:
+def _forty_memories(repo: str) -> None:
     for i in range(40):
         write_memory(repo, f"note-{i:02d}", title=f"Deploy note {i}", description=f"How deploy step {i} works.",
                      body=("Step details. " * 30) + "\n")
     assert commit_all(repo, "forty memories").returncode == 0
     with contextlib.closing(sqlite3.connect(paths.index_db(repo))) as db:
         db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    return repo
+
+
+@pytest.fixture(scope="module")
+def store_template(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """Forty memories committed through the hooks, once per module (~1 s a test before)."""
+    return build_template(tmp_path_factory, _forty_memories, identity=IDENTITY)
+
+
+@pytest.fixture
+def store(store_template: str, tmp_path: Any) -> str:
+    """A private copy of `store_template`: every test here breaks its store."""
+    return copy_template(store_template, tmp_path)
 
 
 def overwrite_pages(db_path: str, first: int, count: int, byte: bytes = b"\xa5") -> None:

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from helpers import commit_all, write_memory
+from helpers import IDENTITY, build_template, commit_all, copy_template, write_memory
 from memrepo.base import paths
 from memrepo.store import index
 
@@ -33,15 +33,24 @@ def event(prompt: str, **extra: str) -> str:
                        "hook_event_name": "UserPromptSubmit", "prompt": prompt, **extra})
 
 
-@pytest.fixture
-def store(repo: str) -> str:
+def _two_memories(repo: str) -> None:
     write_memory(repo, "friday-freeze", class_="rule", title="No production deploys on Friday afternoon",
                  description="After 16:00 on Fridays nothing ships to production without an explicit OK.",
                  topics=["deploy", "release policy"], aliases=["can I ship this now"])
     write_memory(repo, "coffee-order", title="The team orders coffee from the corner roaster",
                  description="Beans come from the corner roaster every Monday.", topics=["coffee"])
     assert commit_all(repo, "memories").returncode == 0
-    return repo
+
+
+@pytest.fixture(scope="module")
+def store_template(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return build_template(tmp_path_factory, _two_memories, identity=IDENTITY)
+
+
+@pytest.fixture
+def store(store_template: str, tmp_path: os.PathLike[str]) -> str:
+    """The two memories, committed once per module; a copy per test."""
+    return copy_template(store_template, tmp_path)
 
 
 def test_answerable_prompt_injects_the_memory(store: str) -> None:

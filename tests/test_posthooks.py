@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from helpers import build_template, commit_all, git, head, write_memory
+from helpers import IDENTITY, build_template, commit_all, git, head, write_memory
 
 from memrepo.store import index
 from memrepo.base import paths
@@ -88,17 +88,7 @@ def ids(repo: str) -> list[str]:
     return [r[0] for r in snapshot(repo)["rows"]]
 
 
-@pytest.fixture(scope="module")
-def template(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """`memrepo init` once per module; each test gets a copy."""
-    return build_template(tmp_path_factory)
-
-
-@pytest.fixture
-def mem(template: str, tmp_path: os.PathLike[str]) -> str:
-    """A memory repository with three committed memories on `main`."""
-    path = os.path.join(str(tmp_path), "mem")
-    shutil.copytree(template, path, symlinks=True)
+def _three_memories(path: str) -> None:
     write_memory(path, "deploy-freeze", class_="rule", title="No deploys on friday", topics=["deploy"],
                  body="Ask in #ops for an exception to the friday deploy freeze.\n")
     write_memory(path, "postgres-port", title="Postgres listens on 5433", entities=["Postgres"], project="api",
@@ -106,6 +96,19 @@ def mem(template: str, tmp_path: os.PathLike[str]) -> str:
     write_memory(path, "redis-cache", class_="reference", title="Redis cache keys", tech=["Redis"],
                  aliases=["cache keys"], body="Keys expire after a retry window.\n")
     ok(commit_all(path, "three memories"))
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """`memrepo init` and the three memories' commit once per module; each test gets a copy."""
+    return build_template(tmp_path_factory, _three_memories, identity=IDENTITY)
+
+
+@pytest.fixture
+def mem(template: str, tmp_path: os.PathLike[str]) -> str:
+    """A memory repository with three committed memories on `main`."""
+    path = os.path.join(str(tmp_path), "mem")
+    shutil.copytree(template, path, symlinks=True)
     return path
 
 

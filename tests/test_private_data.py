@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from helpers import ROOT, commit_all, git, write_memory
+from helpers import IDENTITY, ROOT, build_template, commit_all, copy_template, git, write_memory
 from memrepo.format import redact, token_formats, transcript
 from memrepo.base import paths
 from memrepo.recall import secretish, spans
@@ -100,13 +100,22 @@ def log_bytes(repo: str) -> bytes:
         return fh.read()
 
 
-@pytest.fixture
-def store(repo: str) -> str:
+def _two_memories(repo: str) -> None:
     write_memory(repo, "friday", class_="rule", title="No production deploys on Friday afternoon",
                  description="After 16:00 on Fridays nothing ships without an OK.", topics=["deploy"])
     write_memory(repo, "quokka", title=f"The {SECRET} box", description=f"{SECRET} runs the nightly backups.")
     assert commit_all(repo, "memories").returncode == 0
-    return repo
+
+
+@pytest.fixture(scope="module")
+def store_template(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return build_template(tmp_path_factory, _two_memories, identity=IDENTITY)
+
+
+@pytest.fixture
+def store(store_template: str, tmp_path: Any) -> str:
+    """The two memories, committed once per module; a copy per test."""
+    return copy_template(store_template, tmp_path)
 
 
 def test_the_recall_log_keeps_no_word_of_a_private_span(store: str) -> None:

@@ -22,7 +22,7 @@ from typing import Iterator
 
 import pytest
 
-from helpers import commit_all, git, write_memory
+from helpers import IDENTITY, build_template, commit_all, copy_template, git, write_memory
 from memrepo.web import server
 from test_curate import fake, ids  # noqa: F401  (fixture)
 from test_review import tensions
@@ -83,15 +83,24 @@ def _serve(repo: str, read_only: bool = False) -> Iterator[Client]:
         srv.server_close()
 
 
-@pytest.fixture
-def store(repo: str) -> str:
+def _two_memories(repo: str) -> None:
     write_memory(repo, "friday-freeze", class_="rule", title="No production deploys on Friday afternoon",
                  description="After 16:00 on Fridays nothing ships to production without an explicit OK.",
                  topics=["deploy"])
     write_memory(repo, "coffee-order", title="The team orders coffee from the corner roaster",
                  description="Beans come from the corner roaster every Monday.", topics=["coffee"])
     assert commit_all(repo, "memories").returncode == 0
-    return repo
+
+
+@pytest.fixture(scope="module")
+def store_template(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The two memories committed through the hooks once per module (test_serve_auth imports it too)."""
+    return build_template(tmp_path_factory, _two_memories, identity=IDENTITY)
+
+
+@pytest.fixture
+def store(store_template: str, tmp_path: os.PathLike[str]) -> str:
+    return copy_template(store_template, tmp_path)
 
 
 @pytest.fixture

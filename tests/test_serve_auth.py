@@ -25,7 +25,7 @@ from helpers import git
 from memrepo.cli.main import cli
 from memrepo.errors import MemrepoError
 from memrepo.web import auth, server
-from test_serve import Client, serve_process, store  # noqa: F401 — the same two memories as test_serve
+from test_serve import Client, serve_process, store, store_template  # noqa: F401 — the same two memories as test_serve
 
 PAGES = ["/", "/?q=friday", "/m/friday-freeze", "/m/coffee-order", "/recall", "/review", "/runs", "/no-such-page"]
 ACTIONS = ["/runs/undo", "/review/accept", "/review/reject"]

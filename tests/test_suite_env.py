@@ -54,14 +54,15 @@ def test_undoing_the_per_test_environment_leaves_a_fresh_machine(monkeypatch: py
     assert (got.returncode, got.stdout) == (1, "")
 
 
-def _fake_node_tools(bin_dir: Path, log: Path) -> None:
-    """`npm ci` that records each call and installs a `gemini` answering the pinned version."""
+def _fake_node_tools(bin_dir: Path, log: Path, slow: bool = False) -> None:
+    """`npm ci` that records each call and installs a `gemini` answering the pinned version;
+    `slow`: the install lasts until a second installer has surely started (one second)."""
     version = subprocess.run(["sed", "-n", 's|.*"@google/gemini-cli": "\\([^"]*\\)".*|\\1|p',
                               os.path.join(ROOT, "tests", "e2e", "agents", "gemini", "package.json")],
                              capture_output=True, text=True, check=True).stdout.strip()
     scripts = {
         "node": "#!/bin/sh\nexit 0\n",
-        "npm": (f"#!/bin/sh\necho \"$@\" >> '{log}'\nmkdir -p node_modules/.bin\n"
+        "npm": (f"#!/bin/sh\necho \"$@\" >> '{log}'\n{'sleep 1' if slow else ''}\nmkdir -p node_modules/.bin\n"
                 f"printf '#!/bin/sh\\necho {version}\\n' > node_modules/.bin/gemini\n"
                 "chmod +x node_modules/.bin/gemini\n"),
     }
@@ -82,6 +83,22 @@ def test_install_cli_installs_into_the_cache_once_and_reuses_it(tmp_path: Path) 
     assert first.stdout == second.stdout and _inside(first.stdout.strip(), str(cache))
     assert log.read_text().splitlines() == ["ci --no-audit --no-fund --loglevel=error"]
     assert "installing" in first.stderr and second.stderr == ""
+
+
+def test_two_installs_at_once_run_npm_once_and_print_the_same_binary(tmp_path: Path) -> None:
+    """Issue 39: under pytest-xdist each worker runs install_cli.sh for the CLIs its tests need,
+    often at the same moment; the second waits on the cache's lock and finds the first's install."""
+    log, cache = tmp_path / "npm.log", tmp_path / "cache"
+    _fake_node_tools(tmp_path / "bin", log, slow=True)
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}",
+           "MEMREPO_TEST_CACHE": str(cache)}
+    procs = [subprocess.Popen(["bash", INSTALL_CLI, "gemini"], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs
+    assert outs[0][0] == outs[1][0] and _inside(outs[0][0].strip(), str(cache))
+    assert log.read_text().splitlines() == ["ci --no-audit --no-fund --loglevel=error"]
+    assert sorted("installing" in err for _, err in outs) == [False, True]
 
 
 def _files_naming(root: str, text: str) -> list[str]:
