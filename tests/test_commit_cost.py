@@ -13,7 +13,7 @@ import pytest
 
 from helpers import commit_all, git, head, write_file, write_memory
 from memrepo.base import paths
-from memrepo.store import index
+from memrepo.store import cachefacts, index
 
 
 def _db(repo: str) -> sqlite3.Connection:
@@ -53,7 +53,7 @@ def test_a_cache_without_git_blob_hashes_is_not_read(repo: str) -> None:
     with _db(repo) as db, db:
         db.execute("UPDATE memories SET superseded_by = 'new' WHERE id = 'old'")
         db.execute("DELETE FROM meta WHERE key IN ('hashes', 'synced')")  # a cache built before the hashes were blob ids
-    assert index.blob_facts(repo) == {}
+    assert cachefacts.blob_facts(repo) == {}
     write_memory(repo, "new", status="superseded", superseded_by="old")
     assert commit_all(repo, "new superseded by old").returncode == 0
 
@@ -63,7 +63,7 @@ def test_the_cache_hash_is_the_git_blob_id(repo: str) -> None:
     assert commit_all(repo, "one").returncode == 0
     index.rebuild(repo)
     blob = git(repo, "rev-parse", "HEAD:memory/one.md").stdout.strip()
-    assert index.blob_facts(repo) == {"memory/one.md": (blob, None)}
+    assert cachefacts.blob_facts(repo) == {"memory/one.md": (blob, None)}
 
 
 def test_staged_blobs_beyond_what_one_git_process_may_print_are_read_in_batches(repo: str) -> None:

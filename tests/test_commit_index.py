@@ -118,11 +118,11 @@ def _hooks() -> commit.Hooks:
 
 
 def test_a_writer_validates_and_indexes_in_its_own_process(repo: str, counted: dict[str, int]) -> None:
-    from memrepo.store import index
+    from memrepo.store import cachefacts, index
 
     sha = commit.commit_files(repo, {"memory/i.md": memory_text("i")}, "add: i", {"Action": "add"}, hooks=_hooks())
     assert counted == {"pre": 1, "post": 1}
-    assert index.status(repo)["commit"] == sha and index.indexed(repo, ["memory/i.md"]) == {"memory/i.md"}
+    assert index.status(repo)["commit"] == sha and cachefacts.indexed(repo, ["memory/i.md"]) == {"memory/i.md"}
 
 
 def test_the_writer_s_validation_refuses_as_the_hook_does(repo: str, counted: dict[str, int]) -> None:

@@ -19,7 +19,6 @@ from test_layers import PARSED, ROOT
 # (file, rule) -> why it is there still: each test fails on any other find, and on an entry that
 # no longer happens (delete it then).
 KNOWN = {
-    ("tools/memrepo/store/index.py", "locks"): "unlocks its index lock by hand; another engineer changes index.py now",
     ("tools/memrepo/web/html.py", "front matter fences"): "a diff's `--- a/path` header line, not front matter",
 }
 

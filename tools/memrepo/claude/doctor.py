@@ -7,26 +7,17 @@ finding names the command that fixes it. Auto memory is reported, never switched
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from typing import Any
 
-from memrepo.claude import install
+from memrepo.claude import install, plugins
+from memrepo.claude.plugins import PLUGIN, enabled_plugins
 from memrepo.importers.claude_code import claude_home
 from memrepo.store.doctor import Check
 from memrepo.worker import plugin_venv
 
-PLUGIN = "memrepo"
-MAX_SETTINGS_BYTES = 1024 * 1024
-
-
-def _read(path: str) -> Any:
-    try:
-        with open(path, "rb") as fh:
-            return json.loads(fh.read(MAX_SETTINGS_BYTES).decode("utf-8"))
-    except (OSError, ValueError):
-        return None
+_read = plugins.read_json
 
 
 def settings_files(cwd: str | None = None) -> list[str]:
@@ -49,18 +40,6 @@ def _our_handlers(data: Any) -> list[dict[str, Any]]:
                 if install._is_ours(handler):
                     out.append(handler)
     return out
-
-
-def enabled_plugins(files: list[str]) -> dict[str, str]:
-    """memrepo plugin ids (`memrepo@<marketplace>`) enabled in `files` -> the file that enables it."""
-    found: dict[str, str] = {}
-    for path in files:
-        data = _read(path)
-        plugins = data.get("enabledPlugins") if isinstance(data, dict) else None
-        for key, on in (plugins.items() if isinstance(plugins, dict) else []):
-            if isinstance(key, str) and key.split("@", 1)[0] == PLUGIN and on is True:
-                found.setdefault(key, path)
-    return found
 
 
 def installed_plugin() -> list[dict[str, Any]]:

@@ -130,11 +130,11 @@ def install(python: str | None = None) -> tuple[str, bool]:
 
 def refuse_beside_plugin(path: str) -> None:
     """Refuse a settings install while the memrepo plugin is enabled: Claude Code would run both."""
-    from memrepo.claude import doctor
+    from memrepo.claude import plugins
 
-    plugins = doctor.enabled_plugins([path])
-    if plugins:
-        plugin = next(iter(plugins))
+    enabled = plugins.enabled_plugins([path])
+    if enabled:
+        plugin = next(iter(enabled))
         raise MemrepoError(f"the memrepo plugin {plugin} is enabled in {path}: hooks installed beside it would inject "
                            "every memory twice; nothing was changed",
                            hint=f"keep the plugin (nothing to do), or run `claude plugin disable {plugin}` "

@@ -190,7 +190,7 @@ def show(ctx: click.Context, note_id: str, source: str | None, as_json: bool) ->
 def list_(ctx: click.Context, cls: str | None, project: str | None, status: str | None, source: str | None,
           as_json: bool) -> None:
     """List memories, most recently updated first; a team's or the project's say which."""
-    from memrepo.store import index, sources
+    from memrepo.store import cachefacts, sources
 
     rows = sources.list_all(_repo(ctx), os.getcwd(), source, cls=cls, project=project, status=status)
     several = any(r["source"] != "personal" for r in rows)
@@ -201,7 +201,7 @@ def list_(ctx: click.Context, cls: str | None, project: str | None, status: str 
             f"  [{r['status']}]" if r["status"] not in (None, "active") else ""
         where = f"{r['source']:<16} " if several else ""
         echo(f"{where}{r['id']:<40} {r['class']:<10} {r['updated'] or '':<10} {r['title']}{label}")
-    for path, problem in index.skipped(_repo(ctx)):
+    for path, problem in cachefacts.skipped(_repo(ctx)):
         echo(f"not indexed: {path}: {problem}", err=True)
     named = ", ".join(f"{k} {v}" for k, v in (("class", cls), ("project", project), ("status", status)) if v)
     echo(f"{len(rows)} memor{'y' if len(rows) == 1 else 'ies'}" + (f" matching {named}" if named else ""), err=True)
@@ -241,7 +241,7 @@ def search(ctx: click.Context, query: str, limit: int, project: str | None, sour
 @_fail_friendly
 def index_(ctx: click.Context, rebuild: bool) -> None:
     """Bring the cache up to date with memory/ (only changed files), or --rebuild it."""
-    from memrepo.store import index, memories as store
+    from memrepo.store import cachefacts, index, memories as store
 
     repo = store.require_repo(_repo(ctx))
     if rebuild:
@@ -255,7 +255,7 @@ def index_(ctx: click.Context, rebuild: bool) -> None:
     r = report.as_dict()
     echo(f"{'rebuilt' if r['rebuilt'] else 'updated'}: {r['added']} added, {r['updated']} updated, "
          f"{r['removed']} removed, {r['unchanged']} unchanged, {len(r['skipped'])} skipped in {r['seconds']:.2f}s")
-    for path, problem in index.skipped(repo):  # skipped by an earlier update, and still unreadable
+    for path, problem in cachefacts.skipped(repo):  # skipped by an earlier update, and still unreadable
         if (path, problem) not in r["skipped"]:
             echo(f"not indexed: {path}: {problem}", err=True)
 

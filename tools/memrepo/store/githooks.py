@@ -142,10 +142,10 @@ def _from_synced(root: str, changed: set[str], env: dict[str, str] | None = None
     """The same from a cache synced to commit C (store/synced.py): git names what differs from C
     (`diff-index --cached`, in C's time), those and the cache's unindexable files are read, and
     the cache gives the rest: the memories that supersede, and which of their targets exist."""
-    from memrepo.store import index
+    from memrepo.store import cachefacts
 
     try:
-        fast = index.synced_facts(root)
+        fast = cachefacts.synced_facts(root)
     except Exception:  # noqa: BLE001 — a cache that can't say means the slower way
         return None
     if fast is None:
@@ -171,17 +171,17 @@ def _from_synced(root: str, changed: set[str], env: dict[str, str] | None = None
 
 
 def _indexed(root: str, rels: list[str]) -> set[str]:
-    from memrepo.store import index
+    from memrepo.store import cachefacts
 
-    return index.indexed(root, rels) if rels else set()
+    return cachefacts.indexed(root, rels) if rels else set()
 
 
 def _cached_facts(root: str) -> dict[str, tuple[str, str | None]]:
     """{path: (git blob id, superseded_by)} from the index cache, or {} when it can't say."""
-    from memrepo.store import index
+    from memrepo.store import cachefacts
 
     try:
-        return index.blob_facts(root)
+        return cachefacts.blob_facts(root)
     except Exception:  # noqa: BLE001 — a cache that can't be read only means every blob is read
         return {}
 

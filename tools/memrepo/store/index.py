@@ -7,22 +7,21 @@ standard library; parsing memory files (PyYAML) happens inside the build functio
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sqlite3
 import stat
 import sys
 import time
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
-from memrepo.vcs import gitcmd, lock as locking
+from memrepo.vcs import gitcmd
 from memrepo.base import paths
 from memrepo.format import files
-from memrepo.errors import CacheError
-from memrepo.store import docstats, rows, synced
+from memrepo.store import cachefacts, cachefile, docstats, rows, synced
+# What callers of the cache ask of this module, kept from before the file's own code moved out (issue 40).
+from memrepo.store.cachefile import GITIGNORE, LOCK_WAIT, README, IndexBusy, mark_stale, schema_version  # noqa: F401
 
 SCHEMA_VERSION = paths.SCHEMA_VERSION  # the cache's file name depends on it: see base.paths
-LOCK_WAIT = 120.0  # seconds a writer waits for the index lock (a rebuild of 100,000 memories fits)
 FTS_COLUMNS = ("title", "aliases", "topics", "entities", "tech", "description", "body")
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 SCHEMA = f"""
@@ -77,76 +76,6 @@ class Report:
                 "seconds": round(self.seconds, 3)}
 
 
-class IndexBusy(CacheError):
-    """Another process held the index lock for longer than the wait allowed."""
-
-
-@contextlib.contextmanager
-def _lock(repo: str, wait: float | None = None) -> Iterator[None]:
-    """One writer at a time per repository (ten terminals may commit at once).
-
-    Waits at most `wait` seconds (None: LOCK_WAIT), then raises IndexBusy: a git hook that
-    gives up marks the index stale instead of holding the user's commit.
-    """
-    import fcntl
-
-    from memrepo.store import private
-
-    _prepare_dir(repo)
-    private.tighten(paths.index_dir(repo))  # every index writer passes here: 0700/0600 (issue 15)
-    deadline = time.monotonic() + (LOCK_WAIT if wait is None else wait)
-    with open(os.path.join(paths.index_dir(repo), ".lock"), "a") as fh:
-        if not locking.wait_for(fh.fileno(), max(0.0, deadline - time.monotonic())):
-            raise IndexBusy(f"another process has held the index lock of {repo} for too long",
-                            hint="let it finish, then run `memrepo index` (or `--rebuild`)")
-        try:
-            yield
-        finally:
-            private.tighten(paths.index_dir(repo))  # what SQLite made meanwhile (a rebuild's file, -wal, -shm)
-            fcntl.flock(fh, fcntl.LOCK_UN)
-
-
-GITIGNORE = ("# The cache is rebuilt from memory/ (`memrepo index --rebuild`); only this file and README.md are tracked.\n"
-             "*\n!.gitignore\n!README.md\n")
-
-README = f"""# index/
-
-A cache, not a source of truth: `{paths.INDEX_FILE}` (named for its schema) is a SQLite FTS5 index of `memory/`, kept
-fresh by the git hooks `memrepo init` installs in each clone, and rebuilt at any time with
-`memrepo index --rebuild`.
-`recall-log.jsonl` records each recall decision (prompt hash, terms, ids, latency) on this
-machine only; `recall-usage.jsonl` whether each turn's reply used what was injected (ids only);
-`recall-noisy.json` the memories injected often and never used (the sweep writes it) and the day each was last used. Nothing here is committed except this README and `.gitignore`.
-"""
-
-
-def _prepare_dir(repo: str) -> None:
-    """`index/` as a folder with its .gitignore: a file in its place is moved aside (memrepo only
-    ever makes a folder there), a missing .gitignore written back before any cache file lands.
-    A folder or link in the cache file's place is moved aside too (issue 38: the rebuild doctor
-    named then failed "Is a directory")."""
-    from memrepo.store import faults
-
-    top = paths.index_dir(repo)
-    if os.path.lexists(top) and not os.path.isdir(top):
-        _move_aside(top, "a file, not a folder")
-    os.makedirs(top, mode=0o700, exist_ok=True)
-    taken = faults.cache_in_place(repo)
-    if taken:
-        _move_aside(paths.index_db(repo), f"{taken}, not the cache file")
-    for name, text in ((".gitignore", GITIGNORE), ("README.md", README)):  # both tracked: put back as committed
-        if not os.path.exists(os.path.join(top, name)):
-            with open(os.path.join(top, name), "w", encoding="utf-8") as fh:
-                fh.write(text)
-
-
-def _move_aside(path: str, what: str) -> None:
-    """Rename what memrepo did not make out of its way: nothing is deleted."""
-    aside = f"{path}.moved-aside-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}"
-    os.replace(path, aside)
-    print(f"memrepo: {path} was {what}; moved it to {aside}", file=sys.stderr)
-
-
 def _scan(repo: str) -> dict[str, os.stat_result]:
     """Memory files on disk, by repository-relative path."""
     found: dict[str, os.stat_result] = {}
@@ -155,64 +84,6 @@ def _scan(repo: str) -> dict[str, os.stat_result]:
         with contextlib.suppress(FileNotFoundError):
             found[f"{paths.MEMORY_DIR}/{name}"] = os.stat(os.path.join(mdir, name), follow_symlinks=False)
     return found
-
-
-def _blob_hashes(db: sqlite3.Connection) -> bool:
-    kind = db.execute("SELECT value FROM meta WHERE key = 'hashes'").fetchone()
-    return bool(kind and kind[0] == BLOB_HASHES)
-
-
-def synced_facts(repo: str) -> tuple[str, dict[str, str], set[str]] | None:
-    """(the commit the cache holds exactly, {path: superseded_by} of its memories that have one,
-    the paths it could not index), or None when the cache is synced to no commit (see `synced`)."""
-    db_path = paths.index_db(repo)
-    if schema_version(db_path) != SCHEMA_VERSION:
-        return None
-    with contextlib.closing(_read_only(db_path)) as db:
-        commit = synced.read(db) if _blob_hashes(db) else None
-        if not commit:
-            return None
-        edges = {path: sup for path, sup in db.execute(
-            "SELECT path, superseded_by FROM memories WHERE superseded_by IS NOT NULL") if isinstance(sup, str) and sup}
-        return commit, edges, {r[0] for r in db.execute("SELECT path FROM skipped")}
-
-
-def indexed(repo: str, rels: list[str]) -> set[str]:
-    """Which of `rels` the cache has a row or a skipped entry for."""
-    found: set[str] = set()
-    with contextlib.closing(sqlite3.connect(f"file:{paths.index_db(repo)}?mode=ro", uri=True)) as db:
-        for i in range(0, len(rels), 500):
-            chunk = rels[i:i + 500]
-            marks = ",".join("?" * len(chunk))
-            found.update(r[0] for r in db.execute(f"SELECT path FROM memories WHERE path IN ({marks}) "
-                                                   f"UNION SELECT path FROM skipped WHERE path IN ({marks})", chunk + chunk))
-    return found
-
-
-def skipped(repo: str) -> list[tuple[str, str]]:
-    """(path, problem) of each memory file the cache could not index: `list` and `stats` name them
-    (issue 38). [] when there is no readable cache."""
-    db_path = paths.index_db(repo)
-    if schema_version(db_path) != SCHEMA_VERSION:
-        return []
-    try:
-        with contextlib.closing(sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)) as db:
-            return [(str(p), str(q)) for p, q in db.execute("SELECT path, problem FROM skipped ORDER BY path")]
-    except sqlite3.DatabaseError:
-        return []
-
-
-def blob_facts(repo: str) -> dict[str, tuple[str, str | None]]:
-    """{path: (git blob id, superseded_by)} of every indexed memory, or {} when the cache's hashes
-    are not git blob ids (a cache built before they were: `memrepo index --rebuild` makes them so)."""
-    db_path = paths.index_db(repo)
-    if schema_version(db_path) != SCHEMA_VERSION:
-        return {}
-    with contextlib.closing(_read_only(db_path)) as db:
-        if not _blob_hashes(db):
-            return {}
-        return {path: (digest, sup if isinstance(sup, str) else None)
-                for path, digest, sup in db.execute("SELECT path, hash, superseded_by FROM memories")}
 
 
 _INSERT = ("INSERT INTO memories(id, path, class, source, status, superseded_by, project, created, updated,"
@@ -262,9 +133,6 @@ def _set_techwords(db: sqlite3.Connection) -> None:
     db.executemany("INSERT INTO techwords(word) VALUES (?)", ((w,) for w in sorted(tech - named)))
 
 
-BLOB_HASHES = "git-blob"  # meta `hashes`: every row's hash is its file's git blob id
-
-
 def _set_meta(db: sqlite3.Connection, repo: str, rebuilt: bool = False) -> None:
     """Record HEAD, the time and the count; `hashes` only on a full build (an older cache's rows
     keep sha1 digests of the bytes until it is rebuilt, and an update must not vouch for them)."""
@@ -273,7 +141,7 @@ def _set_meta(db: sqlite3.Connection, repo: str, rebuilt: bool = False) -> None:
     # a `synced` mark naming this stamp (store/synced.py) cannot survive such an update.
     values = {"commit": gitcmd.head(repo) or "", "updated_at": f"{time.time():.6f}", "count": str(count)}
     if rebuilt:
-        values["hashes"] = BLOB_HASHES
+        values["hashes"] = cachefacts.BLOB_HASHES
     db.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", values.items())
 
 
@@ -283,40 +151,23 @@ def rebuild(repo: str, progress: Progress | None = None, wait: float | None = No
     report = Report()
     report.rebuilt = True
     try:
-        with _lock(repo, wait):
+        with cachefile.lock(repo, wait):
             db_path = paths.index_db(repo)
             tmp = f"{db_path}.tmp-{os.getpid()}"
-            _remove_temps(db_path)
+            cachefile.remove_temps(db_path)
             try:
                 _build(repo, tmp, report, progress)
-                _swap_in(tmp, db_path)
+                cachefile.swap_in(tmp, db_path)
             finally:
                 with contextlib.suppress(OSError):
-                    _remove_temps(db_path)
-            _clear_stale(repo)
+                    cachefile.remove_temps(db_path)
+            cachefile.clear_stale(repo)
     except (OSError, sqlite3.OperationalError) as exc:
         if isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "busy" in str(exc)):
             raise
-        raise _write_failed(repo, exc) from exc
+        raise cachefile.write_failed(repo, exc) from exc
     report.seconds = time.perf_counter() - start
     return report
-
-
-def _write_failed(repo: str, exc: BaseException) -> CacheError:
-    """A cache write refused by the disk (full, read-only, not a folder), with the fix named."""
-    from memrepo.store import faults
-
-    why = getattr(exc, "strerror", None) or str(exc)
-    return CacheError(f"cannot write the cache in {paths.index_dir(repo)}: {why}", hint=faults.writable_fix(repo, exc))
-
-
-def _remove_temps(db_path: str) -> None:
-    """Drop temp builds: under the lock, any left over belongs to a build that died."""
-    folder, name = os.path.split(db_path)
-    for entry in os.listdir(folder):
-        if entry.startswith(name + ".tmp-"):
-            with contextlib.suppress(FileNotFoundError):
-                os.remove(os.path.join(folder, entry))
 
 
 def _build(repo: str, tmp: str, report: Report, progress: Progress | None) -> None:
@@ -351,69 +202,6 @@ def _insert_unique(db: sqlite3.Connection, row: tuple[Any, ...], rel: str, repor
         _warn(rel, problem)
 
 
-def _swap_in(tmp: str, db_path: str) -> None:
-    """Make the build in `tmp` the live index, so that every reader sees the old index or the new one.
-
-    A live index is overwritten in one SQLite transaction (the backup API into the WAL file):
-    a reader keeps the snapshot it began with, the next one sees the new index. Renaming a file
-    under WAL readers instead would pair the new file with the old one's -wal and -shm. Only
-    with no live index (or one SQLite cannot open) is the build renamed into place.
-    """
-    try:
-        if _copy_into_live(tmp, db_path):
-            return
-    except CacheError as exc:
-        if not isinstance(exc.__cause__, sqlite3.DatabaseError) or isinstance(exc.__cause__, sqlite3.OperationalError):
-            raise  # busy or locked: another process holds it, so it is not ours to replace
-    with contextlib.closing(sqlite3.connect(tmp)) as db:
-        db.execute("PRAGMA journal_mode=WAL")
-    for suffix in ("-wal", "-shm"):
-        with contextlib.suppress(FileNotFoundError):
-            os.remove(db_path + suffix)
-    os.replace(tmp, db_path)
-
-
-def _copy_into_live(tmp: str, db_path: str) -> bool:
-    """Copy the build over the live index in one transaction; False when there is none to copy into."""
-    if schema_version(db_path) is None:
-        return False
-    try:
-        with contextlib.closing(sqlite3.connect(tmp)) as src, \
-                contextlib.closing(sqlite3.connect(db_path, timeout=LOCK_WAIT)) as live:
-            live.execute("PRAGMA journal_mode=WAL")
-            src.backup(live)
-            live.execute("PRAGMA journal_mode=WAL")
-            live.execute("PRAGMA wal_checkpoint(PASSIVE)")
-    except sqlite3.Error as exc:
-        raise CacheError(f"could not write the rebuilt index into {db_path}: {exc}",
-                         hint="close what holds it open for writing, then run `memrepo index --rebuild`") from exc
-    return True
-
-
-def _clear_stale(repo: str) -> None:
-    with contextlib.suppress(FileNotFoundError):
-        os.remove(paths.stale_marker(repo))
-
-
-def _read_only(db_path: str) -> sqlite3.Connection:
-    """The cache opened for reading as recall opens it (a read-only `index/` included, issue 38)."""
-    from memrepo.recall import search
-
-    return search.connect(db_path)
-
-
-def schema_version(db_path: str) -> int | None:
-    """The cache's schema version, or None when it is missing or unreadable."""
-    if not os.path.exists(db_path):
-        return None
-    try:
-        with contextlib.closing(_read_only(db_path)) as db:
-            db.execute("SELECT count(*) FROM memories").fetchone()
-            return int(db.execute("PRAGMA user_version").fetchone()[0])
-    except sqlite3.Error:
-        return None
-
-
 def update(repo: str, force: tuple[str, ...] = (), wait: float | None = None, after: str | None = None) -> Report:
     """Bring the cache up to date with `memory/`, touching only files whose stat or hash changed.
 
@@ -433,7 +221,7 @@ def update(repo: str, force: tuple[str, ...] = (), wait: float | None = None, af
         report.seconds = time.perf_counter() - start
         return report  # git says memory/ is the commit the cache holds: no file to stat, nothing to write
     try:
-        with _lock(repo, wait), contextlib.closing(sqlite3.connect(paths.index_db(repo), timeout=10)) as db:
+        with cachefile.lock(repo, wait), contextlib.closing(sqlite3.connect(paths.index_db(repo), timeout=10)) as db:
             db.execute("PRAGMA journal_mode=WAL")
             recorded = db.execute("SELECT value FROM meta WHERE key = 'commit'").fetchone()
             incremental = bool(after and recorded and recorded[0] == after and not os.path.islink(paths.memory_dir(repo)))
@@ -446,7 +234,7 @@ def update(repo: str, force: tuple[str, ...] = (), wait: float | None = None, af
             if set(REQUIRED_TABLES) - {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}:
                 raise sqlite3.DatabaseError("a table of the cache is missing")
             with db:
-                was = synced.read(db) if _blob_hashes(db) else None
+                was = synced.read(db) if cachefacts.blob_hashes(db) else None
                 if incremental:
                     _apply_to(repo, db, sorted(set(force)), report)
                     now = synced.after_commit(repo, db, was, after, sorted(set(force)))
@@ -454,14 +242,14 @@ def update(repo: str, force: tuple[str, ...] = (), wait: float | None = None, af
                     _apply_changes(repo, db, set(force), report)
                     moved = report.added or report.updated or report.removed or report.skipped
                     now = was if was and not moved and was == gitcmd.head(repo) else (
-                        synced.after_scan(repo, db) if _blob_hashes(db) else None)
+                        synced.after_scan(repo, db) if cachefacts.blob_hashes(db) else None)
                 if (report.added or report.updated or report.removed) and report.tech_changed:
                     _set_techwords(db)
                 _set_meta(db, repo)
                 synced.write(db, now)  # after the meta: the mark names this update's stamp
-            _clear_stale(repo)
+            cachefile.clear_stale(repo)
     except OSError as exc:
-        raise _write_failed(repo, exc) from exc
+        raise cachefile.write_failed(repo, exc) from exc
     except sqlite3.OperationalError as exc:
         if "locked" in str(exc) or "busy" in str(exc):
             raise
@@ -493,14 +281,14 @@ def _already_fresh(repo: str) -> int | None:
             count = db.execute("SELECT count(*) FROM memories").fetchone()[0]
             if count != db.execute("SELECT count(*) FROM fts_docsize").fetchone()[0]:
                 return None
-            commit = synced.read(db) if _blob_hashes(db) else None
+            commit = synced.read(db) if cachefacts.blob_hashes(db) else None
             if not docstats.current(db):  # term statistics made for other weights: the full update rebuilds
                 return None
     except sqlite3.DatabaseError:
         return None
     if not synced.fresh(repo, commit):
         return None
-    _prepare_dir(repo)
+    cachefile.prepare_dir(repo)
     private.tighten(paths.index_dir(repo))
     return int(count)
 
@@ -520,7 +308,7 @@ def damage(repo: str) -> str:
     the tables, and the two tables' row counts. Reads the whole file: for doctor, not hooks."""
     db_path = paths.index_db(repo)
     try:
-        with contextlib.closing(_read_only(db_path)) as db:
+        with contextlib.closing(cachefile.read_only(db_path)) as db:
             found = [r[0] for r in db.execute("PRAGMA quick_check(5)")]
             if found != ["ok"]:
                 return "damaged pages (" + "; ".join(str(f) for f in found)[:200] + ")"
@@ -614,14 +402,6 @@ def _replace(db: sqlite3.Connection, rel: str, row: tuple[Any, ...] | None, prob
     return True
 
 
-def mark_stale(repo: str, why: str) -> None:
-    """Leave a marker the SessionStart hook and `doctor` see; never raises."""
-    with contextlib.suppress(OSError):
-        os.makedirs(paths.index_dir(repo), exist_ok=True)
-        with open(paths.stale_marker(repo), "w", encoding="utf-8") as fh:
-            fh.write(json.dumps({"at": int(time.time()), "why": why}) + "\n")
-
-
 def status(repo: str) -> dict[str, Any]:
     """Facts about the cache for `doctor` and the SessionStart hook (no rebuild, no git writes)."""
     db_path = paths.index_db(repo)
@@ -634,10 +414,10 @@ def status(repo: str) -> dict[str, Any]:
     if not info["schema_ok"]:
         return info
     try:
-        with contextlib.closing(_read_only(db_path)) as db:
+        with contextlib.closing(cachefile.read_only(db_path)) as db:
             meta = dict(db.execute("SELECT key, value FROM meta"))
             info["commit"] = meta.get("commit") or None
-            info["blob_hashes"] = meta.get("hashes") == BLOB_HASHES
+            info["blob_hashes"] = meta.get("hashes") == cachefacts.BLOB_HASHES
             info["synced"] = synced.read(db) if info["blob_hashes"] else None
             info["count"] = db.execute("SELECT count(*) FROM memories").fetchone()[0]
             info["skipped"] = list(db.execute("SELECT path, problem FROM skipped ORDER BY path"))

@@ -25,7 +25,7 @@ from memrepo.worker import queue
 from memrepo.base import paths
 from memrepo.recall import usage
 from memrepo.vcs import commit, gitops, runs
-from memrepo.store import config, index, memories as store, sync
+from memrepo.store import cachefacts, config, memories as store, sync
 from memrepo.errors import MemrepoError
 
 PASS = "sweep"
@@ -146,4 +146,4 @@ def stats(repo: str) -> dict[str, Any]:
             "last_sweep": queue.last_sweep(repo), "jobs": queue.counts(repo),
             "captured_sessions": len(capture.load_state(repo)), "model": dict(sorted(per_pass.items())),
             "recall": usage.summary(repo),
-            "not_indexed": [{"path": path, "problem": problem} for path, problem in index.skipped(repo)]}
+            "not_indexed": [{"path": path, "problem": problem} for path, problem in cachefacts.skipped(repo)]}
