@@ -279,8 +279,11 @@ def test_a_memory_page_shows_its_claims_and_their_last_check(repo: str) -> None:
 def serve_process(store: str, *args: str) -> Iterator[tuple[int, str]]:
     """`memrepo serve --port 0 ARGS` as a process: (its port, the login path it printed); it must
     stop cleanly on Ctrl-C (SIGINT) afterwards."""
+    # Ctrl-C as a terminal sends it: a suite started in the background (`.ci/run &`) runs with SIGINT
+    # ignored, which a child inherits and Python then never turns into KeyboardInterrupt.
     proc = subprocess.Popen([sys.executable, "-m", "memrepo", "--repo", store, "serve", "--port", "0", *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         line = proc.stdout.readline()  # type: ignore[union-attr]
         url = re.search(r"open http://127\.0\.0\.1:(\d+)(/login\?code=\S+)", line)
@@ -288,7 +291,13 @@ def serve_process(store: str, *args: str) -> Iterator[tuple[int, str]]:
         yield int(url.group(1)), url.group(2)
     finally:
         proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=30) == 0
+        try:
+            code = proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            _, err = proc.communicate()
+            raise AssertionError(f"memrepo serve did not stop on SIGINT within 30 s; its stderr: {err[-2000:]}") from None
+        assert code == 0
 
 
 def test_memrepo_serve_from_the_command_line(store: str) -> None:
