@@ -8,10 +8,6 @@ Merge button, then `memrepo sync` and the prompt hook on the member who shared i
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
-import sys
 from typing import Any
 
 import pytest
@@ -19,19 +15,12 @@ import pytest
 from helpers import commit_all, git, write_memory
 from memrepo.store import repoinit, sync
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "e2e"))
-from fake_github import FakeGitHub  # noqa: E402
+# The fake forge, the check for gh and openssl (an error under MEMREPO_E2E_REQUIRE=1) and the CLI
+# runner of the review-by-pull-request tests.
+from test_e2e_review_pr import NEEDS, FakeGitHub, memrepo  # noqa: E402
 
-NEEDS = [tool for tool in ("gh", "openssl") if not shutil.which(tool)]
 if NEEDS:
-    if os.environ.get("MEMREPO_E2E_REQUIRE") == "1":
-        raise RuntimeError(f"MEMREPO_E2E_REQUIRE=1 but {', '.join(NEEDS)} is not installed (`.ci/run` installs gh)")
     pytestmark = pytest.mark.skip(reason=f"needs {', '.join(NEEDS)} (Debian: apt install gh openssl)")
-
-
-def memrepo(repo: str, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "memrepo", "--repo", repo, *args], capture_output=True, text=True,
-                          env={**os.environ, **(env or {})}, timeout=180)
 
 
 def test_a_shared_memory_is_a_pull_request_and_merging_it_is_the_accept(repo: str, tmp_path: Any,
