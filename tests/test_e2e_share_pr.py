@@ -1,7 +1,7 @@
 """Sharing a memory with a team by pull request (issue 41, part 3), end to end: `memrepo share`
 through the real `gh` CLI against the fake GitHub REST API on 127.0.0.1 (`tests/e2e/fake_github.py`,
 as tests/test_e2e_review_pr.py uses it), a bare git repository as the team's remote, the forge's
-Merge button, then `memrepo sync` and the prompt hook on the member who shared it. Skips without
+Merge button, then `memrepo sync` on the member who shared it: the team's memory holds it. Skips without
 `gh` or `openssl`, and fails instead under MEMREPO_E2E_REQUIRE=1.
 """
 
@@ -39,7 +39,6 @@ def test_a_shared_memory_is_a_pull_request_and_merging_it_is_the_accept(repo: st
                  description="Session keys in Redis expire after thirty minutes <img src=x> of inactivity.",
                  topics=["redis", "sessions"])
     assert commit_all(repo, "redis").returncode == 0
-    prompt = "when do redis session keys expire?"
     certs = tmp_path / "certs"
     certs.mkdir()
     with FakeGitHub(bare, str(certs)) as hub:
