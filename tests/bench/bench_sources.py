@@ -91,6 +91,9 @@ def main(argv: list[str] | None = None) -> int:
         if kind != "personal alone":
             with open(settings, "w", encoding="utf-8") as fh:
                 json.dump({"teams": {"acme": {"path": team, "writable": False}}}, fh)
+            from memrepo.store import sources as joined
+
+            joined.mark_joined(team)  # as `memrepo team add` marks the clone it lists
             with_project(cwd, project)
         ev = bh.event(prompt, cwd, "")
         cmds = {k: v for k, v in bh.commands(args.python).items() if k in ("baseline", "hook", "hook_direct", "baseline_site")}

@@ -35,6 +35,9 @@ PROJECT_DIR = ".memrepo"  # at the top level of a code repository: memory/ insid
 WEIGHT = {PERSONAL: 1.0, PROJECT: 0.95, TEAM: 0.9}
 MAX_TEAMS = 16  # a settings file listing more is read up to here: the prompt path stays bounded
 TEAMS_KEY = "teams"
+# In a team clone's git dir, written by this machine's `memrepo team add`: the prompt hook reads a
+# listed team only where it finds it (`joined_here`).
+TEAM_MARK = "memrepo-team"
 
 
 class Source:
@@ -66,6 +69,25 @@ def team_entries(repo: str) -> "list[tuple[str, str, bool]]":
         if isinstance(name, str) and name and isinstance(folder, str) and folder:
             out.append((name, _os.abspath(_os.expanduser(folder)), bool(value.get("writable") is True)))
     return out
+
+
+def joined_here(folder: str) -> bool:
+    """Whether `memrepo team add` on this machine made `folder` a team clone (its git dir holds
+    TEAM_MARK). The commands refuse a `teams` list that git tracks; the prompt hook can't ask git,
+    so a list that arrived in a commit (a teammate's force-added `index/local.json`) names folders
+    no `team add` here marked, and recall reads none of them (issue 41, part 5)."""
+    dot = _os.join(folder, ".git")
+    try:
+        with open(dot, "rb") as fh:  # a gitfile (`gitdir: <path>`): a worktree or a separate git dir
+            line = fh.read(4096).decode("utf-8", "replace").strip()
+    except IsADirectoryError:
+        return _os.exists(_os.join(dot, TEAM_MARK))
+    except OSError:
+        return False
+    if not line.startswith("gitdir:"):
+        return False
+    gitdir = line[len("gitdir:"):].strip()
+    return _os.exists(_os.join(gitdir if gitdir.startswith("/") else _os.join(folder, gitdir), TEAM_MARK))
 
 
 def cache_home() -> str:
@@ -105,7 +127,8 @@ def found(repo: str, cwd: "str | None" = None, all_known: bool = False) -> "list
     `all_known` (doctor, the refresh)."""
     out = [Source(PERSONAL, PERSONAL, repo, paths.index_db(repo))]
     for name, folder, _ in team_entries(repo):
-        out.append(Source(TEAM, name, folder, paths.index_db(folder)))
+        if all_known or joined_here(folder):
+            out.append(Source(TEAM, name, folder, paths.index_db(folder)))
     top = project_top(cwd)
     if top is not None and _os.abspath(top) != _os.abspath(repo):
         out.append(Source(PROJECT, projects.label_of(_os.basename(top)), _os.join(top, PROJECT_DIR),

@@ -103,11 +103,21 @@ def add_team(repo: str, name: str, url: str, directory: str | None = None, writa
         hookwire.record_python(root)
         hookwire.wire_merge_driver(root)
         index.update(root)
+    mark_joined(root)
     out.memories = _count(root)
     # An absolute path: the prompt hook may run under another HOME (an agent's sandbox), and this
     # file is this machine's alone, never committed.
     _write_local(repo, rs.TEAMS_KEY, {**known, name: {"path": root, "writable": writable}})
     return out
+
+
+def mark_joined(root: str) -> None:
+    """Mark `root` as a team this machine joined (`recall.sources.joined_here`), in its git dir:
+    never committed, never pushed."""
+    from memrepo.vcs import refs
+
+    with open(refs.git_path(root, rs.TEAM_MARK), "w", encoding="utf-8") as fh:
+        fh.write("listed by `memrepo team add` on this machine: the prompt hook reads this clone\n")
 
 
 def _count(root: str) -> int:
@@ -321,6 +331,11 @@ def checks(repo: str, cwd: str | None, check: Any) -> list[Any]:
         if src.kind == rs.TEAM and not os.path.isdir(os.path.join(src.root, ".git")):
             out.append(check(name, False, f"no clone at {src.root}", f"memrepo team remove {src.name}, then "
                              f"memrepo team add {src.name} URL"))
+            continue
+        if src.kind == rs.TEAM and not rs.joined_here(src.root):
+            out.append(check(name, False, f"{src.root} is listed but `memrepo team add` on this machine did not make it "
+                             "a team clone (a list that came with a commit?): recall does not read it",
+                             f"memrepo team remove {src.name}, then memrepo team add {src.name} URL"))
             continue
         problem = project_problem(src) if src.kind == rs.PROJECT else None
         if problem:
