@@ -229,7 +229,7 @@ def test_a_cache_synced_to_a_clean_head_is_fresh_without_a_scan(repo: str, monke
     def no_scan(*args: object) -> None:
         raise AssertionError("scanned every memory file")
 
-    monkeypatch.setattr(index, "_scan", no_scan)
+    monkeypatch.setattr(cachefacts, "scan", no_scan)  # what update and status would walk memory/ with
     report = index.update(repo)
     assert (report.added, report.updated, report.removed, report.unchanged) == (0, 0, 0, 2)
     assert index.status(repo)["changed_files"] == []

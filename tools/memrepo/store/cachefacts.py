@@ -1,19 +1,21 @@
 """What the git hooks and the commands read from the cache without building it: the commit it
-holds exactly, the git blob id of each memory it indexed, which paths it holds, and the memory
-files it could not index. Each answers "nothing" for a cache of another schema; `index` builds.
+holds exactly, the git blob id of each memory it indexed, which paths it holds, the memory files
+it could not index, and its status for doctor and SessionStart (with the memory files on disk it
+is compared with). Each answers "nothing" for a cache of another schema; `index` builds.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
+from typing import Any
 
 from memrepo.base import paths
+from memrepo.format import files
 from memrepo.store import cachefile, synced
 
 SCHEMA_VERSION = paths.SCHEMA_VERSION
-
-
 BLOB_HASHES = "git-blob"  # meta `hashes`: every row's hash is its file's git blob id
 
 
@@ -74,3 +76,46 @@ def blob_facts(repo: str) -> dict[str, tuple[str, str | None]]:
             return {}
         return {path: (digest, sup if isinstance(sup, str) else None)
                 for path, digest, sup in db.execute("SELECT path, hash, superseded_by FROM memories")}
+
+
+def scan(repo: str) -> dict[str, os.stat_result]:
+    """Memory files on disk, by repository-relative path."""
+    found: dict[str, os.stat_result] = {}
+    mdir = paths.memory_dir(repo)
+    for name in files.memory_files(mdir):  # never a symlink: one that came with a pull may point at ~/.ssh
+        with contextlib.suppress(FileNotFoundError):
+            found[f"{paths.MEMORY_DIR}/{name}"] = os.stat(os.path.join(mdir, name), follow_symlinks=False)
+    return found
+
+
+def status(repo: str) -> dict[str, Any]:
+    """Facts about the cache for `doctor` and the SessionStart hook (no rebuild, no git writes)."""
+    db_path = paths.index_db(repo)
+    info: dict[str, Any] = {"path": db_path, "exists": os.path.exists(db_path), "schema": None,
+                            "schema_ok": False, "commit": None, "count": 0, "skipped": [],
+                            "stale_marker": os.path.exists(paths.stale_marker(repo))}
+    version = cachefile.schema_version(db_path)
+    info["schema"] = version
+    info["schema_ok"] = version == SCHEMA_VERSION
+    if not info["schema_ok"]:
+        return info
+    try:
+        with contextlib.closing(cachefile.read_only(db_path)) as db:
+            meta = dict(db.execute("SELECT key, value FROM meta"))
+            info["commit"] = meta.get("commit") or None
+            info["blob_hashes"] = meta.get("hashes") == BLOB_HASHES
+            info["synced"] = synced.read(db) if info["blob_hashes"] else None
+            info["count"] = db.execute("SELECT count(*) FROM memories").fetchone()[0]
+            info["skipped"] = list(db.execute("SELECT path, problem FROM skipped ORDER BY path"))
+            if info["synced"] and not info["stale_marker"] and synced.fresh(repo, info["synced"]):
+                info["changed_files"] = []  # git says memory/ is the commit the cache holds: no scan
+                return info
+            known = {r[0]: (r[1], r[2]) for r in db.execute("SELECT path, mtime_ns, size FROM memories")}
+            known.update({p: (None, None) for p, _ in info["skipped"]})
+    except sqlite3.DatabaseError:  # a damaged page under the tables: as unreadable as no file
+        info.update(schema=None, schema_ok=False, skipped=[])
+        return info
+    on_disk = {rel: (st.st_mtime_ns, st.st_size) for rel, st in scan(repo).items()}
+    info["changed_files"] = sorted(p for p in set(on_disk) | set(known)
+                                   if p not in known or p not in on_disk or (known[p][0] is not None and known[p] != on_disk[p]))
+    return info

@@ -16,10 +16,10 @@ from typing import Any, Callable
 
 from memrepo.vcs import gitcmd
 from memrepo.base import paths
-from memrepo.format import files
 from memrepo.store import cachefacts, cachefile, docstats, rows, synced
 # What callers of the cache ask of this module, kept from before the file's own code moved out (issue 40).
 from memrepo.store.cachefile import GITIGNORE, LOCK_WAIT, README, IndexBusy, mark_stale, schema_version  # noqa: F401
+from memrepo.store.cachefacts import status  # noqa: F401
 
 SCHEMA_VERSION = paths.SCHEMA_VERSION  # the cache's file name depends on it: see base.paths
 FTS_COLUMNS = ("title", "aliases", "topics", "entities", "tech", "description", "body")
@@ -74,16 +74,6 @@ class Report:
         return {"added": self.added, "updated": self.updated, "removed": self.removed,
                 "unchanged": self.unchanged, "skipped": self.skipped, "rebuilt": self.rebuilt,
                 "seconds": round(self.seconds, 3)}
-
-
-def _scan(repo: str) -> dict[str, os.stat_result]:
-    """Memory files on disk, by repository-relative path."""
-    found: dict[str, os.stat_result] = {}
-    mdir = paths.memory_dir(repo)
-    for name in files.memory_files(mdir):  # never a symlink: one that came with a pull may point at ~/.ssh
-        with contextlib.suppress(FileNotFoundError):
-            found[f"{paths.MEMORY_DIR}/{name}"] = os.stat(os.path.join(mdir, name), follow_symlinks=False)
-    return found
 
 
 _INSERT = ("INSERT INTO memories(id, path, class, source, status, superseded_by, project, created, updated,"
@@ -171,7 +161,7 @@ def rebuild(repo: str, progress: Progress | None = None, wait: float | None = No
 
 
 def _build(repo: str, tmp: str, report: Report, progress: Progress | None) -> None:
-    files = sorted(_scan(repo).items())
+    files = sorted(cachefacts.scan(repo).items())
     with contextlib.closing(sqlite3.connect(tmp)) as db:
         db.executescript(SCHEMA)
         with db:
@@ -325,7 +315,7 @@ def damage(repo: str) -> str:
 
 
 def _apply_changes(repo: str, db: sqlite3.Connection, force: set[str], report: Report) -> None:
-    on_disk = _scan(repo)
+    on_disk = cachefacts.scan(repo)
     known = {r[0]: r[1:] for r in db.execute("SELECT path, hash, mtime_ns, size FROM memories")}
     skipped = {r[0] for r in db.execute("SELECT path FROM skipped")}
     for rel in sorted(set(known) | skipped):
@@ -400,36 +390,3 @@ def _replace(db: sqlite3.Connection, rel: str, row: tuple[Any, ...] | None, prob
         return False
     _insert_unique(db, row, rel, report)
     return True
-
-
-def status(repo: str) -> dict[str, Any]:
-    """Facts about the cache for `doctor` and the SessionStart hook (no rebuild, no git writes)."""
-    db_path = paths.index_db(repo)
-    info: dict[str, Any] = {"path": db_path, "exists": os.path.exists(db_path), "schema": None,
-                            "schema_ok": False, "commit": None, "count": 0, "skipped": [],
-                            "stale_marker": os.path.exists(paths.stale_marker(repo))}
-    version = schema_version(db_path)
-    info["schema"] = version
-    info["schema_ok"] = version == SCHEMA_VERSION
-    if not info["schema_ok"]:
-        return info
-    try:
-        with contextlib.closing(cachefile.read_only(db_path)) as db:
-            meta = dict(db.execute("SELECT key, value FROM meta"))
-            info["commit"] = meta.get("commit") or None
-            info["blob_hashes"] = meta.get("hashes") == cachefacts.BLOB_HASHES
-            info["synced"] = synced.read(db) if info["blob_hashes"] else None
-            info["count"] = db.execute("SELECT count(*) FROM memories").fetchone()[0]
-            info["skipped"] = list(db.execute("SELECT path, problem FROM skipped ORDER BY path"))
-            if info["synced"] and not info["stale_marker"] and synced.fresh(repo, info["synced"]):
-                info["changed_files"] = []  # git says memory/ is the commit the cache holds: no scan
-                return info
-            known = {r[0]: (r[1], r[2]) for r in db.execute("SELECT path, mtime_ns, size FROM memories")}
-            known.update({p: (None, None) for p, _ in info["skipped"]})
-    except sqlite3.DatabaseError:  # a damaged page under the tables: as unreadable as no file
-        info.update(schema=None, schema_ok=False, skipped=[])
-        return info
-    on_disk = {rel: (st.st_mtime_ns, st.st_size) for rel, st in _scan(repo).items()}
-    info["changed_files"] = sorted(p for p in set(on_disk) | set(known)
-                                   if p not in known or p not in on_disk or (known[p][0] is not None and known[p] != on_disk[p]))
-    return info
