@@ -174,6 +174,10 @@ def needs_refresh(src: rs.Source) -> str | None:
 
 def refresh(src: rs.Source) -> index.Report | None:
     """Bring a source's cache up to date (None when it was fresh or cannot be read)."""
+    if src.kind == rs.PROJECT and not project_problem(src):
+        from memrepo.store import checkouts
+
+        checkouts.note(src)  # so the sweep knows this checkout (issue 41, part 4)
     if not needs_refresh(src) or (src.kind == rs.PROJECT and project_problem(src)):
         return None
     if src.kind == rs.TEAM and not os.path.isdir(src.root):
