@@ -118,7 +118,7 @@ def accept_forget(repo: str, p: dict[str, Any], forge_name: str | None = None) -
                                f"or `memrepo review reject {p['id']}`")
     top = os.path.dirname(src.root) if src.kind == rs.PROJECT else None
     done = share.forget(repo, str(t.get("Id", "")), top, str(t.get("Reason", "")), forge_name, only=src.label)
-    there = done.url or done.path or "; ".join(done.manual) or "nothing to do: it is retired there already"
+    there = "; ".join(filter(None, [done.url, done.path, *done.manual])) or "nothing to do: it is retired there already"
     keep = {k: t[k] for k in ("Action", "Id", "Source", "Winner", "Winner-Source", "Relation", "Confidence", "Reason") if k in t}
     keep.update({"Run": runs.fresh_run_id(repo, "review"), "Proposal": p["commit"], "Proposed-In": p["run"]})
     return commit.record(repo, f"review: propose retiring {t.get('Id')} in {src.label} (proposal {p['commit'][:12]})",
