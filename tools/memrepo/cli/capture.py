@@ -106,6 +106,10 @@ def enrich(ctx: click.Context, ids: tuple[str, ...], as_json: bool) -> None:
 def sweep(ctx: click.Context, no_model: bool, retry_failed: bool, as_json: bool) -> None:
     """Run pending captures, enrichment, the curator and the verifier as one run (idempotent).
 
+    The curator also compares your memory with each team's and the projects' this machine
+    knows: each conflict becomes a proposal for `memrepo review` naming both sources, and
+    nothing is applied to any source.
+
     \b
     Example (cron, daily at 04:00):
       0 4 * * * memrepo sweep >> ~/.memrepo/index/sweep.log 2>&1

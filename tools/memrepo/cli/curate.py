@@ -207,12 +207,12 @@ def review_accept(ctx: click.Context, proposal: str) -> None:
     from memrepo.passes.curate import review as rev
     from memrepo.store import memories as store
 
-    from memrepo.passes.curate import conflicts
+    from memrepo.passes.curate import acrossview
 
     repo = store.require_repo(_repo(ctx))
     sha = rev.accept(repo, proposal)
     echo(f"Accepted proposal {proposal} as {sha[:12]}")
-    there = conflicts.forwarded(repo, sha)
+    there = acrossview.forwarded(repo, sha)
     if there:
         echo(f"proposed there: {there}")
 

@@ -10,39 +10,13 @@ and nothing is searched for on disk.
 
 from __future__ import annotations
 
-import json
 import os
 
 from memrepo.base import paths, projects
 from memrepo.recall import sources as rs
 from memrepo.store import sources
 
-CHECKOUT = "checkout.json"
 MAX_PROJECTS = 8
-
-
-def note(src: rs.Source) -> None:
-    """Record, beside project source `src`'s cache, the checkout it is the cache of."""
-    folder = os.path.dirname(src.db)
-    path = os.path.join(folder, CHECKOUT)
-    top = os.path.dirname(src.root)
-    if _top_of(path) == top:
-        return
-    os.makedirs(folder, mode=0o700, exist_ok=True)
-    tmp = f"{path}.tmp-{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump({"top": top}, fh)
-    os.replace(tmp, path)
-
-
-def _top_of(path: str) -> str | None:
-    try:
-        with open(path, "rb") as fh:
-            data = json.loads(fh.read(4096).decode("utf-8"))
-    except (OSError, ValueError):
-        return None
-    top = data.get("top") if isinstance(data, dict) else None
-    return top if isinstance(top, str) and os.path.isabs(top) else None
 
 
 def known(limit: int = MAX_PROJECTS) -> list[rs.Source]:
@@ -55,7 +29,7 @@ def known(limit: int = MAX_PROJECTS) -> list[rs.Source]:
         return []
     found = []
     for folder in folders:
-        top = _top_of(os.path.join(folder, CHECKOUT))
+        top = sources.checkout_of(os.path.join(folder, sources.CHECKOUT))
         db = os.path.join(folder, paths.INDEX_FILE)
         if top is None or rs.project_index_dir(top) != folder or rs.project_top(top) != top or not os.path.exists(db):
             continue

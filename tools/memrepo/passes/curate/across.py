@@ -30,7 +30,7 @@ from typing import Any
 
 from memrepo.format.notes import Note
 from memrepo.passes import model
-from memrepo.passes.curate import conflicts, curator, guards, review, tidy, verdicts
+from memrepo.passes.curate import acrossview, conflicts, curator, guards, review, tidy, verdicts
 from memrepo.base import paths
 from memrepo.recall import sources as rs
 from memrepo.store import checkouts, config, lifecycle
@@ -122,7 +122,7 @@ def run(repo: str, cwd: str | None = None, dry_run: bool = False, limit: int | N
             theirs = _active(src.root)
             held = verdicts.standing(repo, {**_keyed(rs.PERSONAL, mine), **_keyed(src.label, theirs)})
             for a, b in pairs(mine, theirs):
-                pair = frozenset((conflicts.key(rs.PERSONAL, a.id), conflicts.key(src.label, b.id)))
+                pair = frozenset((acrossview.key(rs.PERSONAL, a.id), acrossview.key(src.label, b.id)))
                 if pair in skip or pair in held:
                     report.remembered += 1
                 elif not use_model or report.model_calls >= limit:
@@ -136,7 +136,7 @@ def run(repo: str, cwd: str | None = None, dry_run: bool = False, limit: int | N
 
 
 def _keyed(label: str, notes: dict[str, Note]) -> dict[str, Note]:
-    return {conflicts.key(label, i): n for i, n in notes.items()}
+    return {acrossview.key(label, i): n for i, n in notes.items()}
 
 
 def _ask(report: AcrossReport, repo: str, src: rs.Source, a: Note, b: Note, heard: model.Heard,
@@ -155,7 +155,7 @@ def _ask(report: AcrossReport, repo: str, src: rs.Source, a: Note, b: Note, hear
     why = _no_conflict(verdict, a, b)
     if why:
         report.skipped.append({"ids": ids, "reason": why})
-        standing.append((conflicts.key(rs.PERSONAL, a.id), a, conflicts.key(src.label, b.id), b, verdict))
+        standing.append((acrossview.key(rs.PERSONAL, a.id), a, acrossview.key(src.label, b.id), b, verdict))
         return True
     _conflict(report, repo, src, a, b, verdict, heard, local, forge_name)
     return True

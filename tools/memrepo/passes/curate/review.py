@@ -172,10 +172,10 @@ def show(repo: str, ref: str) -> dict[str, Any]:
     p["changes"] = [{"status": letter, "path": rel} for letter, rel in changes(repo, p["commit"])]
     p["beyond"] = beyond(repo, {**p, "body": trees.message(repo, p["commit"])})
     t = p["trailers"]
-    from memrepo.passes.curate import conflicts
+    from memrepo.passes.curate import acrossview
 
-    if conflicts.is_across(p):  # your memory and a team's or a project's (issue 41, part 4)
-        conflicts.sides(repo, p)
+    if acrossview.is_across(p):  # your memory and a team's or a project's (issue 41, part 4)
+        acrossview.sides(repo, p)
         return p
     if t.get("Resembles"):  # a capture like a memory a person forgot: that memory beside the one it would add
         p["summary"] = f"adds {t.get('Id', '?')}, like {t['Resembles']}, which a person retired"
@@ -244,9 +244,9 @@ def accept(repo: str, ref: str) -> str:
     p = _get(repo, ref)
     n = p["id"]
     if p["trailers"].get("Action") == "forget" and p["trailers"].get("Source"):
-        from memrepo.passes.curate import conflicts
+        from memrepo.passes.curate import acrossview
 
-        return conflicts.accept_forget(repo, p)  # another source's memory gives way: proposed there
+        return acrossview.accept_forget(repo, p)  # another source's memory gives way: proposed there
     extra = beyond(repo, {**p, "body": trees.message(repo, p["commit"])})
     if extra:
         raise ReviewError(f"proposal {n} holds more than it names: it also {'; '.join(extra)}; nothing was applied",
