@@ -192,3 +192,22 @@ def test_without_a_model_the_sweep_says_it_skipped_the_pass(mine: str, model: An
     assert "across sources (team acme, project shop): not run: no model (--no-model)" in out
     assert "2 related pair(s) wait" in out
     assert model.asked() == [] and review.proposals(mine) == []
+
+
+def test_review_push_opens_no_pull_request_where_another_sources_memory_gives_way(
+        mine: str, code: str, team: tuple[str, str], model: Any, tmp_path: Any) -> None:
+    model({"contains": SPACES, "reply": contradicts("my-spaces")},  # the team's memory gives way
+          {"contains": CHECKOUT, "reply": contradicts("shop-checkout-flag")})  # yours gives way
+    cli_run(mine, "sweep")
+    theirs, yours = sorted(review.proposals(mine), key=lambda p: p["trailers"]["Source"] == "personal")
+    assert theirs["trailers"]["Source"] == "team acme" and yours["trailers"]["Source"] == "personal"
+    remote = tmp_path / "personal.git"
+    git(str(tmp_path), "init", "-q", "--bare", str(remote))
+    git(mine, "remote", "add", "origin", str(remote))
+    git(mine, "push", "-q", "origin", "HEAD")
+    out = cli_run(mine, "review", "push", "--json")
+    report = json.loads(out)
+    assert [u[0] for u in report["unpushed"]] == [theirs["id"]]
+    assert "another source's" in report["unpushed"][0][1] and "review accept" in report["unpushed"][0][1]
+    assert not any(theirs["id"] in line for line in report["manual"])
+    assert any(yours["id"] in line for line in report["manual"])  # yours gives way: a pull request as ever

@@ -110,6 +110,9 @@ def run(repo: str, cwd: str | None = None, dry_run: bool = False, limit: int | N
     report = AcrossReport(run_id or runs.fresh_run_id(repo, PASS), dry_run)
     if not use_model:
         report.not_run = "no model (--no-model): the related pairs wait for the next sweep with one"
+    others = list(checkouts.compared(repo, cwd))
+    if not others:  # a machine with no team and no project memory reads none of its own memories here
+        return report
     dirty = status.dirty_ids(repo, paths.MEMORY_DIR)
     mine = {i: n for i, n in _active(repo).items() if i not in dirty}
     skip = conflicts.seen(repo)
@@ -117,7 +120,7 @@ def run(repo: str, cwd: str | None = None, dry_run: bool = False, limit: int | N
     heard = model.Heard(use_model)
     standing: list[tuple[str, Note, str, Note, dict[str, Any]]] = []
     try:
-        for src in checkouts.compared(repo, cwd):
+        for src in others:
             report.sources.append(src.label)
             theirs = _active(src.root)
             held = verdicts.standing(repo, {**_keyed(rs.PERSONAL, mine), **_keyed(src.label, theirs)})
