@@ -243,32 +243,35 @@ def _term_hits(db: "sqlite3.Connection", terms: list[str], rowids: list[int],
     return db.execute(sql, [x for t in terms for x in [quote(t)] + rowids]).fetchall()  # type: ignore[no-any-return]
 
 
-def _stat_hits(tokens: list[str], dfs: list[int], docs: "list[tuple[int, int, str]]",
+def _stat_hits(wanted: "list[tuple[int, str, int]]", docs: "list[tuple[int, int, str]]",
                stats: tuple[int, float]) -> dict[int, list[tuple[int, int, float, int, int, int]]]:
-    """`_term_hits` from the cache's term statistics (store/docstats.py), by term index: the same
+    """`_term_hits` of the terms `wanted` ((term index, token, document count) each) from the
+    cache's term statistics (store/docstats.py), by term index: the same
     figures bm25() computes, by the same formula in the same order of operations, from the row
     count and average length FTS5 keeps, each candidate's length and each term's weighted
     frequency in it (`docs`: its `docterms` row, in rowid order), and its document count. One
     row per candidate, whatever the store's size."""
     n_rows, avgdl = stats
+    # each candidate's length part, once for all terms (the same operations: the same figure)
+    normed = [(rowid, K1 * (1 - B + B * dl / avgdl), text) for rowid, dl, text in docs]
     out: dict[int, list[tuple[int, int, float, int, int, int]]] = {}
-    for i, (token, df) in enumerate(zip(tokens, dfs)):
+    for i, token, df in wanted:
         idf = math.log((n_rows - df + 0.5) / (df + 0.5))
         if idf <= 0.0:
             idf = 1e-6
         key = " " + token + ":"
+        skip = len(key)
         found = out[i] = []
-        for rowid, dl, text in docs:
+        for rowid, norm, text in normed:
             at = text.find(key)
             if at < 0:
                 continue
-            start = at + len(key)
-            end = text.find(" ", start)
-            w2, _, g = text[start:end if end >= 0 else len(text)].partition(":")
+            at += skip
+            end = text.find(" ", at)
+            w2, _, g = text[at:end if end >= 0 else len(text)].partition(":")
             freq = int(w2) / 2.0
-            s = idf * ((freq * (K1 + 1.0)) / (freq + K1 * (1 - B + B * dl / avgdl)))
             bits = int(g)
-            found.append((i, rowid, s, bits & 1, bits & 2, bits & 4))
+            found.append((i, rowid, idf * ((freq * (K1 + 1.0)) / (freq + norm)), bits & 1, bits & 2, bits & 4))
     return out
 
 
@@ -281,9 +284,8 @@ def _hits(db: "sqlite3.Connection", facts: Lookups, active: list[tuple[str, floa
     fast = [i for i, w in enumerate(words) if facts.tokens.get(w) is not None]
     by_term: dict[int, list] = {}  # type: ignore[type-arg]
     if fast and facts.stats is not None and docs is not None:
-        got = _stat_hits([facts.tokens[words[i]] for i in fast],  # type: ignore[misc]
-                         [facts.dfs[words[i]] for i in fast], docs, facts.stats)
-        by_term.update((fast[k], [(fast[k],) + row[1:] for row in rows]) for k, rows in got.items())
+        by_term.update(_stat_hits([(i, facts.tokens[words[i]], facts.dfs[words[i]]) for i in fast],  # type: ignore[misc]
+                                  docs, facts.stats))
     slow = [i for i in range(len(words)) if i not in by_term]
     if slow:
         rows = _term_hits(db, [words[i] for i in slow], rowids, sum(facts.dfs[words[i]] for i in slow))
