@@ -128,7 +128,7 @@ class Hooks:
     """
 
     pre_commit: Callable[[str, dict[str, str]], int]  # (repo, env naming the index) -> 0, or 1 with problems on stderr
-    post_commit: Callable[[str, list[str]], object]  # (repo, the paths the commit changed)
+    post_commit: Callable[[str, list[str], str | None], object]  # (repo, the paths changed, the commit they were changed from)
 
 
 def commit_staged(repo: str, rels: list[str], subject: str, trailers: dict[str, Any], body: str = "",
@@ -152,7 +152,7 @@ def commit_staged(repo: str, rels: list[str], subject: str, trailers: dict[str, 
         if sha:
             staging.landed(repo, sha)
             if inline is not None:
-                inline.post_commit(repo, rels)
+                inline.post_commit(repo, rels, base)
             return sha
     raise GitError("HEAD kept moving while memrepo committed (another git is committing in this repository)",
                    hint="run the command again once the other commits are done")
@@ -180,16 +180,21 @@ def _commit_inline(repo: str, hooks: Hooks, env: dict[str, str], base: str | Non
     """The hooks' work here, then the commit as git makes it, its ref moved only from `base`
     (compare-and-swap); "" when HEAD moved first."""
     _validate(repo, hooks, env)
+    sha = tree_commit(repo, env, base, msg)
+    rc, _, err = gitcmd.run_git("update-ref", "-m", f"commit: {subject}", "HEAD", sha, base or "0" * len(sha), cwd=repo)
+    return sha if rc == 0 else ""
+
+
+def tree_commit(repo: str, env: dict[str, str], parent: str | None, msg: bytes) -> str:
+    """A commit of the index `env` names on `parent` (None: a root commit); no ref moves."""
     rc, out, err = gitcmd.run_git("write-tree", cwd=repo, env=env)
-    tree = out.decode().strip()
     if rc == 0:
-        rc, out, err = gitcmd.run_git("commit-tree", tree, *(("-p", base) if base else ()), "-F", "-", cwd=repo, input=msg)
+        rc, out, err = gitcmd.run_git("commit-tree", out.decode().strip(), *(("-p", parent) if parent else ()), "-F", "-",
+                                      cwd=repo, input=msg)
     if rc != 0:
         raise GitError(f"git commit failed:\n{err.decode('utf-8', 'replace').strip()}",
                        hint="check the repository with `git status` and `memrepo doctor`")
-    sha = out.decode().strip()
-    rc, _, err = gitcmd.run_git("update-ref", "-m", f"commit: {subject}", "HEAD", sha, base or "0" * len(sha), cwd=repo)
-    return sha if rc == 0 else ""
+    return out.decode().strip()
 
 
 def _validate(repo: str, hooks: Hooks, env: dict[str, str]) -> None:
@@ -292,4 +297,5 @@ def commit_if_unchanged(repo: str, files: Mapping[str, str | bytes | None], expe
 def _changed_since(repo: str, rel: str, seen: str | bytes | None) -> bool:
     now = read(repo, rel)
     return (now is not None) if seen is None else (now is None or now[0] != _as_bytes(seen))
+
 
