@@ -126,32 +126,29 @@ CHILD = textwrap.dedent("""
     from memrepo.vcs import commit, gitcmd, group
 
     repo, rel, text, fault = sys.argv[1:5]
-    if fault == "kill before HEAD moves":
-        made = commit.tree_commit
-        calls = []
+    if fault == "kill before HEAD moves":  # the chain's commits made, HEAD not moved to them
+        made = commit.chain_commits
         def dies(*a, **k):
-            calls.append(1)
-            if len(calls) == 3:
-                os.kill(os.getpid(), signal.SIGKILL)
-            return made(*a, **k)
-        commit.tree_commit = dies
+            made(*a, **k)
+            os.kill(os.getpid(), signal.SIGKILL)
+        commit.chain_commits = dies
     elif fault == "kill after HEAD moves":
         run_git = gitcmd.run_git
         def dies(*args, **kw):
             res = run_git(*args, **kw)
-            if args[0] == "update-ref":
+            if args[0] == "update-ref" and args[1] == "-m":
                 os.kill(os.getpid(), signal.SIGKILL)
             return res
         gitcmd.run_git = dies
     elif fault == "group fails once":
-        made = commit.tree_commit
+        made = commit.chain_commits
         calls = []
         def fails(*a, **k):
             calls.append(1)
-            if len(calls) == 2:
-                raise GitError("git commit failed: a fault the test put there")
+            if len(calls) == 1:
+                raise GitError("git fast-import failed: a fault the test put there")
             return made(*a, **k)
-        commit.tree_commit = fails
+        commit.chain_commits = fails
     try:
         change = group.Change({rel: text}, {rel: None}, "add: " + os.path.basename(rel)[:-3],
                               {"Action": "add", "Run": "child-" + os.path.basename(rel)})

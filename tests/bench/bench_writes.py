@@ -8,8 +8,8 @@ recorded. Reported: median and p90 of per-add latency, adds per second, the CPU 
 process trees per add, how many commits each lock hold made (the group commit, issue 44: a
 holder commits every waiting writer's change as a chain), and the floor the CPU alone sets on
 this machine: ten adds' CPU shared by its cores, over a lone add. `--compare` first runs the
-ten writers with the group commit off (each add its own lock hold, as before it), so both are
-measured under the same load.
+ten writers with the group commit off (each add its own lock hold, as before it) and on,
+interleaved ROUNDS times, so both are measured under the same load.
 
 sync: a bare remote and two clones of a repository of 10,000 generated memories. Clone b makes
 100 commits (each adds or edits one memory) and pushes them; clone a then runs `memrepo sync`,
@@ -83,10 +83,9 @@ def _holds(repo: str) -> int:
     return len(subprocess.run(["git", "reflog", "--format=%H", "HEAD"], cwd=repo, capture_output=True, text=True).stdout.split())
 
 
-def ten_writers(repo: str, python: str, env: dict[str, str], adds: int, single: list[float], grouped: bool) -> dict[str, Any]:
-    """WRITERS writers at once, each `adds` adds in a row: per-add latency, throughput, CPU per add
-    (the whole phase's process trees over the adds), commits per lock hold, and the floor the CPU
-    alone sets: WRITERS adds' CPU shared by this machine's cores, over a lone add's latency."""
+def ten_writers(repo: str, python: str, env: dict[str, str], adds: int, grouped: bool) -> dict[str, Any]:
+    """WRITERS writers at once, each `adds` adds in a row: each add's latency, the phase's wall
+    time, the CPU of its process trees and the lock holds that moved HEAD."""
     import resource
 
     def writer(w: int) -> list[float]:
@@ -98,16 +97,26 @@ def ten_writers(repo: str, python: str, env: dict[str, str], adds: int, single: 
         lists = list(pool.map(writer, range(WRITERS)))
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    many = [x for xs in lists for x in xs]
-    per_add = (after.ru_utime + after.ru_stime - cpu.ru_utime - cpu.ru_stime) / len(many)
+    return {"latencies": [x for xs in lists for x in xs], "wall": wall, "holds": _holds(repo) - holds,
+            "cpu": after.ru_utime + after.ru_stime - cpu.ru_utime - cpu.ru_stime}
+
+
+def ten_summary(runs: list[dict[str, Any]], single: list[float]) -> dict[str, Any]:
+    """Per-add latency (median, p90, beside a lone add's median), throughput, CPU per add (the
+    phase's process trees over the adds), commits per lock hold, and the floor the CPU alone sets:
+    WRITERS adds' CPU shared by this machine's cores, over a lone add's latency."""
+    many = [x for run in runs for x in run["latencies"]]
+    per_add = sum(run["cpu"] for run in runs) / len(many)
     lone = statistics.median(single)
-    return {"latency_ms": summary(many), "p90_ms": round(p90(many) * 1000, 1), "adds_per_s": round(len(many) / wall, 2),
+    return {"latency_ms": summary(many), "p90_ms": round(p90(many) * 1000, 1),
+            "adds_per_s": round(len(many) / sum(run["wall"] for run in runs), 2),
             "vs_one": round(statistics.median(many) / lone, 2), "cpu_s_per_add": round(per_add, 3),
-            "commits_per_hold": round(len(many) / max(1, _holds(repo) - holds), 2),
+            "commits_per_hold": round(len(many) / max(1, sum(run["holds"] for run in runs)), 2),
             "cpu_floor_vs_one": round(WRITERS * per_add / (os.cpu_count() or 1) / lone, 2)}
 
 
-def bench_add(root: str, n: int, adds: int, python: str, reuse: str | None = None, compare: bool = False) -> dict[str, Any]:
+def bench_add(root: str, n: int, adds: int, python: str, reuse: str | None = None, compare: bool = False,
+              rounds: int = 1) -> dict[str, Any]:
     repo = os.path.join(reuse, str(n)) if reuse else os.path.join(root, "add-repo")
     info = {"n": n, "seed": 11} if os.path.isdir(os.path.join(repo, "memory")) else benchlib.make_repo(repo, n, seed=11, python=python)
     env = benchlib.bench_env(repo, python)
@@ -121,12 +130,17 @@ def bench_add(root: str, n: int, adds: int, python: str, reuse: str | None = Non
                             "adds_per_s": round(adds / (time.perf_counter() - start), 2),
                             "cpu_s_median": round(statistics.median(CPU), 3)}
 
-    for grouped in ((False, True) if compare else (True,)):
-        result["ten_writers" if grouped else "ten_writers_ungrouped"] = ten_writers(repo, python, env, adds, single, grouped)
+    runs: dict[bool, list[dict[str, Any]]] = {False: [], True: []}
+    for _ in range(rounds if compare else 1):  # interleaved: the machine's load changes under both alike
+        for grouped in ((False, True) if compare else (True,)):
+            runs[grouped].append(ten_writers(repo, python, env, adds, grouped))
+    for grouped, key in ((True, "ten_writers"), (False, "ten_writers_ungrouped")):
+        if runs[grouped]:
+            result[key] = ten_summary(runs[grouped], single)
     out = subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True).stdout
     count = subprocess.run(["git", "log", "--format=%s"], cwd=repo, capture_output=True, text=True).stdout
     result["check"] = {"status_clean": out == "", "add_commits": sum(s.startswith("add: ") for s in count.splitlines()),
-                       "expected": 1 + adds + WRITERS * adds * (2 if compare else 1)}
+                       "expected": 1 + adds + WRITERS * adds * (2 * rounds if compare else 1)}
     if reuse:
         result["check"]["expected"] = "(a reused repository: all earlier runs' adds too)"
     result["repo"] = {k: info[k] for k in ("n", "seed")}
@@ -213,14 +227,15 @@ def main() -> int:
     ap.add_argument("--reuse", help="keep the add repository as DIR/<memories> and use it again on the next run")
     ap.add_argument("--no-sync", action="store_true", help="measure adds only")
     ap.add_argument("--compare", action="store_true",
-                    help="run the ten writers twice, first with the group commit off (each add its own lock hold)")
+                    help="run the ten writers with the group commit off (each add its own lock hold) and on, "
+                         "interleaved, --rounds times each")
     ap.add_argument("--out", help="write the figures as JSON here")
     args = ap.parse_args()
     python = sys.executable
     data: dict[str, Any] = {"machine": benchlib.machine()}
     root = tempfile.mkdtemp(prefix="memrepo-bench-writes-")
     try:
-        data["add"] = add = bench_add(root, args.memories, args.adds, python, args.reuse, args.compare)
+        data["add"] = add = bench_add(root, args.memories, args.adds, python, args.reuse, args.compare, args.rounds)
         goal = {10000: "≤ 300 ms", 100000: "≤ 1,000 ms"}.get(args.memories, "≤ 300 ms at 10,000, ≤ 1,000 ms at 100,000")
         print(f"add, {args.memories:,} memories:")
         print(f"  1 writer   {fmt(add['one_writer']['latency_ms'])}  p90 {add['one_writer']['p90_ms']} ms, "

@@ -77,7 +77,10 @@ def commit_chain(repo: str, changes: list[Change], hooks: Hooks,
         commit._stage(repo, rels)
         for _ in range(HEAD_MOVED_TRIES):
             base = gitcmd.head(repo)
-            tip = _chain(repo, changes, plans, outcomes, hooks, base, before)
+            env = staging.open_for(repo, base)
+            tip = _at_once(repo, changes, plans, outcomes, hooks, base, env, after) if len(plans) > 1 else None
+            if tip is None:
+                tip = _chain(repo, changes, plans, outcomes, hooks, base, env, before)
             if tip == base:
                 return outcomes  # every change was refused
             landing(outcomes)
@@ -91,11 +94,31 @@ def commit_chain(repo: str, changes: list[Change], hooks: Hooks,
                    hint="run the command again once the other commits are done")
 
 
+def _at_once(repo: str, changes: list[Change], plans: list[tuple[int, dict[str, str | None]]], outcomes: list[Outcome],
+             hooks: Hooks, base: str | None, env: dict[str, str], after: dict[str, bytes | None]) -> str | None:
+    """Every planned change staged and validated together, then committed one on another by one
+    `git fast-import` (`commit.chain_commits`); the last sha. None, with memrepo's index back at
+    `base`, when the validation refuses any of them: then `_chain` finds which, one at a time."""
+    if any(outcomes[i].error for i, _ in plans):
+        return None  # one was refused on an earlier try (HEAD moved since): its files are back
+    rels = sorted(rel for _, keep in plans for rel in keep)
+    commit._stage(repo, rels, env)
+    try:
+        commit._validate(repo, hooks, env)
+    except GitError:
+        _reset(repo, rels, base, env)
+        return None
+    msgs = [message(changes[i].subject, changes[i].trailers, changes[i].body).encode("utf-8") for i, _ in plans]
+    shas = commit.chain_commits(repo, base, [(msg, {rel: after[rel] for rel in keep}) for msg, (_, keep) in zip(msgs, plans)])
+    for (i, _), sha in zip(plans, shas):
+        outcomes[i].sha = sha
+    return shas[-1]
+
+
 def _chain(repo: str, changes: list[Change], plans: list[tuple[int, dict[str, str | None]]], outcomes: list[Outcome],
-           hooks: Hooks, base: str | None, before: Snapshot) -> str | None:
+           hooks: Hooks, base: str | None, env: dict[str, str], before: Snapshot) -> str | None:
     """Stage, validate and commit each planned change on the one before it; the last commit's sha
     (`base` when none was made). A change its validation refuses is put back, files and index."""
-    env = staging.open_for(repo, base)
     tip = base
     for i, keep in plans:
         outcomes[i].sha = ""
