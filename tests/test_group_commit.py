@@ -19,6 +19,8 @@ import textwrap
 import time
 from typing import Any
 
+import pytest
+
 from helpers import commit_all, git, head, memory_text, write_memory
 from memrepo.base import paths
 from memrepo.vcs import group, journal, lock
@@ -269,6 +271,8 @@ def test_a_stale_or_hostile_queue_entry_is_never_committed(repo: str) -> None:
     dead = {**evil, "files": {"memory/dead-writer.md": memory_text("dead-writer")}, "expect": {"memory/dead-writer.md": None}}
     with open(os.path.join(where, "00000000000000000001-1.json"), "w") as fh:
         json.dump(dead, fh)  # nobody holds it: a writer that died
+    with open(os.path.join(where, ".00000000000000000003-3"), "w") as fh:
+        fh.write("{")  # a writer killed before its entry was complete
     live = os.path.join(where, "00000000000000000002-2.json")
     with open(live, "w") as fh:
         json.dump(evil, fh)
@@ -302,3 +306,33 @@ def test_a_lone_writer_still_commits_through_the_chain_alone(repo: str) -> None:
     assert holds(repo) - before == 1 and len(commits(repo, base)) == 1
     assert reply["id"] in indexed(repo)
     clean(repo)
+
+
+@pytest.mark.parametrize("n", [1, 3], ids=["one change", "a chain of three"])
+def test_a_person_s_commit_landing_mid_chain_is_never_reverted(repo: str, monkeypatch: pytest.MonkeyPatch, n: int) -> None:
+    """memrepo's index is made from HEAD; a person commits (no memrepo lock) before the chain lands:
+    the chain is made again on their commit, which stays."""
+    from memrepo.store import githooks
+    from memrepo.vcs import chain, staging
+
+    real = staging.open_for
+    done: list[str] = []
+
+    def open_then_a_person_commits(repo_: str, head_: str | None) -> dict[str, str]:
+        env = real(repo_, head_)
+        if not done:
+            write_memory(repo, "theirs")
+            git(repo, "add", "memory/theirs.md")
+            git(repo, "-c", "core.hooksPath=/dev/null", "commit", "-q", "-m", "a person's commit meanwhile", "--", "memory/theirs.md")
+            done.append(head(repo))
+        return env
+
+    monkeypatch.setattr(staging, "open_for", open_then_a_person_commits)
+    changes = [chain.Change({f"memory/mine-{i}.md": memory_text(f"mine-{i}")}, {f"memory/mine-{i}.md": None}, f"add: mine-{i}",
+                            {"Action": "add"}) for i in range(n)]
+    with lock.held(repo):
+        outcomes = chain.commit_chain(repo, changes, githooks.in_process())
+    assert git(repo, "rev-parse", f"{outcomes[0].sha}^").stdout.strip() == done[0]
+    assert [c["subject"] for c in commits(repo, done[0])] == [f"add: mine-{i}" for i in range(n)]
+    assert os.path.exists(os.path.join(repo, "memory", "theirs.md"))
+    assert git(repo, "status", "--porcelain").stdout == ""

@@ -235,13 +235,17 @@ def claim(repo: str, busy: set[str]) -> list[Entry]:
     `busy` or one an earlier claimed change touches; each renamed to `.taken` and read."""
     where = folder(repo)
     try:
-        names = sorted(n for n in os.listdir(where) if not n.startswith("."))[:MAX_LISTED]
+        names = sorted(os.listdir(where))[:MAX_LISTED]
     except FileNotFoundError:
         return []
     taken: list[Entry] = []
     for name in names:
         stem, suffix = os.path.splitext(name)
-        if suffix not in (QUEUED, TAKEN) or len(taken) >= MAX_GROUP - 1:
+        if (name.startswith(".") or suffix not in (QUEUED, TAKEN, ANSWER)) and not lock.alive(os.path.join(where, name)):
+            with contextlib.suppress(OSError):
+                os.remove(os.path.join(where, name))  # a writer or a holder died writing it
+            continue
+        if suffix not in (QUEUED, TAKEN) or name.startswith(".") or len(taken) >= MAX_GROUP - 1:
             continue
         entry = Entry(where, stem)
         if not lock.alive(entry._path(suffix)):
