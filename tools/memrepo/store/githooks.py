@@ -221,9 +221,10 @@ def _parent(root: str) -> str | None:
     return refs.resolve(root, "HEAD^1")
 
 
-def post_hook(root: str, hook: str, changed: tuple[str, ...] | None = None) -> int:
+def post_hook(root: str, hook: str, changed: tuple[str, ...] | None = None, parent: str | None = None) -> int:
     """Update the cache for what changed; never blocks. `changed`: the paths a writer's own
-    commit changed, which it knows (else git's diff of HEAD, 0.2 s of a tree at 100,000)."""
+    commit changed, which it knows (else git's diff of HEAD, 0.2 s of a tree at 100,000), and
+    `parent` the commit they changed from (a group commit's chain: HEAD's parent is not it)."""
     from memrepo.store import index
     from memrepo.base import paths
 
@@ -232,7 +233,7 @@ def post_hook(root: str, hook: str, changed: tuple[str, ...] | None = None) -> i
             return 0  # no memory repository here (e.g. a branch from before `memrepo init`): make no cache
         if hook == "post-commit":
             # git says what the commit changed: when the cache recorded its parent, only those paths are read
-            parent = _parent(root)
+            parent = parent if changed is not None else _parent(root)
             found = _changed_in_head(root, parent) if changed is None else tuple(p for p in changed if _is_memory_path(p))
             index.update(root, force=found, wait=HOOK_LOCK_WAIT, after=parent)
         else:
@@ -270,8 +271,8 @@ def _validate_for_writer(root: str, env: dict[str, str]) -> int:
         return 1
 
 
-def _index_for_writer(root: str, rels: list[str]) -> int:
-    return post_hook(root, "post-commit", tuple(rels))
+def _index_for_writer(root: str, rels: list[str], parent: str | None) -> int:
+    return post_hook(root, "post-commit", tuple(rels), parent)
 
 
 def _head_is_expected(root: str) -> bool:
