@@ -182,6 +182,7 @@ def test_a_failed_or_invalid_model_answer_is_a_failure_in_the_summary_never_a_ch
     assert review.proposals(mine) == [] and head(mine) == start
     summary = json.load(open(os.path.join(mine, "index", "sweep.json")))
     assert summary["across"]["failed"] == 1 and summary["across"]["proposed"] == 0
+    monkeypatch.delenv("MEMREPO_MODEL_TIMEOUT")  # 2 s is for the answer that never comes, not for a loaded machine
     model({"contains": SPACES, "reply": contradicts("team-tabs")})  # a failed pair is asked again
     assert "1 conflict proposed for review" in cli_run(mine, "sweep")
 
