@@ -204,3 +204,30 @@ def test_a_team_memory_cannot_bring_a_button_of_its_own(me: str, code: str, team
         assert "source: team acme" in page
         assert page.count("<form") == 1 and 'action="/m/forget"' in page  # serve's own button, once
         assert "<script>" not in page and "<b>evil</b>" not in page and "&lt;form method=&quot;post&quot;" in page
+
+
+def test_forget_by_its_button_opens_a_pull_request_through_the_real_gh(
+        me: str, code: str, team: tuple[str, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    """The forge's side: the real `gh` against the fake GitHub of the review tests (skipped
+    without gh or openssl, as test_e2e_share_pr.py is); pressed twice, one pull request."""
+    from test_e2e_review_pr import NEEDS, FakeGitHub
+
+    if NEEDS:
+        pytest.skip(f"needs {', '.join(NEEDS)} (Debian: apt install gh openssl)")
+    bare, _ = team
+    monkeypatch.chdir(code)
+    certs = tmp_path / "certs"
+    certs.mkdir()
+    with FakeGitHub(bare, str(certs)) as hub:
+        for key, value in {"GH_CONFIG_DIR": str(tmp_path / "gh-config"), "GH_ENTERPRISE_TOKEN": hub.token,
+                           "SSL_CERT_FILE": hub.cert}.items():
+            monkeypatch.setenv(key, value)
+        for browser in _serve(me, forge=f"{hub.host}/{hub.owner}/{hub.repo}"):
+            status, headers, _ = _press(browser, "/m/team-tabs", "/m/forget", reason="we use <b>spaces</b> now")
+            assert status == 303
+            assert "memrepo/forget/team-tabs: https://" in _done(browser, headers)
+            assert _press(browser, "/m/team-tabs", "/m/forget")[0] == 303
+        created = hub.calls("POST", "/pulls")
+        assert [r.status for r in created] == [201]
+        sent = created[0].body
+        assert sent["head"] == "memrepo/forget/team-tabs" and sent["base"] == "main" and "<b>" not in sent["body"]

@@ -44,7 +44,7 @@ class App:
     def __init__(self, repo: str, read_only: bool = False, label: str | None = None,
                  forge: str | None = None, gh: str | None = None) -> None:
         self.repo = repo
-        self.forge, self.gh = forge, gh  # for share and forget's pull requests: `memrepo share --forge`, and `gh`
+        self.forge, self.gh = forge, gh  # for share's and forget's pull requests: `serve --forge`, the `gh` to run
         home = os.path.expanduser("~")
         self.label = label or ("~" + repo[len(home):] if home != "/" and repo.startswith(home + os.sep) else repo)
         self.read_only = read_only
@@ -319,10 +319,11 @@ class Server(ThreadingHTTPServer):
         sys.stderr.write(f"memrepo serve: a request failed: {type(exc).__name__}: {exc}\n")
 
 
-def serve(repo: str, port: int = 0, read_only: bool = False, ready: Callable[[str], None] | None = None) -> None:
+def serve(repo: str, port: int = 0, read_only: bool = False, ready: Callable[[str], None] | None = None,
+          forge: str | None = None) -> None:
     """Serve until interrupted; `ready(url)` is called once the socket listens, with the one-time
-    login URL (it belongs on the owner's terminal and nowhere else)."""
-    server = Server(App(repo, read_only), port)
+    login URL (it belongs on the owner's terminal and nowhere else). `forge`: as `memrepo share --forge`."""
+    server = Server(App(repo, read_only, forge=forge), port)
     url = server.app.login_url()
     (ready or (lambda u: sys.stderr.write(f"memrepo serve: {u}\n")))(url)
     try:
