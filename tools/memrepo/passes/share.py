@@ -131,7 +131,9 @@ def _to_team(name: str, root: str, note_id: str, text: str, forge_name: str | No
 def _proposed(out: Shared, root: str, remote: str, base: str, sha: str, head: str, title: str, body: str,
               forge_name: str | None, gh_path: str | None) -> Shared:
     """Push `sha` as branch `head` and open (or find) its pull request on the team's forge."""
-    rem.push_leased(root, remote, sha, head, hint=_hint(root))
+    rem.push_leased(root, remote, sha, head, hint=f"a proposal is a branch on the team's remote, so only a member who may "
+                    f"push there can make one: ask the team for push access (a read-only team on this machine still "
+                    f"needs it), or check the remote with `git -C {root} remote -v`")
     out.path = head
     url = refs.remote_url(root, remote) or ""
     found, why = forges.resolve(url, None, forge_name)

@@ -25,7 +25,7 @@ pre{background:#fff;border:1px solid #e3e6e8;padding:.6em;overflow-x:auto;white-
 .pair{display:grid;grid-template-columns:1fr 1fr;gap:1em}
 form.inline{display:inline}button{font:inherit;padding:.2em .7em;cursor:pointer}
 input[type=search],select,input[type=text]{font:inherit;padding:.2em .4em}
-.ro{background:#fff4d6;padding:.4em .8em;border:1px solid #f0d48a;margin-bottom:1em}
+.done{white-space:pre-wrap}.ro{background:#fff4d6;padding:.4em .8em;border:1px solid #f0d48a;margin-bottom:1em}
 .error{background:#fde8e8;padding:.4em .8em;border:1px solid #e9a3a3;margin-bottom:1em}
 svg text{font-size:10px;fill:#55616b}
 """

@@ -87,7 +87,7 @@ def _pager(params: dict[str, str], start: int, total: int) -> str:
     return f"<p>{' · '.join(parts)}</p>" if parts else ""
 
 
-def memory(repo: str, note_id: str) -> tuple[str, str]:
+def memory(repo: str, note_id: str, token: str = "", read_only: bool = True) -> tuple[str, str]:
     from memrepo.errors import NoteNotFound
     from memrepo.store import memories as store
     from memrepo.vcs import gitops
@@ -95,7 +95,7 @@ def memory(repo: str, note_id: str) -> tuple[str, str]:
     try:
         text = store.read_text(repo, note_id)
     except NoteNotFound:
-        return _elsewhere(repo, note_id)
+        return _elsewhere(repo, note_id, token, read_only)
     note = notes.parse(text, f"memory/{note_id}.md")
     meta = note.meta
     listed = ("topics", "entities", "tech", "aliases")
@@ -109,15 +109,41 @@ def memory(repo: str, note_id: str) -> tuple[str, str]:
         f'<p class="muted">{h(str(c["commit"])[:12])} by {h(c["author"])}</p>'
         + (table(["trailer", "value"], [[h(k), h(v)] for k, v in c["trailers"].items()]) if c["trailers"] else "")
         + diff(str(c["diff"])) + "</section>" for c in changes)
-    body = (f'<p class="muted">{h(note_id)}</p>' + table(["field", "value"], fields)
+    body = (f'<p class="muted">{h(note_id)}</p>' + _share_buttons(repo, note_id, token, read_only)
+            + table(["field", "value"], fields)
             + f"<h2>Text</h2><pre>{h(note.body)}</pre>" + _claims(meta) + (f"<h2>Chain</h2>{chain}" if chain else "")
             + f"<h2>History</h2>{history or '<p class=muted>no commit touched this file</p>'}")
     return str(meta.get("title") or note_id), body
 
 
-def _elsewhere(repo: str, note_id: str) -> tuple[str, str]:
+def share_targets(repo: str) -> list[tuple[str, str]]:
+    """(`--to` value, what the button says) of each source `memrepo share` can propose to from
+    here: every team this machine joined (read-only ones too: a proposal is a branch on their
+    remote, not a write into the clone) and the code repository the server was started in."""
+    import os
+
+    from memrepo.base import projects
+    from memrepo.recall import sources as rs
+    from memrepo.store import sources
+
+    out = [(name, f"team {name}") for name in sources.teams(repo)]
+    top = projects.top_level(os.getcwd())
+    if top is not None and os.path.realpath(top) != os.path.realpath(repo):
+        out.append((rs.PROJECT, f"{rs.PROJECT} {os.path.basename(top)}"))
+    return out
+
+
+def _share_buttons(repo: str, note_id: str, token: str, read_only: bool) -> str:
+    """`memrepo share ID --to …` for one of your memories, one button per source it can go to."""
+    buttons = [action("/m/share", token, {"id": note_id, "to": to}, f"Share to {label}", read_only)
+               for to, label in share_targets(repo)]
+    return f'<p>{" ".join(buttons)} <span class="muted">a proposal: a pull request, or a file to commit with the code</span></p>' \
+        if buttons and not read_only else ""
+
+
+def _elsewhere(repo: str, note_id: str, token: str, read_only: bool) -> tuple[str, str]:
     """A team's or the project's memory (issue 41): its source, fields, text and commits; its
-    changes are proposed there (`memrepo share`, `memrepo forget`), not made here."""
+    changes are proposed there (`memrepo forget` as a button), not made here."""
     import os
 
     from memrepo.store import sources
@@ -127,7 +153,13 @@ def _elsewhere(repo: str, note_id: str) -> tuple[str, str]:
     fields = [[h(k), labels(v) if isinstance(v, list) else h(v)] for k, v in note.meta.items() if k not in ("title", "claims")]
     history = table(["commit", "date", "subject"], [[h(str(c["commit"])[:12]), h(str(c["date"])[:10]), h(c["subject"])]
                                                     for c in data["history"]])
+    forget = "" if note.meta.get("status") == "retired" else action(
+        "/m/forget", token, {"id": note_id, "source": data["source"]}, "Propose to forget", read_only,
+        text=("reason", "why it no longer holds (optional)"))
+    where = ("a branch and a pull request retiring it on the team's remote" if data["source"].startswith("team ")
+             else "the file retired in the code repository, for you to commit")
     body = (f'<p class="muted">{h(note_id)} · source: {h(data["source"])} ({h(data["root"])})</p>'
+            + (f'<p>{forget} <span class="muted">{h(where)}</span></p>' if forget else "")
             + table(["field", "value"], fields) + f"<h2>Text</h2><pre>{h(note.body)}</pre><h2>History</h2>{history}")
     return str(note.meta.get("title") or note_id), body
 

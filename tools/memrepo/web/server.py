@@ -16,7 +16,8 @@ Safe by construction (issues 20 and 38):
   the network.
 
 A POST does exactly what the CLI does (`memrepo review accept|reject`, `memrepo undo`): a
-commit through the repository's hooks, under its lock.
+commit through the repository's hooks, under its lock. On a team's or the project's memory,
+`memrepo forget`'s proposal there; on one of yours, `memrepo share ID --to TEAM|project`'s.
 """
 
 from __future__ import annotations
@@ -40,8 +41,10 @@ REFRESH_EVERY = 10.0  # seconds
 class App:
     """What the handler needs: the repository, its logins, read-only or not, and the port (for Host checks)."""
 
-    def __init__(self, repo: str, read_only: bool = False, label: str | None = None) -> None:
+    def __init__(self, repo: str, read_only: bool = False, label: str | None = None,
+                 forge: str | None = None, gh: str | None = None) -> None:
         self.repo = repo
+        self.forge, self.gh = forge, gh  # for share's and forget's pull requests: `serve --forge`, the `gh` to run
         home = os.path.expanduser("~")
         self.label = label or ("~" + repo[len(home):] if home != "/" and repo.startswith(home + os.sep) else repo)
         self.read_only = read_only
@@ -153,14 +156,14 @@ class Handler(BaseHTTPRequestHandler):
                                 self._login_hint())
         token = self.app.gate.csrf(session)
         done = params.pop("done", "")
-        notice = f'<div class="ro">{html.h(done)}</div>' if done else ""
+        notice = f'<div class="ro done">{html.h(done)}</div>' if done else ""
         try:
             if route == "/" or route.startswith("/m/"):
                 self.app.refresh()
             if route == "/":
                 self._page(*pages.memories(self.app.repo, params), "/", notice=notice)
             elif route.startswith("/m/"):
-                self._page(*pages.memory(self.app.repo, route[3:]), "/")
+                self._page(*pages.memory(self.app.repo, route[3:], token, self.app.read_only), "/", notice=notice)
             elif route == "/recall":
                 self._page(*pages.recall(self.app.repo), "/recall")
             elif route == "/review":
@@ -234,11 +237,16 @@ class Handler(BaseHTTPRequestHandler):
                                "reload the page and use its buttons")
         actions: dict[str, tuple[Callable[[dict[str, str]], str], str]] = {
             "/review/accept": (self._accept, "/review"), "/review/reject": (self._reject, "/review"),
-            "/runs/undo": (self._undo, "/runs")}
+            "/runs/undo": (self._undo, "/runs"), "/m/forget": (self._forget, "/m/"), "/m/share": (self._share, "/m/")}
         route = urlsplit(self.path).path
         if route not in actions:
             return self._error(404, f"no action {route}")
         do, back = actions[route]
+        if back == "/m/":  # an action on one memory: its id, from this server's own page, is a memory's id
+            note_id = form.get("id", "")
+            if not _memory_id(note_id):
+                return self._error(400, f"not a memory id: {note_id[:80]!r}", "reload the page and use its buttons")
+            back += quote(note_id)
         try:
             with self.app.lock:
                 done = do(form)
@@ -266,6 +274,37 @@ class Handler(BaseHTTPRequestHandler):
         return f"undid {form.get('run', '')}: {len(runs.undo(self.app.repo, form.get('run', '')))} commit(s)"
 
 
+    def _forget(self, form: dict[str, str]) -> str:
+        """`memrepo forget ID` of a team's or the project's memory: a proposal there (issue 41, part 6)."""
+        from memrepo.passes import share
+        from memrepo.store import lifecycle
+
+        reason = " ".join(form.get("reason", "").split())[:300] or lifecycle.DEFAULT_FORGET_REASON
+        done = share.forget(self.app.repo, form["id"], os.getcwd(), reason, self.app.forge, self.app.gh,
+                            only=form.get("source") or None)
+        return _proposal(f"proposed retiring {done.id} to {done.to}", done)
+
+    def _share(self, form: dict[str, str]) -> str:
+        """`memrepo share ID --to TEAM|project`: your memory proposed to a team or the project."""
+        from memrepo.passes import share
+
+        done = share.share(self.app.repo, form["id"], form.get("to", ""), os.getcwd(), self.app.forge, self.app.gh)
+        return _proposal(f"proposed {done.id} to {done.to}", done)
+
+
+def _memory_id(note_id: str) -> bool:
+    from memrepo.format import notes, spec
+
+    return bool(notes.ID_RE.match(note_id)) and len(note_id) <= spec.MAX_ID
+
+
+def _proposal(head: str, done: Any) -> str:
+    """What the CLI prints for a proposal: where it went (the branch and the pull request, or the
+    file), then what is left to do by hand."""
+    where = (f" as {done.path}" if done.path else "") + (f": {done.url}" if done.url else "")
+    return "\n".join([head + where, *(f"  {line}" for line in done.manual)])
+
+
 class Server(ThreadingHTTPServer):
     daemon_threads = True
 
@@ -280,10 +319,11 @@ class Server(ThreadingHTTPServer):
         sys.stderr.write(f"memrepo serve: a request failed: {type(exc).__name__}: {exc}\n")
 
 
-def serve(repo: str, port: int = 0, read_only: bool = False, ready: Callable[[str], None] | None = None) -> None:
+def serve(repo: str, port: int = 0, read_only: bool = False, ready: Callable[[str], None] | None = None,
+          forge: str | None = None) -> None:
     """Serve until interrupted; `ready(url)` is called once the socket listens, with the one-time
-    login URL (it belongs on the owner's terminal and nowhere else)."""
-    server = Server(App(repo, read_only), port)
+    login URL (it belongs on the owner's terminal and nowhere else). `forge`: as `memrepo share --forge`."""
+    server = Server(App(repo, read_only, forge=forge), port)
     url = server.app.login_url()
     (ready or (lambda u: sys.stderr.write(f"memrepo serve: {u}\n")))(url)
     try:
