@@ -398,6 +398,21 @@ def test_forget_of_a_team_or_project_memory_is_a_proposal_there(me: str, team: t
     assert git(code, "status", "--porcelain").stdout.strip() == "M .memrepo/memory/shop-checkout-flag.md"
 
 
+def test_forget_of_an_id_that_leads_out_of_memory_touches_nothing(me: str, code: str) -> None:
+    """An id names a file in a source's memory/; `../../x` would name one in the checkout (the
+    accept of a proposal across sources passes the id its trailers hold)."""
+    from memrepo.passes import share
+
+    victim = os.path.join(code, "victim.md")
+    with open(victim, "w", encoding="utf-8") as fh:
+        fh.write("---\nid: victim\ntitle: not a memory of yours\n---\n")
+    with pytest.raises(share.ShareError, match="not a memory id"):
+        share.forget(me, "../../victim", code, "gone")
+    assert open(victim, encoding="utf-8").read() == "---\nid: victim\ntitle: not a memory of yours\n---\n"
+    result = CliRunner().invoke(cli, ["--repo", me, "forget", "../../victim"])
+    assert result.exit_code != 0 and "status: retired" not in open(victim, encoding="utf-8").read()
+
+
 def _hit(note_id: str, cls: str, source: str, matched: dict[str, int], score: float) -> Any:
     from memrepo.recall import rank
 

@@ -31,6 +31,12 @@ KEY_RE = re.compile(r"^([A-Za-z_][\w-]*)\s*:")
 NO_ALIASES_FIX = "write each value out in full; memory front matter has no YAML anchors (`&`) or aliases (`*`)"
 
 
+def is_id(text: object) -> bool:
+    """Whether `text` is a memory id: kebab-case [a-z0-9-], at most spec.MAX_ID characters (so it
+    names a file inside memory/ and nothing else)."""
+    return isinstance(text, str) and len(text) <= spec.MAX_ID and ID_RE.match(text) is not None
+
+
 class _Loader(yaml.CSafeLoader if hasattr(yaml, "CSafeLoader") else yaml.SafeLoader):  # type: ignore[misc]
     """SafeLoader that keeps dates as the strings the user wrote."""
 

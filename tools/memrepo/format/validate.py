@@ -147,7 +147,7 @@ def _check_meta(meta: dict[str, Any], lines: dict[str, int], path: str, stem: st
 def _check_scalars(meta: dict[str, Any], add: Any, stem: str) -> None:
     mid = meta.get("id")
     if mid not in (None, ""):
-        if not isinstance(mid, str) or not notes.ID_RE.match(mid) or len(mid) > spec.MAX_ID:
+        if not notes.is_id(mid):
             add("id", f"id {mid!r} is not kebab-case [a-z0-9-] of at most {spec.MAX_ID} characters",
                 "use lowercase letters, digits and single hyphens")
         elif mid != stem:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memrepo.errors import MemrepoError
-from memrepo.format import validate
+from memrepo.format import notes, validate
 from memrepo.passes.curate import forge as forges, prbody
 from memrepo.base import paths, projects
 from memrepo.recall import sources as rs
@@ -163,6 +163,8 @@ def forget(repo: str, note_id: str, cwd: str | None, reason: str, forge_name: st
     to look in (`team acme`)."""
     from memrepo.store import lifecycle
 
+    if not notes.is_id(note_id):  # an id names a file in memory/, never a path out of it
+        raise ShareError(f"not a memory id: {note_id[:80]!r}", hint="find ids with `memrepo list`")
     for src in sources.others(repo, cwd, only):
         if not os.path.exists(paths.note_path(src.root, note_id)):
             continue

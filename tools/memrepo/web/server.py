@@ -293,9 +293,9 @@ class Handler(BaseHTTPRequestHandler):
 
 
 def _memory_id(note_id: str) -> bool:
-    from memrepo.format import notes, spec
+    from memrepo.format import notes
 
-    return bool(notes.ID_RE.match(note_id)) and len(note_id) <= spec.MAX_ID
+    return notes.is_id(note_id)
 
 
 def _proposal(head: str, done: Any) -> str:
