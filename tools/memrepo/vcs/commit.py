@@ -43,6 +43,7 @@ from memrepo.vcs.journal import FROM_STDIN as _FROM_STDIN, Snapshot, nul as _nul
 # What a person may be in the middle of, by the file git keeps for it (in the worktree's git dir).
 _IN_PROGRESS = (("MERGE_HEAD", "a merge"), ("rebase-merge", "a rebase"), ("rebase-apply", "a rebase or `git am`"),
                 ("CHERRY_PICK_HEAD", "a cherry-pick"), ("REVERT_HEAD", "a revert"))
+gitcmd.ask_together(*(name for name, _ in _IN_PROGRESS))
 
 
 class OperationInProgress(Deferred, GitError):
@@ -51,13 +52,9 @@ class OperationInProgress(Deferred, GitError):
 
 def in_progress(repo: str) -> str | None:
     """What git operation is under way in `repo` ("a merge", ...), or None."""
-    args = [a for name, _ in _IN_PROGRESS for a in ("--git-path", name)]
-    rc, out, _ = gitcmd.run_git("rev-parse", *args, cwd=repo)
-    if rc != 0:
-        return None
-    found = out.decode("utf-8", "surrogateescape").splitlines()
-    for (_, what), rel in zip(_IN_PROGRESS, found):
-        if os.path.lexists(os.path.join(repo, rel)):
+    found = gitcmd.git_paths(repo, *(name for name, _ in _IN_PROGRESS))
+    for (_, what), place in zip(_IN_PROGRESS, found or ()):
+        if os.path.lexists(place):
             return what
     return None
 
@@ -128,7 +125,7 @@ class Hooks:
     """
 
     pre_commit: Callable[[str, dict[str, str]], int]  # (repo, env naming the index) -> 0, or 1 with problems on stderr
-    post_commit: Callable[[str, list[str]], object]  # (repo, the paths the commit changed)
+    post_commit: Callable[[str, list[str], str, str | None], object]  # (repo, the paths the commit changed, it, its parent)
 
 
 def commit_staged(repo: str, rels: list[str], subject: str, trailers: dict[str, Any], body: str = "",
@@ -152,7 +149,7 @@ def commit_staged(repo: str, rels: list[str], subject: str, trailers: dict[str, 
         if sha:
             staging.landed(repo, sha)
             if inline is not None:
-                inline.post_commit(repo, rels)
+                inline.post_commit(repo, rels, sha, base)
             return sha
     raise GitError("HEAD kept moving while memrepo committed (another git is committing in this repository)",
                    hint="run the command again once the other commits are done")
