@@ -49,8 +49,12 @@ def pre_commit(root: str, hook: str = "pre-commit", env: dict[str, str] | None =
     """
     from memrepo.format import validate
 
+    fast = _synced_to_head(root, env)
+    against = staged.differ_from(root, fast[0], env=env) if fast else None  # HEAD's diff, with modes
     try:
-        listing = staged.changes(root, env)  # no renames: a renamed memory is a delete and an add
+        # No renames: a renamed memory is a delete and an add.
+        listing = staged.changes(root, env) if against is None else [
+            (status, rel) for rel, (_, status) in against.items() if status in staged.CHANGES]
     except RuntimeError as exc:
         print(f"memrepo {hook}: git diff failed: {exc}", file=sys.stderr)
         return 1
@@ -65,7 +69,7 @@ def pre_commit(root: str, hook: str = "pre-commit", env: dict[str, str] | None =
         return _report(problems, hook)
     prefix = paths.MEMORY_DIR + "/"
     changed_set = set(changed)
-    listed = _from_synced(root, changed_set, env) or _from_listing(root, changed_set, env)
+    listed = (_from_synced(root, changed_set, env, fast, against) if fast else None) or _from_listing(root, changed_set, env)
     facts, unread, modes = listed.facts, listed.unread, listed.modes
     oversized: dict[str, int] = {}
     blobs = _staged_blobs(root, unread, oversized, env)
@@ -138,11 +142,12 @@ def _from_listing(root: str, changed: set[str], env: dict[str, str] | None = Non
     return _Listed(facts, unread, modes)
 
 
-def _from_synced(root: str, changed: set[str], env: dict[str, str] | None = None) -> _Listed | None:
-    """The same from a cache synced to commit C (store/synced.py): git names what differs from C
-    (`diff-index --cached`, in C's time), those and the cache's unindexable files are read, and
-    the cache gives the rest: the memories that supersede, and which of their targets exist."""
+def _synced_to_head(root: str, env: dict[str, str] | None = None) -> tuple[str, dict[str, str], set[str]] | None:
+    """The cache's facts (`cachefacts.synced_facts`) when it is synced to the commit HEAD is: then
+    one `diff-index --cached HEAD` says both what is staged and what differs from the cache. HEAD
+    is the one a memrepo writer's commit will have for parent, when it says (EXPECT_HEAD)."""
     from memrepo.store import cachefacts
+    from memrepo.vcs import commit
 
     try:
         fast = cachefacts.synced_facts(root)
@@ -150,8 +155,17 @@ def _from_synced(root: str, changed: set[str], env: dict[str, str] | None = None
         return None
     if fast is None:
         return None
-    commit, edges, skipped = fast
-    listed = staged.differ_from(root, commit, paths.MEMORY_DIR, env=env)
+    head = (os.environ if env is None else env).get(commit.EXPECT_HEAD) or refs.resolve(root, "HEAD")
+    return fast if fast[0] == head else None
+
+
+def _from_synced(root: str, changed: set[str], env: dict[str, str] | None,
+                 fast: tuple[str, dict[str, str], set[str]], listed: dict[str, tuple[str, str]] | None) -> _Listed | None:
+    """The same from a cache synced to commit C, HEAD (store/synced.py): git named what differs
+    from C (`listed`, `diff-index --cached`, in C's time), those and the cache's unindexable files
+    are read, and the cache gives the rest: the memories that supersede, and which of their
+    targets exist."""
+    _, edges, skipped = fast
     if listed is None:
         return None
     differ = {rel: status for rel, (_, status) in listed.items() if _is_memory_path(rel)}

@@ -38,7 +38,7 @@ from typing import Any
 
 from memrepo.errors import Deferred, GitError
 from memrepo.vcs import gitcmd, hookwire, journal, lock, staging, trailers as trailer_text
-from memrepo.vcs.journal import FROM_STDIN as _FROM_STDIN, Snapshot, nul as _nul, read, restore, write_atomic as _write
+from memrepo.vcs.journal import Snapshot, nul as _nul, read, restore, write_atomic as _write
 
 # What a person may be in the middle of, by the file git keeps for it (in the worktree's git dir).
 _IN_PROGRESS = (("MERGE_HEAD", "a merge"), ("rebase-merge", "a rebase"), ("rebase-apply", "a rebase or `git am`"),
@@ -103,15 +103,15 @@ def transaction(repo: str, rels: list[str], wait: float = lock.WAIT,
 
 
 def _stage(repo: str, rels: list[str], env: dict[str, str] | None = None) -> None:
-    """Stage `rels` as the working tree holds them: into the real index, or the one `env` names."""
-    present = [r for r in rels if os.path.lexists(os.path.join(repo, r))]
-    gone = [r for r in rels if r not in present]
-    for args, paths in ((["add"], present), (["rm", "--cached", "-q", "--ignore-unmatch"], gone)):
-        if paths:
-            rc, out, err = gitcmd.run_git_writing(*args, *_FROM_STDIN, cwd=repo, input=_nul(paths), env=env)
-            if rc != 0:
-                raise GitError(f"git {args[0]} failed: {(err or out).decode('utf-8', 'replace').strip()}",
-                               hint="check the repository with `git status` and `memrepo doctor`")
+    """Stage `rels` as the working tree holds them, a gone one removed: into the real index, or
+    the one `env` names. `update-index` takes the paths as they are; `git add` matched them as
+    pathspecs against a walk of their whole folder (84 ms of a one-file add at 100,000, issue 44)."""
+    if rels:
+        rc, out, err = gitcmd.run_git_writing("update-index", "--add", "--remove", "-z", "--stdin", cwd=repo,
+                                              input=_nul(rels), env=env)
+        if rc != 0:
+            raise GitError(f"git update-index failed: {(err or out).decode('utf-8', 'replace').strip()}",
+                           hint="check the repository with `git status` and `memrepo doctor`")
 
 
 @dataclass(frozen=True)
@@ -176,7 +176,7 @@ HEAD_MOVED = "memrepo: HEAD moved since memrepo staged its commit"
 def _commit_inline(repo: str, hooks: Hooks, env: dict[str, str], base: str | None, msg: bytes, subject: str) -> str:
     """The hooks' work here, then the commit as git makes it, its ref moved only from `base`
     (compare-and-swap); "" when HEAD moved first."""
-    _validate(repo, hooks, env)
+    _validate(repo, hooks, {**env, EXPECT_HEAD: base or ""})
     rc, out, err = gitcmd.run_git("write-tree", cwd=repo, env=env)
     tree = out.decode().strip()
     if rc == 0:

@@ -6,14 +6,15 @@ from __future__ import annotations
 from memrepo.vcs import gitcmd
 
 BATCH_BYTES = 16 * 1024 * 1024  # one `git cat-file --batch` reads at most this much (its output is bounded)
+CHANGES = ("A", "C", "M", "R", "D")  # the statuses `changes` lists (not a type change, not unmerged)
 
 
 def changes(root: str, env: dict[str, str] | None = None) -> list[tuple[str, str]]:
     """[(status letter, path)] of what is staged against HEAD (added, copied, changed, deleted),
     renames as a delete and an add; RuntimeError with git's words when git fails. `env`, in
     every function here, may name another index (`GIT_INDEX_FILE`: a writer's own)."""
-    rc, out, err = gitcmd.run_git("diff", "--cached", "--name-status", "-z", "--no-renames", "--diff-filter=ACMRD", cwd=root,
-                                  env=env)
+    rc, out, err = gitcmd.run_git("diff", "--cached", "--name-status", "-z", "--no-renames",
+                                  "--diff-filter=" + "".join(CHANGES), cwd=root, env=env)
     if rc != 0:
         raise RuntimeError(err.decode(errors="replace").strip())
     fields = gitcmd.split_z(out)
