@@ -106,3 +106,13 @@ def test_pre_commit_asks_git_one_diff_when_the_cache_holds_head(repo: str, fresh
     bad = memory_text("e").replace("class: fact", "class: rumour")
     with pytest.raises(Exception, match="class"):
         commit.commit_files(repo, {"memory/e.md": bad}, "add e", {"Action": "add"}, hooks=githooks.in_process())
+
+
+@pytest.mark.parametrize("extra", [0, 70_000], ids=["a few paths", "more than a command line holds"])
+def test_the_blob_ids_of_a_commit_s_paths_however_many(repo: str, extra: int) -> None:
+    from memrepo.vcs import trees
+
+    commit.commit_files(repo, {"memory/f.md": memory_text("f"), "notes/g.md": "g\n"}, "add f and g", {"Action": "add"})
+    asked = ["memory/f.md", "notes/g.md", "memory/gone.md"] + [f"memory/not-there-{i:05d}-{'x' * 24}.md" for i in range(extra)]
+    found = trees.blob_ids(repo, "HEAD", asked)
+    assert found == {rel: git(repo, "rev-parse", f"HEAD:{rel}").stdout.strip() for rel in ("memory/f.md", "notes/g.md")}
