@@ -91,18 +91,20 @@ def test_the_in_process_hooks_ask_git_nothing_about_head(repo: str, fresh) -> No
     assert index.status(repo)["commit"] == sha and index.status(repo)["count"] >= 1
 
 
-def test_pre_commit_asks_git_one_diff_when_the_cache_holds_head(repo: str, fresh, monkeypatch) -> None:
+def test_pre_commit_asks_git_one_diff_and_reads_by_blob_id_when_the_cache_holds_head(repo: str, fresh, monkeypatch) -> None:
     diffs: list[tuple[str, ...]] = []
     run = gitcmd.run_git
 
     def record(*args: str, **kw: object) -> tuple[int, bytes, bytes]:
         if args[:1] in (("diff",), ("diff-index",)):
             diffs.append(args)
+        if args[:1] == ("cat-file",) and b":memory/" in (kw.get("input") or b""):  # type: ignore[operator]
+            diffs.append(("cat-file by path",))
         return run(*args, **kw)  # type: ignore[arg-type]
 
     monkeypatch.setattr(gitcmd, "run_git", record)
     commit.commit_files(repo, {"memory/d.md": memory_text("d")}, "add d", {"Action": "add"}, hooks=githooks.in_process())
-    assert [a[0] for a in diffs] == ["diff-index"]
+    assert [a[0] for a in diffs] == ["diff-index"]  # and the staged memory read by its blob id, no index read for it
     bad = memory_text("e").replace("class: fact", "class: rumour")
     with pytest.raises(Exception, match="class"):
         commit.commit_files(repo, {"memory/e.md": bad}, "add e", {"Action": "add"}, hooks=githooks.in_process())

@@ -38,8 +38,8 @@ def _is_memory_path(rel: str) -> bool:
 
 
 def _staged_blobs(root: str, rels: list[str], oversized: dict[str, int] | None = None,
-                  env: dict[str, str] | None = None) -> dict[str, bytes]:
-    return staged.blobs(root, rels, MAX_FILE_BYTES, oversized, env)
+                  env: dict[str, str] | None = None, ids: dict[str, str] | None = None) -> dict[str, bytes]:
+    return staged.blobs(root, rels, MAX_FILE_BYTES, oversized, env, ids)
 
 
 def pre_commit(root: str, hook: str = "pre-commit", env: dict[str, str] | None = None) -> int:
@@ -50,7 +50,8 @@ def pre_commit(root: str, hook: str = "pre-commit", env: dict[str, str] | None =
     from memrepo.format import validate
 
     fast = _synced_to_head(root, env)
-    against = staged.differ_from(root, fast[0], env=env) if fast else None  # HEAD's diff, with modes
+    ids: dict[str, str] = {}
+    against = staged.differ_from(root, fast[0], env=env, ids=ids) if fast else None  # HEAD's diff, with modes
     try:
         # No renames: a renamed memory is a delete and an add.
         listing = staged.changes(root, env) if against is None else [
@@ -72,7 +73,7 @@ def pre_commit(root: str, hook: str = "pre-commit", env: dict[str, str] | None =
     listed = (_from_synced(root, changed_set, env, fast, against) if fast else None) or _from_listing(root, changed_set, env)
     facts, unread, modes = listed.facts, listed.unread, listed.modes
     oversized: dict[str, int] = {}
-    blobs = _staged_blobs(root, unread, oversized, env)
+    blobs = _staged_blobs(root, unread, oversized, env, ids)
     for rel in unread:
         data = blobs.get(rel, b"")
         stem = rel[len(prefix):-3]
