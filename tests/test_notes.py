@@ -331,3 +331,39 @@ def spec_ok(note_id: str) -> bool:
     import re
 
     return bool(re.fullmatch(r"[a-z0-9-]{1,80}", note_id))
+
+
+def test_libyaml_and_pyyaml_emit_the_same_front_matter_for_printable_ascii() -> None:
+    """The serializer takes libyaml's emitter for printable ASCII only: there it must write, byte
+    for byte, what PyYAML's writes, or a sweep would rewrite files nobody changed."""
+    import random
+
+    if notes._C_DUMP is notes._DUMP:
+        pytest.skip("PyYAML without libyaml: one emitter only")
+    tricky = ["yes", "no", "on", "null", "~", "True", "1e3", "0x1f", "0o7", "1_000", ".inf", "-.nan", "2026-01-02",
+              "12:30", "1:20:30", "- x", "? y", "a: b", "#c", "---", "...", "  lead", "trail  ", "", "<<", "=", "007", "+1"]
+    alphabet = "abz09 :#-?'\"[]{},&*!|>%@`.\\/~=+_^$()<;"
+    rnd = random.Random(7)
+    differ = []
+    for i in range(1500):
+        text = (" ".join(rnd.choice(tricky) for _ in range(rnd.randint(1, 3))) if i % 3 == 0
+                else "".join(rnd.choice(alphabet) for _ in range(rnd.randint(1, 12))))
+        for value in (text, [text, "x"], {"k": text}, [{"k": text}]):
+            meta = {"id": "m", "title": value}
+            fast = notes.emit(meta)
+            slow_dump, notes._C_DUMP = notes._C_DUMP, notes._DUMP
+            try:
+                slow = notes.emit(meta)
+            finally:
+                notes._C_DUMP = slow_dump
+            if fast != slow:
+                differ.append((value, fast, slow))
+    assert differ == []
+
+
+def test_text_past_ascii_keeps_pyyamls_emitter() -> None:
+    """libyaml escapes an emoji (`\\U0001F389`) where PyYAML writes it as it is."""
+    note = notes.new_note(id="launch", title="Launch day 🎉 for café owners", description="déjà vu")
+    text = notes.serialize(note)
+    assert "title: Launch day 🎉 for café owners\n" in text and "description: déjà vu\n" in text
+    assert notes.parse(text).meta["title"] == "Launch day 🎉 for café owners"

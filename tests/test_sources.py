@@ -261,6 +261,32 @@ def test_recall_explain_names_the_source(me: str, code: str) -> None:
     assert "injected: team-kafka-retention (team acme)" in logged
 
 
+def test_three_sources_stem_and_weigh_each_word_of_the_prompt_once(me: str, code: str,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The per-query work is shared across sources: each word is stemmed once, for the query and
+    for every source's term look-ups, and looked up once among the everyday words the decision
+    weighs down (issue 41, part 2: the hook's budget with three stores)."""
+    from memrepo.recall import lexicon, porter
+
+    class Searched(str):
+        def __contains__(self, key: object) -> bool:
+            looked.append(str(key))
+            return super().__contains__(str(key))
+
+    monkeypatch.setattr(porter, "_STEMS", {})
+    monkeypatch.setattr(lexicon, "_SEEN", {})
+    monkeypatch.setattr(lexicon, "_TEXT", Searched(lexicon._TEXT))
+    stemmed: list[str] = []
+    looked: list[str] = []
+    real = porter._stem
+    monkeypatch.setattr(porter, "_stem", lambda word: stemmed.append(word) or real(word))
+    d = decide.decide(me, "should I indent python with tabs or spaces?", cwd=code)
+    assert [s.kind for s in rs.found(me, code)] == ["personal", "team", "project"]
+    assert [h.source for h in d.hits] == ["", "team acme"]  # two sources judged their best match
+    assert stemmed and sorted(stemmed) == sorted(set(stemmed))
+    assert looked and sorted(looked) == sorted(set(looked))
+
+
 def test_share_to_a_team_is_a_branch_a_member_merges(me: str, team: tuple[str, str], code: str) -> None:
     """No forge (a bare remote): the branch is pushed and the way to merge it printed; once a member
     merges and pushes it, `memrepo sync` brings it back to this machine as the team's."""

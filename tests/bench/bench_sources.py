@@ -60,6 +60,22 @@ def with_project(cwd: str, project: str) -> None:
     shutil.copyfile(paths.index_db(project), os.path.join(cache, paths.INDEX_FILE))
 
 
+def alone(settings: str, cwd: str) -> None:
+    """Undo what the three-source rounds set up: no team listed, no project memory where `cwd` is."""
+    from memrepo.base import projects
+    from memrepo.recall import sources
+
+    if os.path.exists(settings):
+        with open(settings, encoding="utf-8") as fh:
+            kept = {k: v for k, v in json.load(fh).items() if k != "teams"}
+        with open(settings, "w", encoding="utf-8") as fh:
+            json.dump(kept, fh)
+    top = projects.top_level(cwd)
+    if top is not None:
+        shutil.rmtree(os.path.join(top, sources.PROJECT_DIR), ignore_errors=True)
+        shutil.rmtree(sources.project_index_dir(top), ignore_errors=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -88,7 +104,9 @@ def main(argv: list[str] | None = None) -> int:
     # generator), which then holds the project memory.
     for kind, store in (("personal alone", personal), ("personal answers", personal), ("team answers", team)):
         prompt, cwd, _ = bh.answerable_prompt(store, workdir)
-        if kind != "personal alone":
+        if kind == "personal alone":
+            alone(settings, cwd)  # with --reuse, what the last run listed and placed is still there
+        else:
             with open(settings, "w", encoding="utf-8") as fh:
                 json.dump({"teams": {"acme": {"path": team, "writable": False}}}, fh)
             from memrepo.store import sources as joined

@@ -4,7 +4,12 @@ add: a memory repository of N generated memories (default 1,000); each add is th
 process (`python -m memrepo add ...`: lock, validation, `git commit` through the repository's
 hooks, the post-commit index update). One writer runs ADDS adds one after another; then 10
 writers each run ADDS adds at once, and each add's latency (its wait for the lock included) is
-recorded. Reported: median and p90 of per-add latency, and adds per second.
+recorded. Reported: median and p90 of per-add latency, adds per second, the CPU of the phase's
+process trees per add, how many commits each lock hold made (the group commit, issue 44: a
+holder commits every waiting writer's change as a chain), and the floor the CPU alone sets on
+this machine: ten adds' CPU shared by its cores, over a lone add. `--compare` first runs the
+ten writers with the group commit off (each add its own lock hold, as before it) and on,
+interleaved ROUNDS times, so both are measured under the same load.
 
 sync: a bare remote and two clones of a repository of 10,000 generated memories. Clone b makes
 100 commits (each adds or edits one memory) and pushes them; clone a then runs `memrepo sync`,
@@ -13,7 +18,7 @@ of the tree computed by `git merge-tree`, validated, then pushed). Each case is 
 ROUNDS times. Also `memrepo sync` with nothing to do.
 
     .venv/bin/python tests/bench/bench_writes.py [--memories 1000] [--adds 10] [--sync-memories 10000]
-        [--remote-commits 100] [--rounds 5] [--reuse DIR] [--no-sync] [--out FILE]
+        [--remote-commits 100] [--rounds 5] [--reuse DIR] [--no-sync] [--compare] [--out FILE]
 
 Issue 44's goals are printed beside the figures: a lone add ≤ 0.3 s at 10,000 memories and ≤ 1 s
 at 100,000; ten writers' median ≤ 3× a lone add. `--reuse DIR` keeps the generated repository
@@ -46,14 +51,22 @@ def cli(repo: str, python: str, *args: str) -> list[str]:
     return [python, "-m", "memrepo", "--repo", repo, *args]
 
 
+# `memrepo add` with the group commit off (a holder takes no waiter's change): the queue of lock
+# holds as it was before, for --compare; a benchmark's switch, not a setting.
+UNGROUPED = ("import sys; from memrepo.vcs import group; group.MAX_GROUP = 1; "
+             "from memrepo.cli.main import main; sys.argv[0] = 'memrepo'; raise SystemExit(main())")
+
+
 CPU: list[float] = []  # each add's CPU seconds, whole process tree
 
 
-def one_add(repo: str, python: str, env: dict[str, str], tag: str) -> float:
+def one_add(repo: str, python: str, env: dict[str, str], tag: str, grouped: bool = True) -> float:
     import resource
 
     argv = cli(repo, python, "add", "--class", "fact", "--title", f"Bench note {tag}",
                "-d", f"Written by the write benchmark, {tag}.", "--topic", "benchmark")
+    if not grouped:
+        argv[1:3] = ["-c", UNGROUPED]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     elapsed, _ = benchlib.run(argv, env=env)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -65,7 +78,45 @@ def p90(xs: list[float]) -> float:
     return sorted(xs)[max(0, int(round(0.9 * len(xs))) - 1)]
 
 
-def bench_add(root: str, n: int, adds: int, python: str, reuse: str | None = None) -> dict[str, Any]:
+def _holds(repo: str) -> int:
+    """HEAD's reflog entries: one per lock hold that moved HEAD (a group commit's chain is one)."""
+    return len(subprocess.run(["git", "reflog", "--format=%H", "HEAD"], cwd=repo, capture_output=True, text=True).stdout.split())
+
+
+def ten_writers(repo: str, python: str, env: dict[str, str], adds: int, grouped: bool) -> dict[str, Any]:
+    """WRITERS writers at once, each `adds` adds in a row: each add's latency, the phase's wall
+    time, the CPU of its process trees and the lock holds that moved HEAD."""
+    import resource
+
+    def writer(w: int) -> list[float]:
+        return [one_add(repo, python, env, f"writer {w} add {time.time_ns()} {i}", grouped) for i in range(adds)]
+
+    holds, cpu = _holds(repo), resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    with ThreadPoolExecutor(WRITERS) as pool:
+        lists = list(pool.map(writer, range(WRITERS)))
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return {"latencies": [x for xs in lists for x in xs], "wall": wall, "holds": _holds(repo) - holds,
+            "cpu": after.ru_utime + after.ru_stime - cpu.ru_utime - cpu.ru_stime}
+
+
+def ten_summary(runs: list[dict[str, Any]], single: list[float]) -> dict[str, Any]:
+    """Per-add latency (median, p90, beside a lone add's median), throughput, CPU per add (the
+    phase's process trees over the adds), commits per lock hold, and the floor the CPU alone sets:
+    WRITERS adds' CPU shared by this machine's cores, over a lone add's latency."""
+    many = [x for run in runs for x in run["latencies"]]
+    per_add = sum(run["cpu"] for run in runs) / len(many)
+    lone = statistics.median(single)
+    return {"latency_ms": summary(many), "p90_ms": round(p90(many) * 1000, 1),
+            "adds_per_s": round(len(many) / sum(run["wall"] for run in runs), 2),
+            "vs_one": round(statistics.median(many) / lone, 2), "cpu_s_per_add": round(per_add, 3),
+            "commits_per_hold": round(len(many) / max(1, sum(run["holds"] for run in runs)), 2),
+            "cpu_floor_vs_one": round(WRITERS * per_add / (os.cpu_count() or 1) / lone, 2)}
+
+
+def bench_add(root: str, n: int, adds: int, python: str, reuse: str | None = None, compare: bool = False,
+              rounds: int = 1) -> dict[str, Any]:
     repo = os.path.join(reuse, str(n)) if reuse else os.path.join(root, "add-repo")
     info = {"n": n, "seed": 11} if os.path.isdir(os.path.join(repo, "memory")) else benchlib.make_repo(repo, n, seed=11, python=python)
     env = benchlib.bench_env(repo, python)
@@ -79,21 +130,17 @@ def bench_add(root: str, n: int, adds: int, python: str, reuse: str | None = Non
                             "adds_per_s": round(adds / (time.perf_counter() - start), 2),
                             "cpu_s_median": round(statistics.median(CPU), 3)}
 
-    def writer(w: int) -> list[float]:
-        return [one_add(repo, python, env, f"writer {w} add {time.time_ns()} {i}") for i in range(adds)]
-
-    start = time.perf_counter()
-    with ThreadPoolExecutor(WRITERS) as pool:
-        lists = list(pool.map(writer, range(WRITERS)))
-    wall = time.perf_counter() - start
-    many = [x for xs in lists for x in xs]
-    result["ten_writers"] = {"latency_ms": summary(many), "p90_ms": round(p90(many) * 1000, 1),
-                             "adds_per_s": round(len(many) / wall, 2)}
+    runs: dict[bool, list[dict[str, Any]]] = {False: [], True: []}
+    for _ in range(rounds if compare else 1):  # interleaved: the machine's load changes under both alike
+        for grouped in ((False, True) if compare else (True,)):
+            runs[grouped].append(ten_writers(repo, python, env, adds, grouped))
+    for grouped, key in ((True, "ten_writers"), (False, "ten_writers_ungrouped")):
+        if runs[grouped]:
+            result[key] = ten_summary(runs[grouped], single)
     out = subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True).stdout
     count = subprocess.run(["git", "log", "--format=%s"], cwd=repo, capture_output=True, text=True).stdout
-    result["ten_writers"]["vs_one"] = round(statistics.median(many) / statistics.median(single), 2)
     result["check"] = {"status_clean": out == "", "add_commits": sum(s.startswith("add: ") for s in count.splitlines()),
-                       "expected": 1 + adds + WRITERS * adds}
+                       "expected": 1 + adds + WRITERS * adds * (2 * rounds if compare else 1)}
     if reuse:
         result["check"]["expected"] = "(a reused repository: all earlier runs' adds too)"
     result["repo"] = {k: info[k] for k in ("n", "seed")}
@@ -179,19 +226,26 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--reuse", help="keep the add repository as DIR/<memories> and use it again on the next run")
     ap.add_argument("--no-sync", action="store_true", help="measure adds only")
+    ap.add_argument("--compare", action="store_true",
+                    help="run the ten writers with the group commit off (each add its own lock hold) and on, "
+                         "interleaved, --rounds times each")
     ap.add_argument("--out", help="write the figures as JSON here")
     args = ap.parse_args()
     python = sys.executable
     data: dict[str, Any] = {"machine": benchlib.machine()}
     root = tempfile.mkdtemp(prefix="memrepo-bench-writes-")
     try:
-        data["add"] = add = bench_add(root, args.memories, args.adds, python, args.reuse)
+        data["add"] = add = bench_add(root, args.memories, args.adds, python, args.reuse, args.compare, args.rounds)
         goal = {10000: "≤ 300 ms", 100000: "≤ 1,000 ms"}.get(args.memories, "≤ 300 ms at 10,000, ≤ 1,000 ms at 100,000")
         print(f"add, {args.memories:,} memories:")
         print(f"  1 writer   {fmt(add['one_writer']['latency_ms'])}  p90 {add['one_writer']['p90_ms']} ms, "
               f"{add['one_writer']['adds_per_s']} adds/s, CPU {add['one_writer']['cpu_s_median']:.3f} s  (goal {goal})")
-        print(f"  10 writers {fmt(add['ten_writers']['latency_ms'])}  p90 {add['ten_writers']['p90_ms']} ms, "
-              f"{add['ten_writers']['adds_per_s']} adds/s, median {add['ten_writers']['vs_one']}x one writer's (goal ≤ 3x)")
+        for key, label in (("ten_writers_ungrouped", "no group"), ("ten_writers", "10 writers")):
+            if key in add:
+                ten = add[key]
+                print(f"  {label:<10} {fmt(ten['latency_ms'])}  p90 {ten['p90_ms']} ms, {ten['adds_per_s']} adds/s, "
+                      f"median {ten['vs_one']}x one writer's (goal ≤ 3x); CPU {ten['cpu_s_per_add']:.3f} s per add, "
+                      f"{ten['commits_per_hold']} commits per lock hold, CPU floor on {os.cpu_count()} cores {ten['cpu_floor_vs_one']}x")
         print(f"  check: {add['check']}")
         if not args.no_sync:
             data["sync"] = s = bench_sync(root, args.sync_memories, args.remote_commits, args.rounds, python)

@@ -5,7 +5,8 @@ Configuration by environment:
 - FAKE_MODEL_RULES: a JSON file, a list of {"contains": "text" or ["all", "of", "these"],
   "reply": <JSON value> | "reply_text": "raw text", "exit": int (optional)}; the first rule
   whose strings all occur in the prompt answers. No rule matches: FAKE_MODEL_DEFAULT (raw
-  text) or `{}`.
+  text) or `{}`. A rule's "sleep": seconds waits that long first, as a model that takes too
+  long to answer (the caller's timeout kills it).
 - FAKE_MODEL_LOG: a JSONL file that receives {"prompt": ...} for every call (tests assert on it).
 - FAKE_MODEL_USAGE: a JSON object printed as the envelope's `usage` instead of the default.
 - FAKE_MODEL_PLAIN=1: print the bare answer, no envelope and no usage, like a command that
@@ -16,6 +17,7 @@ The answer is printed in `claude -p --output-format json`'s envelope, with token
 import json
 import os
 import sys
+import time
 
 
 def main() -> int:
@@ -33,6 +35,8 @@ def main() -> int:
         needles = rule.get("contains", [])
         needles = [needles] if isinstance(needles, str) else needles
         if all(n in prompt for n in needles):
+            if rule.get("sleep"):
+                time.sleep(float(rule["sleep"]))
             if rule.get("exit"):
                 sys.stderr.write("fake model failure\n")
                 return int(rule["exit"])

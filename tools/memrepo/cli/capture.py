@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import time
+from typing import Any
 
 import click
 
@@ -104,6 +106,10 @@ def enrich(ctx: click.Context, ids: tuple[str, ...], as_json: bool) -> None:
 def sweep(ctx: click.Context, no_model: bool, retry_failed: bool, as_json: bool) -> None:
     """Run pending captures, enrichment, the curator and the verifier as one run (idempotent).
 
+    The curator also compares your memory with each team's and the projects' this machine
+    knows: each conflict becomes a proposal for `memrepo review` naming both sources, and
+    nothing is applied to any source.
+
     \b
     Example (cron, daily at 04:00):
       0 4 * * * memrepo sweep >> ~/.memrepo/index/sweep.log 2>&1
@@ -116,7 +122,7 @@ def sweep(ctx: click.Context, no_model: bool, retry_failed: bool, as_json: bool)
     from memrepo.cli.progress import Reporter
 
     shown = Reporter()
-    report = sw.run(_repo(ctx), use_model=not no_model, progress=shown)
+    report = sw.run(_repo(ctx), use_model=not no_model, progress=shown, cwd=os.getcwd())
     shown.close()
     if as_json:
         _json(report)
@@ -128,6 +134,8 @@ def sweep(ctx: click.Context, no_model: bool, retry_failed: bool, as_json: bool)
              f"{len((report.get('enrich') or {}).get('enriched', {}))} memories enriched"
              + (f", curator applied {len(report['curate']['applied'])}" if report.get("curate") else "")
              + (f", verifier changed {len(report['verify']['changed'])}" if report.get("verify") else ""))
+        if report.get("across"):
+            _across_lines(report["across"])
         probes = (report.get("verify") or {}).get("url_probes")
         if probes:
             echo(f"  verify: {url_probes_line(probes)}")
@@ -142,6 +150,20 @@ def sweep(ctx: click.Context, no_model: bool, retry_failed: bool, as_json: bool)
         raise MemrepoError(report.get("model_failed") or f"{len(report['errors'])} step(s) of the sweep failed",
                            hint="check the model command (MEMREPO_MODEL_CMD, or `model_cmd` in index/local.json); "
                                 "`memrepo stats` shows the failed calls")
+
+
+def _across_lines(done: dict[str, Any]) -> None:
+    """The sweep's curator across sources: what it proposed for review, what failed, what waits."""
+    compared = ", ".join(done["sources"]) or "no team joined and no project known"
+    if done["not_run"]:
+        echo(f"  across sources ({compared}): not run: {done['not_run']}; {done['waiting']} related pair(s) wait")
+        return
+    n = len(done["conflicts"])
+    echo(f"  across sources ({compared}): {n} conflict{'s' * (n != 1)} proposed for review, "
+         f"{len(done['failed'])} failed, {done['remembered']} not asked again, {done['waiting']} waiting"
+         + (" (`memrepo review`)" if n else ""))
+    for f in done["failed"]:
+        echo(f"    failed: {' / '.join(f['ids'])}: {f['reason']}")
 
 
 @click.command()

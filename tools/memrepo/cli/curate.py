@@ -78,7 +78,9 @@ def _across(ctx: click.Context, dry_run: bool, as_json: bool) -> None:
         for c in report["conflicts"]:
             echo(f"  personal: {c['personal']} / {c['source']}: {c['other']}: {c['relation']}, {c['winner']} would stay"
                  f" ({c['confidence']:.2f}) — {c['proposal']}")
-        echo(f"left alone: {len(report['skipped'])}")
+        echo(f"left alone: {len(report['skipped'])}" + (f"; not asked again: {report['remembered']}" if report["remembered"] else ""))
+        for f in report["failed"]:
+            echo(f"  failed: {' / '.join(f['ids'])}: {f['reason']}")
     _model_calls_judged("curate")
 
 
@@ -179,7 +181,7 @@ def review_show(ctx: click.Context, proposal: str, as_diff: bool, as_markdown: b
     if t.get("Reason"):
         echo(f"reason: {t['Reason']}")
     echo(f"held back by: {t.get('Review', '?')}")
-    echo("changes: " + ", ".join(f"{c['status']} {c['path']}" for c in p["changes"]))
+    echo("changes: " + (", ".join(f"{c['status']} {c['path']}" for c in p["changes"]) or "none in your memory"))
     if p["beyond"]:
         echo(f"WARNING: this proposal also {'; '.join(p['beyond'])} — beyond the memories it names; "
              f"`review accept` refuses it (`--diff` shows all of it)")
@@ -205,8 +207,14 @@ def review_accept(ctx: click.Context, proposal: str) -> None:
     from memrepo.passes.curate import review as rev
     from memrepo.store import memories as store
 
-    sha = rev.accept(store.require_repo(_repo(ctx)), proposal)
+    from memrepo.passes.curate import acrossview
+
+    repo = store.require_repo(_repo(ctx))
+    sha = rev.accept(repo, proposal)
     echo(f"Accepted proposal {proposal} as {sha[:12]}")
+    there = acrossview.forwarded(repo, sha)
+    if there:
+        echo(f"proposed there: {there}")
 
 
 @review.command("reject")

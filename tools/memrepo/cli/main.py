@@ -318,6 +318,7 @@ def doctor(ctx: click.Context, as_json: bool) -> None:
 
     from memrepo.claude import doctor as claude_doctor
     from memrepo.passes import model
+    from memrepo.passes.curate import conflicts
     from memrepo.worker import jobs
 
     repo = _repo(ctx)
@@ -329,6 +330,7 @@ def doctor(ctx: click.Context, as_json: bool) -> None:
         else:
             checks.extend(model.checks(repo))
         checks.extend(jobs.checks(repo))
+        checks.extend(conflicts.checks(repo, doc.Check))  # conflicts across sources await review (issue 41)
     checks.extend(claude_doctor.checks(os.getcwd(), repo))
     from memrepo.agents import doctor as agents_doctor
 

@@ -154,13 +154,14 @@ FORGET_PREFIX = "memrepo/forget/"
 
 
 def forget(repo: str, note_id: str, cwd: str | None, reason: str, forge_name: str | None = None,
-           gh_path: str | None = None) -> Shared:
+           gh_path: str | None = None, only: str | None = None) -> Shared:
     """`memrepo forget` of a team's or the project's memory (issue 41, part 6): a proposal there,
     never a write. For a team, a branch and a pull request retiring it; for the project, the
-    file retired in place for the user to commit with their code."""
+    file retired in place for the user to commit with their code. `only` names the one source
+    to look in (`team acme`)."""
     from memrepo.store import lifecycle
 
-    for src in sources.others(repo, cwd):
+    for src in sources.others(repo, cwd, only):
         if not os.path.exists(paths.note_path(src.root, note_id)):
             continue
         if src.kind == rs.PROJECT:

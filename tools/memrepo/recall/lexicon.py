@@ -17,7 +17,8 @@ deliberately absent: they are what a prompt is about. So are the names of days a
 
 No imports: this module sits on the prompt path and must load in well under a millisecond, so
 the words stay one string (a set of ~2,900 strings would cost ~0.4 ms to build on every prompt)
-and membership is a substring search of microseconds.
+and membership is a substring search (about 50,000 instructions for a word it does not hold),
+done once per word and process.
 """
 
 _TEXT = """
@@ -272,13 +273,25 @@ obrigado obrigada valeu beleza oi ola tchau opa favor desculpa desculpe
 """.replace("\n", " ")
 
 
+_SEEN: "dict[str, bool]" = {}  # COMMON's answers: a search costs ~50,000 instructions, and every source asks
+MAX_SEEN = 4096  # a long-lived process (serve, mcp) remembers at most as many
+
+
 class _Words:
-    """A read-only set of words kept as one space-separated string."""
+    """A read-only set of words kept as one space-separated string. Each word is searched for
+    once per process: recall over three sources asks about the same words three times (issue 41)."""
 
     __slots__ = ()
 
     def __contains__(self, word: object) -> bool:
-        return isinstance(word, str) and bool(word) and " " not in word and " " + word + " " in _TEXT
+        if not isinstance(word, str):
+            return False
+        got = _SEEN.get(word)
+        if got is None:
+            if len(_SEEN) >= MAX_SEEN:
+                _SEEN.clear()
+            got = _SEEN[word] = bool(word) and " " not in word and " " + word + " " in _TEXT
+        return got
 
     def __iter__(self):  # type: ignore[no-untyped-def]
         return iter(sorted(set(_TEXT.split())))

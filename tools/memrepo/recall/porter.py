@@ -125,8 +125,23 @@ def _step5(w: str) -> str:
     return w
 
 
+_STEMS: "dict[str, str]" = {}  # what `stem` answered: the query and each source's look-ups stem the same words
+MAX_STEMS = 4096  # a long-lived process (serve, mcp) remembers at most as many
+
+
 def stem(word: str) -> str:
-    """The term FTS5's porter tokenizer stores for one lowercase token."""
+    """The term FTS5's porter tokenizer stores for one lowercase token. Each word is stemmed once
+    per process: the prompt's words are stemmed to build the query and again for every source's
+    term look-ups (issue 41: three sources, one prompt)."""
+    got = _STEMS.get(word)
+    if got is None:
+        if len(_STEMS) >= MAX_STEMS:
+            _STEMS.clear()
+        got = _STEMS[word] = _stem(word)
+    return got
+
+
+def _stem(word: str) -> str:
     if len(word) < 3 or len(word) > MAX_TOKEN:
         return word
     w = _step1ab(word)

@@ -236,11 +236,12 @@ def _parent(root: str) -> str | None:
     return refs.resolve(root, "HEAD^1")
 
 
-def post_hook(root: str, hook: str, changed: tuple[str, ...] | None = None,
-              made: tuple[str, str | None] | None = None) -> int:
+def post_hook(root: str, hook: str, changed: tuple[str, ...] | None = None, parent: str | None = None,
+              head: str | None = None) -> int:
     """Update the cache for what changed; never blocks. `changed`: the paths a writer's own
-    commit changed, which it knows (else git's diff of HEAD, 0.2 s of a tree at 100,000), and
-    `made` that commit and its parent (else git is asked)."""
+    commit changed, which it knows (else git's diff of HEAD, 0.2 s of a tree at 100,000),
+    `parent` the commit they changed from (a group commit's chain: HEAD's parent is not it) and
+    `head` the commit HEAD now is (else git is asked)."""
     from memrepo.store import index
     from memrepo.base import paths
 
@@ -249,25 +250,25 @@ def post_hook(root: str, hook: str, changed: tuple[str, ...] | None = None,
             return 0  # no memory repository here (e.g. a branch from before `memrepo init`): make no cache
         if hook == "post-commit":
             # git says what the commit changed: when the cache recorded its parent, only those paths are read
-            parent = made[1] if made else _parent(root)
+            parent = parent if changed is not None else _parent(root)
             found = _changed_in_head(root, parent) if changed is None else tuple(p for p in changed if _is_memory_path(p))
-            index.update(root, force=found, wait=HOOK_LOCK_WAIT, after=parent, head=made[0] if made else None)
+            index.update(root, force=found, wait=HOOK_LOCK_WAIT, after=parent, head=head)
         else:
             index.update(root, wait=HOOK_LOCK_WAIT)
     except Exception as exc:  # noqa: BLE001 — a post hook must never block the user's git
         index.mark_stale(root, f"{hook}: {exc}")
         print(f"memrepo {hook}: index update failed ({safe(exc)}); marked stale — run `memrepo index --rebuild`", file=sys.stderr)
     if hook != "post-checkout":  # a checkout makes no commit
-        _keep_commit_graph(root, hook, made)
+        _keep_commit_graph(root, hook, head)
     return 0
 
 
-def _keep_commit_graph(root: str, hook: str, made: tuple[str, str | None] | None = None) -> None:
+def _keep_commit_graph(root: str, hook: str, head: str | None = None) -> None:
     """A memory's history stays fast all day: a new graph layer once a few commits lie outside it."""
     from memrepo.vcs import gitops
 
     try:
-        gitops.keep_commit_graph(root, made)
+        gitops.keep_commit_graph(root, head)
     except Exception as exc:  # noqa: BLE001 — history is only slower without it
         print(f"memrepo {hook}: could not start a commit-graph write ({safe(exc)})", file=sys.stderr)
 
@@ -287,8 +288,8 @@ def _validate_for_writer(root: str, env: dict[str, str]) -> int:
         return 1
 
 
-def _index_for_writer(root: str, rels: list[str], commit: str, parent: str | None) -> int:
-    return post_hook(root, "post-commit", tuple(rels), (commit, parent))
+def _index_for_writer(root: str, rels: list[str], parent: str | None, head: str) -> int:
+    return post_hook(root, "post-commit", tuple(rels), parent, head)
 
 
 def _head_is_expected(root: str) -> bool:

@@ -32,12 +32,12 @@ def _rel(note_id: str) -> str:
 def _commit(repo: str, note_id: str, before: str, after: str, action: str, extra: dict[str, Any]) -> tuple[str, str]:
     """Commit `after` over `before` as its own run; (sha, run id). ChangedMeanwhile if the file moved on."""
     from memrepo.store import githooks
-    from memrepo.vcs import commit
+    from memrepo.vcs import group
 
     run = runs.change_run_id(action, note_id)
     trailers = {"Action": action, "Run": run, "Id": note_id, **extra}
-    sha, stale = commit.commit_if_unchanged(repo, {_rel(note_id): after}, {_rel(note_id): before},
-                                            f"{action}: {note_id}", trailers, hooks=githooks.in_process())
+    change = group.Change({_rel(note_id): after}, {_rel(note_id): before}, f"{action}: {note_id}", trailers)
+    sha, stale = group.submit(repo, change, githooks.in_process())
     if stale:
         raise ChangedMeanwhile(f"{_rel(note_id)} changed while you were editing it (another terminal or a pass "
                                "committed it); nothing was written",

@@ -160,7 +160,6 @@ def add(repo: str, note: notes.Note, trailers: dict[str, str] | None = None) -> 
     """Validate, write and commit a new memory; returns (id, commit sha, run id: what `memrepo undo`
     takes). Nothing is written if invalid. `trailers` adds to the commit's own (`memrepo mcp`
     names the agent that wrote it)."""
-    from memrepo.vcs import commit
     from memrepo.format import catalogue, notes, validate
 
     require_repo(repo)
@@ -185,12 +184,12 @@ def add(repo: str, note: notes.Note, trailers: dict[str, str] | None = None) -> 
         # Another terminal may take the same id between the check above and the lock: the file
         # must still be absent under the lock, or this add never overwrites it.
         from memrepo.store import githooks
-        from memrepo.vcs import runs
+        from memrepo.vcs import group, runs
 
         run = runs.change_run_id("add", note_id)
-        sha, taken = commit.commit_if_unchanged(repo, {rel: text}, {rel: None}, f"add: {note_id}",
-                                                {"Action": "add", "Run": run, "Id": note_id, **(trailers or {})},
-                                                hooks=githooks.in_process())
+        change = group.Change({rel: text}, {rel: None}, f"add: {note_id}",
+                               {"Action": "add", "Run": run, "Id": note_id, **(trailers or {})})
+        sha, taken = group.submit(repo, change, githooks.in_process())
         if not taken:
             return note_id, sha, run
         tried.add(note_id)

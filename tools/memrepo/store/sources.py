@@ -174,12 +174,42 @@ def needs_refresh(src: rs.Source) -> str | None:
 
 def refresh(src: rs.Source) -> index.Report | None:
     """Bring a source's cache up to date (None when it was fresh or cannot be read)."""
+    if src.kind == rs.PROJECT and not project_problem(src):
+        note_checkout(src)  # so the sweep knows this checkout (`store.checkouts`, issue 41, part 4)
     if not needs_refresh(src) or (src.kind == rs.PROJECT and project_problem(src)):
         return None
     if src.kind == rs.TEAM and not os.path.isdir(src.root):
         return None
     place(src)
     return index.update(src.root)
+
+
+CHECKOUT = "checkout.json"  # beside a project's cache: the checkout it is the cache of
+
+
+def note_checkout(src: rs.Source) -> None:
+    """Record, beside project source `src`'s cache, the checkout it is the cache of."""
+    folder = os.path.dirname(src.db)
+    path = os.path.join(folder, CHECKOUT)
+    top = os.path.dirname(src.root)
+    if checkout_of(path) == top:
+        return
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    tmp = f"{path}.tmp-{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump({"top": top}, fh)
+    os.replace(tmp, path)
+
+
+def checkout_of(path: str) -> str | None:
+    """The checkout a project cache's `checkout.json` names, or None."""
+    try:
+        with open(path, "rb") as fh:
+            data = json.loads(fh.read(4096).decode("utf-8"))
+    except (OSError, ValueError):
+        return None
+    top = data.get("top") if isinstance(data, dict) else None
+    return top if isinstance(top, str) and os.path.isabs(top) else None
 
 
 def refresh_all(repo: str, cwd: str | None = None) -> list[tuple[rs.Source, index.Report]]:

@@ -12,6 +12,9 @@ anything else, post-commit indexes it, exactly once. On any failure (a pre-commi
 an exception, ^C) every path is put back byte for byte and nothing stays staged for it; a
 `kill -9` that leaves no chance to do so is undone by the next writer (`vcs.journal`).
 
+`chain.commit_chain` takes these steps once for many writers' changes, a commit each (the group
+commit, `vcs.group`: writers that find the lock held leave their change to its holder).
+
 `transaction` + `commit_staged` are the same steps for a writer that lets git change the files
 (`git revert --no-commit`, `git cherry-pick --no-commit`), and `record` is the commit that changes
 no file (a review's reject, an undo whose run cancelled out): hooks and indexing as for any other.
@@ -125,7 +128,7 @@ class Hooks:
     """
 
     pre_commit: Callable[[str, dict[str, str]], int]  # (repo, env naming the index) -> 0, or 1 with problems on stderr
-    post_commit: Callable[[str, list[str], str, str | None], object]  # (repo, the paths the commit changed, it, its parent)
+    post_commit: Callable[[str, list[str], str | None, str], object]  # (repo, the paths changed, the commit they were changed from, HEAD now)
 
 
 def commit_staged(repo: str, rels: list[str], subject: str, trailers: dict[str, Any], body: str = "",
@@ -149,7 +152,7 @@ def commit_staged(repo: str, rels: list[str], subject: str, trailers: dict[str, 
         if sha:
             staging.landed(repo, sha)
             if inline is not None:
-                inline.post_commit(repo, rels, sha, base)
+                inline.post_commit(repo, rels, base, sha)
             return sha
     raise GitError("HEAD kept moving while memrepo committed (another git is committing in this repository)",
                    hint="run the command again once the other commits are done")
@@ -177,16 +180,69 @@ def _commit_inline(repo: str, hooks: Hooks, env: dict[str, str], base: str | Non
     """The hooks' work here, then the commit as git makes it, its ref moved only from `base`
     (compare-and-swap); "" when HEAD moved first."""
     _validate(repo, hooks, {**env, EXPECT_HEAD: base or ""})
+    sha = tree_commit(repo, env, base, msg)
+    rc, _, err = gitcmd.run_git("update-ref", "-m", f"commit: {subject}", "HEAD", sha, base or "0" * len(sha), cwd=repo)
+    return sha if rc == 0 else ""
+
+
+def tree_commit(repo: str, env: dict[str, str], parent: str | None, msg: bytes) -> str:
+    """A commit of the index `env` names on `parent` (None: a root commit); no ref moves."""
     rc, out, err = gitcmd.run_git("write-tree", cwd=repo, env=env)
-    tree = out.decode().strip()
     if rc == 0:
-        rc, out, err = gitcmd.run_git("commit-tree", tree, *(("-p", base) if base else ()), "-F", "-", cwd=repo, input=msg)
+        rc, out, err = gitcmd.run_git("commit-tree", out.decode().strip(), *(("-p", parent) if parent else ()), "-F", "-",
+                                      cwd=repo, input=msg)
     if rc != 0:
         raise GitError(f"git commit failed:\n{err.decode('utf-8', 'replace').strip()}",
                        hint="check the repository with `git status` and `memrepo doctor`")
-    sha = out.decode().strip()
-    rc, _, err = gitcmd.run_git("update-ref", "-m", f"commit: {subject}", "HEAD", sha, base or "0" * len(sha), cwd=repo)
-    return sha if rc == 0 else ""
+    return out.decode().strip()
+
+
+CHAIN_REF = "refs/memrepo/group-commit"  # fast-import's branch while a chain is made; deleted at once
+
+
+def chain_commits(repo: str, parent: str | None, commits: list[tuple[bytes, dict[str, bytes | None]]]) -> list[str]:
+    """Commits on `parent`, each on the one before: (message, {path: new bytes, or None: deleted});
+    their shas, no ref moved. One `git fast-import` for them all: write-tree and commit-tree per
+    commit wrote a 10,000-entry folder's tree each time, loose (0.035 s of CPU a commit; ten
+    commits here: 0.12 s, issue 44)."""
+    ident = {}
+    for who in ("AUTHOR", "COMMITTER"):
+        rc, out, err = gitcmd.run_git("var", f"GIT_{who}_IDENT", cwd=repo)
+        if rc != 0:
+            raise GitError(f"git var failed: {err.decode('utf-8', 'replace').strip()}", hint="set user.name and user.email")
+        ident[who] = out.strip()
+    stream = [b"feature done\n"]
+    for n, (msg, files) in enumerate(commits, 1):
+        stream += [b"commit " + CHAIN_REF.encode() + b"\nmark :%d\n" % n, b"author " + ident["AUTHOR"] + b"\n",
+                   b"committer " + ident["COMMITTER"] + b"\n", b"data %d\n" % len(msg), msg, b"\n"]
+        if n == 1 and parent:
+            stream.append(f"from {parent}\n".encode())
+        for rel, data in sorted(files.items()):
+            quoted = _fast_import_path(rel)
+            if data is None:
+                stream.append(b"D " + quoted + b"\n")
+                continue
+            mode = b"100755" if os.access(os.path.join(repo, rel), os.X_OK) else b"100644"
+            stream += [b"M " + mode + b" inline " + quoted + b"\n", b"data %d\n" % len(data), data, b"\n"]
+    stream += [b"get-mark :%d\n" % n for n in range(1, len(commits) + 1)] + [b"done\n"]
+    # Its pack kept as it is (deltas between the chain's trees): exploding it into loose objects,
+    # as fast-import does below 100 objects, tripled its CPU at 10,000 memories.
+    rc, out, err = gitcmd.run_git("-c", "fastimport.unpackLimit=0", "fast-import", "--quiet", "--force", cwd=repo,
+                                  input=b"".join(stream))
+    shas = out.decode().split()
+    if rc != 0 or len(shas) != len(commits):
+        raise GitError(f"git fast-import failed:\n{err.decode('utf-8', 'replace').strip()}",
+                       hint="check the repository with `git status` and `memrepo doctor`")
+    gitcmd.run_git("update-ref", "-d", CHAIN_REF, shas[-1], cwd=repo)
+    return shas
+
+
+def _fast_import_path(rel: str) -> bytes:
+    """A path as fast-import reads it: C-quoted when it needs to be."""
+    raw = rel.encode("utf-8", "surrogateescape")
+    if not any(c in raw for c in (b'"', b"\\", b"\n")) and not raw.startswith(b'"'):
+        return raw
+    return b'"' + raw.replace(b"\\", b"\\\\").replace(b'"', b'\\"').replace(b"\n", b"\\n") + b'"'
 
 
 def _validate(repo: str, hooks: Hooks, env: dict[str, str]) -> None:
@@ -289,4 +345,5 @@ def commit_if_unchanged(repo: str, files: Mapping[str, str | bytes | None], expe
 def _changed_since(repo: str, rel: str, seen: str | bytes | None) -> bool:
     now = read(repo, rel)
     return (now is not None) if seen is None else (now is None or now[0] != _as_bytes(seen))
+
 

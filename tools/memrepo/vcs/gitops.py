@@ -97,10 +97,10 @@ gitcmd.ask_together(GRAPH_MARK, GRAPH_LOG)
 GRAPH_LOG_MAX = 64 * 1024
 
 
-def commits_outside_graph(path: str, head: str | None = None, parent: str | None = None) -> int | None:
+def commits_outside_graph(path: str, head: str | None = None) -> int | None:
     """How many commits HEAD holds beyond the one the last graph layer was started at; None when
-    unknown (no mark, or one git cannot read), which counts as too many. A writer that just made
-    HEAD passes it and its only parent: a mark at either is counted without git."""
+    unknown (no mark, or one git cannot read), which counts as too many. `head`: HEAD, when the
+    caller knows it (a mark there is counted without git)."""
     repo = open_repo(path)
     mark = _git_path(repo, GRAPH_MARK)
     try:
@@ -110,23 +110,23 @@ def commits_outside_graph(path: str, head: str | None = None, parent: str | None
         return None
     if not since or not all(c in "0123456789abcdef" for c in since):
         return None
-    if head and since in (head, parent):
-        return int(since != head)
+    if head and since == head:
+        return 0
     # An upper bound even when `since` is no longer HEAD's ancestor (a reset): the layer started
     # there holds every commit reachable from it.
     rc, out, _ = gitcmd.run_git("rev-list", "--count", "HEAD", f"^{since}", cwd=repo)
     return int(out.decode().strip() or 0) if rc == 0 else None
 
 
-def keep_commit_graph(path: str, made: tuple[str, str | None] | None = None) -> bool:
+def keep_commit_graph(path: str, head: str | None = None) -> bool:
     """Start a detached `git commit-graph write --split` when too many commits lie outside the
-    graph (GRAPH_SLACK); True when one was started. Never waits for it. `made`: (HEAD, its only
-    parent) when the caller just committed HEAD itself."""
+    graph (GRAPH_SLACK); True when one was started. Never waits for it. `head`: HEAD, when the
+    caller just made it."""
     repo = open_repo(path)
-    head = made[0] if made else gitcmd.head(repo)
+    head = head or gitcmd.head(repo)
     if head is None:
         return False
-    outside = commits_outside_graph(repo, head, made[1] if made else None)
+    outside = commits_outside_graph(repo, head)
     if outside is not None and outside <= GRAPH_SLACK:
         return False
     log = _git_path(repo, GRAPH_LOG)

@@ -27,7 +27,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from memrepo.errors import GitError
 from memrepo.vcs import gitcmd
@@ -142,21 +142,54 @@ def _in_line(queue: str) -> Iterator[str]:
         os.close(fd)
 
 
+def hold_file(where: str) -> int:
+    """Open (or make) `where` and hold an exclusive flock on it until the descriptor returned is
+    closed: a sign, for `alive`, that this process still waits on it (a group commit's entry)."""
+    fd = os.open(where, os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    return fd
+
+
+def alive(where: str) -> bool:
+    """Whether a live process holds `where` (`hold_file`; a dead one's flock went with it)."""
+    return _alive(where)
+
+
 def _holder(fd: int) -> str:
     os.lseek(fd, 0, os.SEEK_SET)
     text = os.read(fd, 4096).decode("utf-8", "replace").strip()
     return text or "a process that wrote no pid"
 
 
+def _wait_in_line(repo: str, where: str, fd: int, deadline: float, waiting: Callable[[], bool] | None) -> bool:
+    """Wait in the queue until the lock is this process's turn and taken (True), or `waiting` says
+    to stop (False); LockTimeout at `deadline`."""
+    queue = where + ".queue"
+    with _in_line(queue) as name:
+        while _ahead(queue, name) or not _try(fd):
+            if waiting is not None and waiting():
+                return False
+            if time.monotonic() >= deadline:
+                raise LockTimeout(f"another memrepo process holds the commit lock of {repo} ({_holder(fd)})",
+                                  hint=f"wait for it to finish, or if that pid is gone, run the command again ({where})")
+            time.sleep(_POLL)
+    return True
+
+
 @contextlib.contextmanager
-def held(repo: str, wait: float = WAIT) -> Iterator[None]:
-    """Hold the repository lock for the block, waiting at most `wait` seconds for it."""
+def held(repo: str, wait: float = WAIT, *, waiting: Callable[[], bool] | None = None) -> Iterator[bool]:
+    """Hold the repository lock for the block, waiting at most `wait` seconds for it; yields True.
+
+    `waiting`, when given, is called once per poll while this process waits its turn (the first
+    call says it has to wait at all): when it returns True the wait ends and the block runs
+    without the lock, told so by False (a group commit's waiter whose change a holder committed).
+    """
     where = path(repo)
     key = (where, threading.get_ident())
     if _held.get(key):
         _held[key] += 1
         try:
-            yield
+            yield True
         finally:
             _held[key] -= 1
         return
@@ -164,18 +197,14 @@ def held(repo: str, wait: float = WAIT) -> Iterator[None]:
     try:
         deadline = time.monotonic() + wait
         queue = where + ".queue"
-        if _ahead(queue) or not _try(fd):
-            with _in_line(queue) as name:
-                while _ahead(queue, name) or not _try(fd):
-                    if time.monotonic() >= deadline:
-                        raise LockTimeout(f"another memrepo process holds the commit lock of {repo} ({_holder(fd)})",
-                                          hint=f"wait for it to finish, or if that pid is gone, run the command again ({where})")
-                    time.sleep(_POLL)
+        if (_ahead(queue) or not _try(fd)) and not _wait_in_line(repo, where, fd, deadline, waiting):
+            yield False  # `waiting` ended the wait: the lock was never taken
+            return
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"pid {os.getpid()}: {' '.join(sys.argv)}\n".encode("utf-8", "replace"), 0)
         _held[key] = 1
         try:
-            yield
+            yield True
         finally:
             del _held[key]
             os.ftruncate(fd, 0)

@@ -32,7 +32,7 @@ PASS = "sweep"
 LOCK_WAIT = 600.0
 
 
-def run(repo: str, use_model: bool = True, progress: Progress = silent) -> dict[str, Any]:
+def run(repo: str, use_model: bool = True, progress: Progress = silent, cwd: str | None = None) -> dict[str, Any]:
     """Run a sweep now (waiting up to LOCK_WAIT seconds for a running worker)."""
     store.require_repo(repo)
     with queue.lock(repo, wait=LOCK_WAIT) as got:
@@ -40,7 +40,7 @@ def run(repo: str, use_model: bool = True, progress: Progress = silent) -> dict[
             raise MemrepoError("a memrepo worker has held the lock for over ten minutes",
                                hint="look at index/jobs/worker.log, then run `memrepo sweep` again")
         queue.recover(repo)
-        return run_locked(repo, use_model=use_model, progress=progress)
+        return run_locked(repo, use_model=use_model, progress=progress, cwd=cwd)
 
 
 def _step(report: dict[str, Any], name: str, fn: Any) -> None:
@@ -50,8 +50,10 @@ def _step(report: dict[str, Any], name: str, fn: Any) -> None:
         report["errors"].append(f"{name}: {exc}")
 
 
-def run_locked(repo: str, use_model: bool = True, run_id: str | None = None, progress: Progress = silent) -> dict[str, Any]:
-    """The sweep's steps; the caller holds the worker lock (and has requeued crashed jobs)."""
+def run_locked(repo: str, use_model: bool = True, run_id: str | None = None, progress: Progress = silent,
+               cwd: str | None = None) -> dict[str, Any]:
+    """The sweep's steps; the caller holds the worker lock (and has requeued crashed jobs). `cwd`
+    adds its checkout's project memory to those the curator across sources compares with."""
     run_id = run_id or runs.fresh_run_id(repo, PASS)
     report: dict[str, Any] = {"run_id": run_id, "started": time.time(), "errors": []}
     model.Tally.reset()
@@ -82,10 +84,12 @@ def run_locked(repo: str, use_model: bool = True, run_id: str | None = None, pro
         progress("sweep: capture jobs", done[0], done[0])
     if use_model:
         _step(report, "enrich", lambda: enrich.run(repo, run_id=run_id, progress=progress))
-    from memrepo.passes.curate import curator as curate
+    from memrepo.passes.curate import across, curator as curate
     from memrepo.passes.verify import verifier as verify
 
     _step(report, "curate", lambda: curate.run(repo, use_model=use_model, run_id=run_id, progress=progress).as_dict())
+    # Your memory against each team's and the projects': every conflict a proposal, none applied (issue 41).
+    _step(report, "across", lambda: across.run(repo, cwd, run_id=run_id, use_model=use_model, local=True).as_dict())
     _step(report, "verify", lambda: _verify_summary(verify.run(repo, use_model=use_model, run_id=run_id, progress=progress)))
     if sync.auto_enabled(repo):
         # A conflict stops sync with the repository unchanged and a rescue ref; the sweep goes on.
@@ -112,11 +116,20 @@ def _save(repo: str, report: dict[str, Any]) -> None:
     path = os.path.join(paths.index_dir(repo), queue.SWEEP_STATE)
     summary = {"run_id": report["run_id"], "started": report["started"], "finished": report["finished"],
                "captures": len(report["captures"]), "errors": report["errors"],
-               "enriched": sorted((report.get("enrich") or {}).get("enriched", {}))}
+               "enriched": sorted((report.get("enrich") or {}).get("enriched", {})),
+               "across": across_summary(report.get("across"))}
     tmp = f"{path}.tmp-{os.getpid()}"
     with open(tmp, "w", encoding="utf-8") as fh:
         json.dump(summary, fh, indent=1)
     os.replace(tmp, path)
+
+
+def across_summary(done: dict[str, Any] | None) -> dict[str, Any] | None:
+    """What the curator across sources did in a sweep, in counts: proposed, failed, waiting."""
+    if done is None:
+        return None
+    return {"proposed": len(done["conflicts"]), "failed": len(done["failed"]), "asked": done["model_calls"],
+            "waiting": done["waiting"], "sources": len(done["sources"]), "not_run": done["not_run"]}
 
 
 # Per pass in `stats`: calls, failed, how many reported their usage and how many were estimated,

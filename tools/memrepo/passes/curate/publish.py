@@ -28,7 +28,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from memrepo.passes.curate import forge as forges, prbody, review
+from memrepo.passes.curate import acrossview, forge as forges, prbody, review
+from memrepo.recall.sources import PERSONAL
 from memrepo.store import config
 from memrepo.vcs import branches as side, refs, remote as rem, runs, trailers as trailer_text
 
@@ -51,6 +52,17 @@ class PushReport:
         return {"remote": self.remote, "base": self.base, "branches": [list(b) for b in self.branches],
                 "events": self.events, "manual": self.manual, "forge": self.forge, "offline": self.offline,
                 "unpushed": [list(u) for u in self.unpushed]}
+
+
+_HERE = ("the memory that would give way is another source's, and this proposal's commit changes nothing here:"
+         " decide it on this machine with `memrepo review accept` (proposed to that source) or `memrepo review reject`")
+
+
+def _decided_here(p: dict[str, Any]) -> bool:
+    """A proposal across sources whose losing memory is a team's or a project's (issue 41): its commit
+    on the review branch is empty, so merging a pull request of it would propose nothing anywhere."""
+    source = p["trailers"].get("Source")
+    return acrossview.is_across(p) and bool(source) and source != PERSONAL
 
 
 def pr_branch(proposal_id: str) -> str:
@@ -191,7 +203,12 @@ def push(repo: str, remote: str | None = None, forge_name: str | None = None, gh
         raise review.ReviewError("HEAD is detached, so there is no branch for pull requests to merge into",
                                  hint=f"check out the memory branch (`git -C {repo} checkout main`), then push again")
     report = PushReport(remote=remote, base=base)
-    every = review.proposals(repo, include_closed=True)
+    every = []
+    for p in review.proposals(repo, include_closed=True):
+        if p["state"] == "open" and _decided_here(p):
+            report.unpushed.append((p["id"], _HERE))
+        else:
+            every.append(p)
     opened = [p for p in every if p["state"] == "open"]
     counts: dict[str, int] = {}
     for p in opened:
@@ -211,6 +228,6 @@ def push(repo: str, remote: str | None = None, forge_name: str | None = None, gh
             return report
         except forges.ForgeUnavailable as exc:
             report.offline = f"{exc}: {exc.hint}" if exc.hint else str(exc)
-    handled = {e["id"] for e in report.events}
+    handled = {e["id"] for e in report.events} | {pid for pid, _ in report.unpushed}
     _by_hand(report, side, found, [p for p in review.proposals(repo) if p["id"] not in handled])
     return report

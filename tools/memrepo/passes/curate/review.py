@@ -172,6 +172,11 @@ def show(repo: str, ref: str) -> dict[str, Any]:
     p["changes"] = [{"status": letter, "path": rel} for letter, rel in changes(repo, p["commit"])]
     p["beyond"] = beyond(repo, {**p, "body": trees.message(repo, p["commit"])})
     t = p["trailers"]
+    from memrepo.passes.curate import acrossview
+
+    if acrossview.is_across(p):  # your memory and a team's or a project's (issue 41, part 4)
+        acrossview.sides(repo, p)
+        return p
     if t.get("Resembles"):  # a capture like a memory a person forgot: that memory beside the one it would add
         p["summary"] = f"adds {t.get('Id', '?')}, like {t['Resembles']}, which a person retired"
         p["loser"] = {"id": t["Resembles"], "text": _memory_at(repo, "HEAD", t["Resembles"]), "role": "a person retired it"}
@@ -238,6 +243,10 @@ def accept(repo: str, ref: str) -> str:
     """Bring open proposal `ref` onto the current branch as a commit (hooks run); returns its sha."""
     p = _get(repo, ref)
     n = p["id"]
+    if p["trailers"].get("Action") == "forget" and p["trailers"].get("Source"):
+        from memrepo.passes.curate import acrossview
+
+        return acrossview.accept_forget(repo, p)  # another source's memory gives way: proposed there
     extra = beyond(repo, {**p, "body": trees.message(repo, p["commit"])})
     if extra:
         raise ReviewError(f"proposal {n} holds more than it names: it also {'; '.join(extra)}; nothing was applied",
@@ -279,6 +288,9 @@ def _reject(repo: str, p: dict[str, Any], reason: str, decision: str = "") -> st
     t = p["trailers"]
     trailers = {"Action": "reject", "Run": decision or runs.fresh_run_id(repo, "review"), "Proposal": p["commit"],
                 "Proposed-In": p["run"], "Id": t.get("Id", ""), "Winner": t.get("Winner", "")}
+    for name in ("Source", "Winner-Source"):  # a pair across sources stays remembered (conflicts.seen)
+        if t.get(name):
+            trailers[name] = t[name]
     if reason:
         trailers["Reason"] = reason
     with lock.held(repo):

@@ -53,14 +53,20 @@ def standing(repo: str, memories: dict[str, Note]) -> set[frozenset[str]]:
 
 def remember(repo: str, judged: list[tuple[Note, Note, dict[str, Any]]], today: str) -> None:
     """Keep each (a, b, verdict) that left both memories standing."""
+    remember_keyed(repo, [(a.id, a, b.id, b, verdict) for a, b, verdict in judged], today)
+
+
+def remember_keyed(repo: str, judged: list[tuple[str, Note, str, Note, dict[str, Any]]], today: str) -> None:
+    """Keep each (key a, a, key b, b, verdict) that left both memories standing, under those keys:
+    the curator across sources names a memory by its source too (`personal: x`, `team acme: y`)."""
     if not judged:
         return
     state = files.read_state(_path(repo))
-    for a, b, verdict in judged:
-        ids = sorted((a.id, b.id))
-        by_id = {a.id: a, b.id: b}
-        state[_key(a.id, b.id)] = {"fingerprints": [fingerprint(by_id[i]) for i in ids], "relation": verdict.get("relation"),
-                                   "winner": verdict.get("winner"), "checked": today}
+    for ka, a, kb, b, verdict in judged:
+        keys = sorted((ka, kb))
+        by_key = {ka: a, kb: b}
+        state[_key(ka, kb)] = {"fingerprints": [fingerprint(by_key[k]) for k in keys], "relation": verdict.get("relation"),
+                               "winner": verdict.get("winner"), "checked": today}
     if len(state) > MAX_KEPT:
         oldest = sorted(state, key=lambda k: str(state[k].get("checked", "")) if isinstance(state[k], dict) else "")
         for key in oldest[:len(state) - MAX_KEPT]:

@@ -1,0 +1,99 @@
+"""An alternative to recall's scoring, measured and not kept: each term's bm25 weighed by how few
+of the prompt's candidates hold it (an idf local to the candidates), so that words a store's
+generated distractors made common still tell the right memory's siblings apart.
+
+    python tests/bench/try_local_idf.py [--sets dev,held,recall,sre] [--alphas 0,0.3,0.6,1] [--distractors 0,10000]
+
+A term's contribution becomes s × (1 − a + a·f), f = ln(1 + m/c) / ln(1 + m), with m the candidates
+and c those holding the term; a = 0 is recall as it is. The scoring is swapped in this process only
+(`search.relevance`), everything else is the hook's path (`memrepo eval`'s). Run on the fitting
+sets only (`labeled.FIT`): an alternative that does not help them is not taken to the judged ones.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import shutil
+import sys
+import tempfile
+import time
+from typing import Any
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import genmem  # noqa: E402
+import labeled  # noqa: E402
+
+from memrepo.evaluation import evaluate  # noqa: E402
+from memrepo.recall import search  # noqa: E402
+
+TODAY = time.mktime((2026, 11, 30, 0, 0, 0, 0, 0, -1))
+ALPHA = {"a": 0.0}
+
+
+def relevance(db: Any, terms: list[tuple[str, float]], limit: int = search.CANDIDATES,
+              own: frozenset[str] | set[str] = frozenset(), lookups: Any = None, together: int = 1) -> dict[int, Any]:
+    """`search.relevance` with each term's share weighed by the candidates holding it."""
+    if not terms:
+        return {}
+    facts = lookups or search.Lookups(db, [t for t, _ in terms])
+    cap = max(search.COMMON_DF_MIN, int(facts.n * search.COMMON_DF_SHARE))
+    active = [(t, w) for t, w in terms if 0 < facts.dfs[t] <= cap]
+    seeds = search._seeds(active, facts.dfs, facts.n) if active else []
+    rowids = search._candidates(db, seeds, [t for t, _ in active], facts.dfs, limit, together) if seeds else []
+    if not rowids:
+        return {}
+    found = {row[0]: search.Evidence(row) for row in db.execute(
+        f"SELECT rowid, subjects, {search._COLUMNS} FROM memories WHERE rowid IN ({search._marks(len(rowids))})", rowids)}
+    parts: list[tuple[int, str, float]] = []
+    for i, rowid, s, subject, names, prose in search._hits(db, facts, active, rowids):
+        term, weight = active[i]
+        ev = found[rowid]
+        parts.append((rowid, term, weight * s))
+        ev.matched[term] = (1 if subject else 0) | (2 if names else 0) | (4 if prose else 0)
+        ev.own = ev.own or term in own
+    m, held = len(found), {}  # type: ignore[var-annotated]
+    for _, term, _ in parts:
+        held[term] = held.get(term, 0) + 1
+    a = ALPHA["a"]
+    for rowid, term, s in parts:
+        f = math.log(1 + m / held[term]) / math.log(1 + m) if m > 1 else 1.0
+        found[rowid].score += s * (1 - a + a * f)
+    return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--sets", default="dev,held,recall,sre")
+    ap.add_argument("--alphas", default="0,0.3,0.6,1")
+    ap.add_argument("--distractors", default="0,10000")
+    args = ap.parse_args(argv)
+    search.relevance = relevance  # type: ignore[assignment]
+    alphas = [float(x) for x in args.alphas.split(",")]
+    with tempfile.TemporaryDirectory(prefix="memrepo-localidf-") as tmp:
+        corpus = os.path.join(tmp, "distractors")
+        for name in labeled.available(args.sets.split(",")):
+            for n in [int(x) for x in args.distractors.split(",")]:
+                if n:
+                    shutil.rmtree(corpus, ignore_errors=True)
+                    os.makedirs(corpus)
+                    genmem.write_corpus(corpus, n=n, seed=7, check="sample")
+                built = labeled.stores(name, os.path.join(tmp, f"{name}-{n}"), corpus if n else None)
+                top = 3 if name == "locomo" else 2
+                for a in alphas:
+                    ALPHA["a"] = a
+                    rows: list[dict[str, Any]] = []
+                    for store, repo, prompts in built:
+                        rows += evaluate.evaluate(repo, prompts, TODAY, os.path.join(tmp, f"cwd-{name}-{n}-{a}", store),
+                                                  top=top)["results"]
+                    s = evaluate.summarize(rows, [0.0], top=top)
+                    print(f"{name} ({labeled.note(name)}) +{n} distractors a={a:.2f}: hit@{top} {s[f'hit@{top}']:.2f},"
+                          f" silence {s['silence']:.2f}, ranking top{top} {s['ranked'][f'top{top}']:.2f},"
+                          f" plain BM25 top{top} {s['plain'][f'top{top}']:.2f}", flush=True)
+                shutil.rmtree(os.path.join(tmp, f"{name}-{n}"), ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,338 @@
+"""The group commit (issue 44): writers that find the lock held leave their change to its holder.
+
+Real processes against a real repository. The test holds the repository lock itself while the
+writers start, waits until each has queued its change (`memrepo-group/` in the git dir), then
+lets go: the first in the lock's queue commits every waiting change as a chain. No timing is
+asserted; only what landed, in which commits, and what each process said.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from typing import Any
+
+import pytest
+
+from helpers import commit_all, git, head, memory_text, write_memory
+from memrepo.base import paths
+from memrepo.vcs import group, journal, lock
+
+DEADLINE = 120.0
+
+
+def add_argv(repo: str, i: int) -> list[str]:
+    return [sys.executable, "-m", "memrepo", "--repo", repo, "add", "--class", "fact", "--json",
+            "--title", f"Grouped note number {i}", "-d", f"Added by writer {i} while the lock was held."]
+
+
+def start(argv: list[str]) -> subprocess.Popen[str]:
+    return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def queued(repo: str, n: int, suffix: str = group.QUEUED) -> None:
+    """Wait until `n` changes wait in the queue (each writer queues it on its first wait)."""
+    where = group.folder(repo)
+    deadline = time.monotonic() + DEADLINE
+    while True:
+        found = [f for f in os.listdir(where) if f.endswith(suffix)] if os.path.isdir(where) else []
+        if len(found) >= n:
+            return
+        assert time.monotonic() < deadline, f"{len(found)} of {n} changes queued"
+        time.sleep(0.02)
+
+
+def finish(procs: list[subprocess.Popen[str]]) -> list[tuple[int, str, str]]:
+    return [(p.wait(timeout=DEADLINE), p.stdout.read(), p.stderr.read()) for p in procs]  # type: ignore[union-attr]
+
+
+def holds(repo: str) -> int:
+    """HEAD's reflog entries: one per lock hold that moved HEAD."""
+    return len(git(repo, "reflog", "--format=%H", "HEAD").stdout.split())
+
+
+def commits(repo: str, since: str) -> list[dict[str, Any]]:
+    """{sha, subject, trailers} of each commit after `since`, oldest first."""
+    out = git(repo, "log", "--reverse", "-z", "--format=%H%x1f%s%x1f%(trailers:only,unfold)", f"{since}..HEAD").stdout
+    found = []
+    for record in filter(None, out.split("\0")):
+        sha, subject, trailers = record.strip("\n").split("\x1f")
+        found.append({"sha": sha, "subject": subject,
+                      "trailers": dict(line.split(": ", 1) for line in trailers.splitlines() if ": " in line)})
+    return found
+
+
+def clean(repo: str) -> None:
+    """Nothing staged or changed without a commit, no journal, nothing left in the queue."""
+    assert git(repo, "status", "--porcelain").stdout == ""
+    assert not os.path.exists(journal.path(repo))
+    where = group.folder(repo)
+    assert not os.path.isdir(where) or os.listdir(where) == []
+
+
+def indexed(repo: str) -> set[str]:
+    with sqlite3.connect(paths.index_db(repo)) as db:
+        return {r[0] for r in db.execute("SELECT id FROM memories")}
+
+
+def grouped_adds(repo: str, n: int) -> tuple[str, int, list[dict[str, Any]]]:
+    """`n` adds started while the test holds the lock: (HEAD before, holds before, their JSON replies)."""
+    base, before = head(repo), holds(repo)
+    with lock.held(repo):
+        procs = []
+        for i in range(n):
+            procs.append(start(add_argv(repo, i)))
+            queued(repo, i + 1)  # one at a time: the lock's queue serves them in this order
+    results = finish(procs)
+    assert [r[0] for r in results] == [0] * n, results
+    return base, before, [json.loads(out) for _, out, _ in results]
+
+
+def test_writers_that_wait_land_as_one_chain_each_its_own_commit_and_run(repo: str) -> None:
+    base, before, replies = grouped_adds(repo, 5)
+    made = commits(repo, base)
+    assert holds(repo) - before == 1  # one lock hold moved HEAD once, for all five
+    assert len(made) == 5
+    by_sha = {c["sha"]: c for c in made}
+    for reply in replies:  # each process reports its own commit, which carries its own trailers
+        mine = by_sha[reply["commit"]]
+        assert mine["subject"] == f"add: {reply['id']}"
+        assert mine["trailers"]["Memrepo-Run"] == reply["run"] and mine["trailers"]["Memrepo-Id"] == reply["id"]
+        assert git(repo, "show", "--name-only", "--format=", reply["commit"]).stdout.split() == [f"memory/{reply['id']}.md"]
+    assert len({r["run"] for r in replies}) == 5
+    assert {r["id"] for r in replies} <= indexed(repo)  # one cache update took in the whole chain
+    clean(repo)
+
+
+def test_undo_of_one_grouped_change_takes_back_only_that_one(repo: str) -> None:
+    _, _, replies = grouped_adds(repo, 3)
+    gone = replies[1]
+    res = subprocess.run([sys.executable, "-m", "memrepo", "--repo", repo, "undo", gone["run"]], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    present = {r["id"]: os.path.exists(paths.note_path(repo, r["id"])) for r in replies}
+    assert present == {r["id"]: r is not gone for r in replies}
+    clean(repo)
+
+
+CHILD = textwrap.dedent("""
+    import json, os, signal, sys
+    from memrepo.errors import GitError
+    from memrepo.store import githooks
+    from memrepo.vcs import commit, gitcmd, group
+
+    repo, rel, text, fault = sys.argv[1:5]
+    if fault == "kill before HEAD moves":  # the chain's commits made, HEAD not moved to them
+        made = commit.chain_commits
+        def dies(*a, **k):
+            made(*a, **k)
+            os.kill(os.getpid(), signal.SIGKILL)
+        commit.chain_commits = dies
+    elif fault == "kill after HEAD moves":
+        run_git = gitcmd.run_git
+        def dies(*args, **kw):
+            res = run_git(*args, **kw)
+            if args[0] == "update-ref" and args[1] == "-m":
+                os.kill(os.getpid(), signal.SIGKILL)
+            return res
+        gitcmd.run_git = dies
+    elif fault == "group fails once":
+        made = commit.chain_commits
+        calls = []
+        def fails(*a, **k):
+            calls.append(1)
+            if len(calls) == 1:
+                raise GitError("git fast-import failed: a fault the test put there")
+            return made(*a, **k)
+        commit.chain_commits = fails
+    try:
+        change = group.Change({rel: text}, {rel: None}, "add: " + os.path.basename(rel)[:-3],
+                              {"Action": "add", "Run": "child-" + os.path.basename(rel)})
+        sha, stale = group.submit(repo, change, githooks.in_process())
+        print(json.dumps({"sha": sha, "stale": stale}))
+    except GitError as exc:
+        print(json.dumps({"error": str(exc), "hint": exc.hint}))
+""")
+
+
+def child(repo: str, note_id: str, text: str, fault: str = "") -> subprocess.Popen[str]:
+    return start([sys.executable, "-c", CHILD, repo, f"memory/{note_id}.md", text, fault])
+
+
+def test_a_waiter_whose_change_fails_validation_gets_its_own_error_and_the_others_land(repo: str) -> None:
+    bad = "---\nid: broken-one\ntitle: no class, no source\n---\nbody\n"
+    alone = child(repo, "broken-one", bad)
+    alone_said = json.loads(finish([alone])[0][1])
+    assert "git commit failed" in alone_said["error"]
+    base, before = head(repo), holds(repo)
+    with lock.held(repo):
+        procs = [start(add_argv(repo, 0))]
+        queued(repo, 1)
+        procs.append(child(repo, "broken-one", bad))
+        queued(repo, 2)
+        procs += [start(add_argv(repo, 2))]
+        queued(repo, 3)
+    (rc0, out0, _), (rc1, out1, _), (rc2, out2, _) = finish(procs)
+    assert rc0 == rc2 == 0 and rc1 == 0
+    assert json.loads(out1) == alone_said  # word for word what it says alone
+    landed = [c["subject"] for c in commits(repo, base)]
+    assert landed == [f"add: {json.loads(out0)['id']}", f"add: {json.loads(out2)['id']}"]
+    assert holds(repo) - before == 1  # the refused change was put back inside the same hold
+    assert not os.path.exists(os.path.join(repo, "memory", "broken-one.md"))
+    clean(repo)
+
+
+def test_two_waiters_changing_one_memory_the_second_is_told_it_changed_meanwhile(repo: str) -> None:
+    write_memory(repo, "shared-one")
+    commit_all(repo, "a memory to retire twice")
+    base = head(repo)
+    retire = [sys.executable, "-m", "memrepo", "--repo", repo, "retire", "shared-one", "--reason"]
+    with lock.held(repo):
+        procs = [start(add_argv(repo, 0))]
+        queued(repo, 1)
+        procs.append(start(retire + ["first terminal"]))
+        queued(repo, 2)
+        procs.append(start(retire + ["second terminal"]))
+        queued(repo, 3)
+        procs.append(start(add_argv(repo, 3)))
+        queued(repo, 4)
+    results = finish(procs)
+    assert [r[0] for r in results] == [0, 0, 1, 0], results
+    assert "changed while you were editing it" in results[2][2]
+    subjects = [c["subject"] for c in commits(repo, base)]
+    assert subjects.count("retire: shared-one") == 1 and len(subjects) == 3
+    with open(paths.note_path(repo, "shared-one"), encoding="utf-8") as fh:
+        assert "first terminal" in fh.read()
+    clean(repo)
+
+
+def killed_holder(repo: str, fault: str) -> tuple[str, list[tuple[int, str, str]], int]:
+    base = head(repo)
+    with lock.held(repo):
+        holder = child(repo, "holder-change", memory_text("holder-change"), fault)
+        queued(repo, 1)
+        procs = []
+        for i in range(3):
+            procs.append(start(add_argv(repo, i)))
+            queued(repo, i + 2)
+    holder_rc = holder.wait(timeout=DEADLINE)
+    return base, finish(procs), holder_rc
+
+
+def test_a_holder_killed_before_head_moves_loses_no_waiter(repo: str) -> None:
+    base, results, holder_rc = killed_holder(repo, "kill before HEAD moves")
+    assert holder_rc == -signal.SIGKILL
+    assert [r[0] for r in results] == [0, 0, 0], results
+    ids = [json.loads(out)["id"] for _, out, _ in results]
+    subjects = [c["subject"] for c in commits(repo, base)]
+    assert sorted(subjects) == sorted(f"add: {i}" for i in ids)  # each once; the dead holder's own change is gone
+    assert not os.path.exists(os.path.join(repo, "memory", "holder-change.md"))
+    clean(repo)
+
+
+def test_a_holder_killed_after_head_moves_reports_each_waiter_landed_once(repo: str) -> None:
+    base, results, holder_rc = killed_holder(repo, "kill after HEAD moves")
+    assert holder_rc == -signal.SIGKILL
+    assert [r[0] for r in results] == [0, 0, 0], results
+    replies = [json.loads(out) for _, out, _ in results]
+    made = commits(repo, base)
+    assert [c["subject"] for c in made] == ["add: holder-change"] + [f"add: {r['id']}" for r in replies]
+    assert [c["sha"] for c in made[1:]] == [r["commit"] for r in replies]  # told of the dead holder's commits
+    clean(repo)
+
+
+def test_a_group_that_fails_as_a_whole_is_given_back_and_every_change_lands(repo: str) -> None:
+    base, before = head(repo), holds(repo)
+    with lock.held(repo):
+        holder = child(repo, "holder-change", memory_text("holder-change"), "group fails once")
+        queued(repo, 1)
+        procs = [start(add_argv(repo, i)) for i in range(2)]
+        queued(repo, 3)
+    assert "sha" in json.loads(finish([holder])[0][1])
+    results = finish(procs)
+    assert [r[0] for r in results] == [0, 0], results
+    subjects = sorted(c["subject"] for c in commits(repo, base))
+    assert subjects == sorted(["add: holder-change"] + [f"add: {json.loads(out)['id']}" for _, out, _ in results])
+    assert holds(repo) - before == 3  # the holder alone, then each writer its own
+    clean(repo)
+
+
+def test_a_stale_or_hostile_queue_entry_is_never_committed(repo: str) -> None:
+    where = group.folder(repo)
+    os.makedirs(where)
+    evil = {"files": {"../outside.md": "x\n"}, "expect": {"../outside.md": None}, "subject": "add: evil",
+            "trailers": {}, "body": ""}
+    dead = {**evil, "files": {"memory/dead-writer.md": memory_text("dead-writer")}, "expect": {"memory/dead-writer.md": None}}
+    with open(os.path.join(where, "00000000000000000001-1.json"), "w") as fh:
+        json.dump(dead, fh)  # nobody holds it: a writer that died
+    with open(os.path.join(where, ".00000000000000000003-3"), "w") as fh:
+        fh.write("{")  # a writer killed before its entry was complete
+    live = os.path.join(where, "00000000000000000002-2.json")
+    with open(live, "w") as fh:
+        json.dump(evil, fh)
+    fd = lock.hold_file(live)  # a live process waits on a change that leaves the tree
+    try:
+        base, before = head(repo), holds(repo)
+        with lock.held(repo):
+            procs = [start(add_argv(repo, 0))]
+            queued(repo, 3)
+            procs.append(start(add_argv(repo, 1)))
+            queued(repo, 4)
+        results = finish(procs)
+        assert [r[0] for r in results] == [0, 0], results
+        assert [c["subject"] for c in commits(repo, base)] == [f"add: {json.loads(out)['id']}" for _, out, _ in results]
+        assert holds(repo) - before == 1  # the two writers' group was not broken by it
+        assert not os.path.exists(os.path.join(os.path.dirname(repo), "outside.md"))
+        assert not os.path.exists(os.path.join(repo, "memory", "dead-writer.md"))
+        assert sorted(os.listdir(where)) == ["00000000000000000002-2.out", "00000000000000000002-2.taken"]
+        with open(os.path.join(where, "00000000000000000002-2.out")) as fh:
+            assert json.load(fh) == {"final": True, "retry": True}  # given back to its writer
+    finally:
+        os.close(fd)
+
+
+def test_a_lone_writer_still_commits_through_the_chain_alone(repo: str) -> None:
+    base, before = head(repo), holds(repo)
+    res = subprocess.run(add_argv(repo, 0), capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    reply = json.loads(res.stdout)
+    assert re.fullmatch(r"[0-9a-f]{40}", reply["commit"]) and head(repo) == reply["commit"]
+    assert holds(repo) - before == 1 and len(commits(repo, base)) == 1
+    assert reply["id"] in indexed(repo)
+    clean(repo)
+
+
+@pytest.mark.parametrize("n", [1, 3], ids=["one change", "a chain of three"])
+def test_a_person_s_commit_landing_mid_chain_is_never_reverted(repo: str, monkeypatch: pytest.MonkeyPatch, n: int) -> None:
+    """memrepo's index is made from HEAD; a person commits (no memrepo lock) before the chain lands:
+    the chain is made again on their commit, which stays."""
+    from memrepo.store import githooks
+    from memrepo.vcs import chain, staging
+
+    real = staging.open_for
+    done: list[str] = []
+
+    def open_then_a_person_commits(repo_: str, head_: str | None) -> dict[str, str]:
+        env = real(repo_, head_)
+        if not done:
+            write_memory(repo, "theirs")
+            git(repo, "add", "memory/theirs.md")
+            git(repo, "-c", "core.hooksPath=/dev/null", "commit", "-q", "-m", "a person's commit meanwhile", "--", "memory/theirs.md")
+            done.append(head(repo))
+        return env
+
+    monkeypatch.setattr(staging, "open_for", open_then_a_person_commits)
+    changes = [chain.Change({f"memory/mine-{i}.md": memory_text(f"mine-{i}")}, {f"memory/mine-{i}.md": None}, f"add: mine-{i}",
+                            {"Action": "add"}) for i in range(n)]
+    with lock.held(repo):
+        outcomes = chain.commit_chain(repo, changes, githooks.in_process())
+    assert git(repo, "rev-parse", f"{outcomes[0].sha}^").stdout.strip() == done[0]
+    assert [c["subject"] for c in commits(repo, done[0])] == [f"add: mine-{i}" for i in range(n)]
+    assert os.path.exists(os.path.join(repo, "memory", "theirs.md"))
+    assert git(repo, "status", "--porcelain").stdout == ""
