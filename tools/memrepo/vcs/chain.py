@@ -104,7 +104,7 @@ def _at_once(repo: str, changes: list[Change], plans: list[tuple[int, dict[str, 
     rels = sorted(rel for _, keep in plans for rel in keep)
     commit._stage(repo, rels, env)
     try:
-        commit._validate(repo, hooks, env)
+        commit._validate(repo, hooks, {**env, commit.EXPECT_HEAD: base or ""})
     except GitError:
         _reset(repo, rels, base, env)
         return None
@@ -127,7 +127,7 @@ def _chain(repo: str, changes: list[Change], plans: list[tuple[int, dict[str, st
         paths = sorted(keep)
         commit._stage(repo, paths, env)
         try:
-            commit._validate(repo, hooks, env)
+            commit._validate(repo, hooks, {**env, commit.EXPECT_HEAD: base or ""})
         except GitError as exc:
             outcomes[i].error = (str(exc), exc.hint)
             restore(repo, {rel: before[rel] for rel in paths}, base)
