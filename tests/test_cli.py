@@ -361,3 +361,31 @@ def test_version() -> None:
     from memrepo import __version__
 
     assert invoke(None, "--version").stdout == f"memrepo, version {__version__}\n"
+
+
+def test_each_area_registers_the_commands_main_lists_for_it() -> None:
+    import click
+    import importlib
+
+    from memrepo.cli import main
+
+    for area, names in main.AREAS.items():
+        group = click.Group("memrepo")
+        importlib.import_module(f"memrepo.cli.{area}").register(group)
+        assert tuple(sorted(group.commands)) == names, area
+    listed = cli.list_commands(click.Context(cli))
+    assert [name for name in listed if cli.get_command(click.Context(cli), name) is None] == []
+    assert "codex" in cli.get_command(click.Context(cli), "install").commands  # type: ignore[union-attr]  # mcp's
+
+
+def test_add_loads_no_other_command_s_module(repo: str) -> None:
+    import subprocess
+    import sys
+
+    env = {**os.environ, "MEMREPO_DIR": repo}
+    add = ["-m", "memrepo", "add", "--class", "fact", "-d", "What an add loads", "--title"]
+    subprocess.run([sys.executable, *add, "First"], env=env, check=True, capture_output=True)  # records the secret gates
+    out = subprocess.run([sys.executable, "-X", "importtime", *add, "Imports"], env=env, capture_output=True, text=True, check=True)
+    loaded = {line.rsplit("|", 1)[-1].strip() for line in out.stderr.splitlines() if "|" in line}
+    assert sorted(m for m in loaded if m.startswith("memrepo.cli.")) == ["memrepo.cli.common", "memrepo.cli.main", "memrepo.cli.term"]
+    assert not {"detect_secrets", "requests", "memrepo.format.mention_context"} & loaded

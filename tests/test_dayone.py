@@ -107,6 +107,9 @@ def test_recall_explain_keeps_the_block_whole_and_apart(repo: str) -> None:
 
 
 def test_transcripts_show_is_transcript() -> None:
-    group = cli.commands["transcripts"]
-    assert group.commands["show"] is cli.commands["transcript"]  # type: ignore[attr-defined]
-    assert "alias of `memrepo retire`" in cli.commands["forget"].help  # type: ignore[operator]
+    import click
+
+    ctx = click.Context(cli)
+    group = cli.get_command(ctx, "transcripts")
+    assert group.commands["show"] is cli.get_command(ctx, "transcript")  # type: ignore[union-attr]
+    assert "alias of `memrepo retire`" in cli.get_command(ctx, "forget").help  # type: ignore[operator,union-attr]

@@ -118,13 +118,17 @@ def _wait_for_graph(repo: str, sha: str) -> None:
         time.sleep(0.05)
 
 
-def test_commits_beyond_the_graph_start_a_new_layer_after_a_few(repo: str) -> None:
+@pytest.mark.parametrize("in_process", [False, True], ids=["git runs the hooks", "the writer does their work"])
+def test_commits_beyond_the_graph_start_a_new_layer_after_a_few(repo: str, in_process: bool) -> None:
+    from memrepo.store import githooks
+
+    hooks = githooks.in_process() if in_process else None  # it counts the commit it made without git
     start = _graph_mark(repo)  # init wrote the graph and marked the commit it started at
     assert start == head(repo)
-    shas = [commit.commit_files(repo, {f"memory/g{i}.md": memory_text(f"g{i}")}, f"add g{i}", {"Action": "add"})
+    shas = [commit.commit_files(repo, {f"memory/g{i}.md": memory_text(f"g{i}")}, f"add g{i}", {"Action": "add"}, hooks=hooks)
             for i in range(gitops.GRAPH_SLACK)]
     assert _graph_mark(repo) == start and not any(_in_graph(repo, s) for s in shas)
-    last = commit.commit_files(repo, {"memory/g9.md": memory_text("g9")}, "add g9", {"Action": "add"})
+    last = commit.commit_files(repo, {"memory/g9.md": memory_text("g9")}, "add g9", {"Action": "add"}, hooks=hooks)
     assert _graph_mark(repo) == last
     _wait_for_graph(repo, last)
     assert all(_in_graph(repo, s) for s in shas) and _has_changed_paths(repo)

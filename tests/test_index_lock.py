@@ -57,7 +57,7 @@ def test_a_lock_that_stays_is_reported_as_git_reports_it(repo: str, monkeypatch:
         with pytest.raises(GitError, match="index.lock"):
             commit._stage(repo, ["memory/deploy-window.md"])
         assert time.monotonic() - started >= 0.3  # it waited before giving up
-        assert [c[0] for c in calls].count("add") > 1  # and tried the add again while it waited
+        assert [c[0] for c in calls].count("update-index") > 1  # and tried staging again while it waited
     finally:
         held.join()
 

@@ -12,9 +12,54 @@ from memrepo.cli.common import _disk_fault, _fail_friendly, _json, _memory_id, _
 from memrepo.cli.term import echo
 from memrepo.base import paths
 
+# The commands each area module registers (`register`), beside this module's own: a command's
+# module is imported when that command is asked for, so `memrepo add` does not load the other
+# twelve (issue 44). Keep this in step with the modules and the README's command table;
+# tests/test_cli.py checks it against what each module registers.
+AREAS = {
+    "recall": ("demo", "eval", "install", "recall", "recall-log", "uninstall"),
+    "lifecycle": ("edit", "forget", "retire"),
+    "curate": ("curate", "review", "undo"),
+    "verify": ("verify",),
+    "capture": ("capture", "enrich", "stats", "sweep"),
+    "profile": ("audit", "import", "profile"),
+    "skills": ("skills", "transcript", "transcripts"),
+    "sync": ("sync",),
+    "sources": ("share", "sources", "team"),
+    "serve": ("serve",),
+    "mcp": ("mcp",),
+    "export": ("export",),
+}
+# An area that adds subcommands to another's groups is loaded after it (mcp: `install codex`…).
+EXTENDS = {"recall": ("mcp",)}
+_AREA_OF = {name: area for area, names in AREAS.items() for name in names}
+NO_REPO_OPTION = ("init", "demo", "install", "uninstall")  # commands without their own --repo
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Commands(click.Group):
+    """The `memrepo` group: an area's commands are registered when one of them is first asked for."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *_AREA_OF})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in _AREA_OF:
+            load_area(_AREA_OF[cmd_name])
+        return super().get_command(ctx, cmd_name)
+
+
+def load_area(area: str) -> None:
+    """Import an area's module and register its commands (and those of the areas that extend it)."""
+    import importlib
+
+    for loaded in (area, *EXTENDS.get(area, ())):
+        importlib.import_module(f"memrepo.cli.{loaded}").register(cli)
+        for name in AREAS[loaded]:
+            if name not in NO_REPO_OPTION:
+                _repo_option(cli.commands[name])
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--repo", type=click.Path(file_okay=False), envvar=None,
               help="Memory repository (default: $MEMREPO_DIR, else ~/.memrepo).")
 @click.version_option(__version__, prog_name="memrepo")
@@ -366,13 +411,8 @@ def fmt(ctx: click.Context, files: tuple[str, ...], check: bool) -> None:
         ctx.exit(1)
 
 
-# Each area registers its own commands; keep this list in step with the README's command table.
-from memrepo.cli import capture as cli_capture, curate as cli_curate, export as cli_export, lifecycle as cli_lifecycle, mcp as cli_mcp, profile as cli_profile, recall as cli_recall, serve as cli_serve, skills as cli_skills, sources as cli_sources, sync as cli_sync, verify as cli_verify  # noqa: E402
-
-for _area in (cli_recall, cli_lifecycle, cli_curate, cli_verify, cli_capture, cli_profile, cli_skills, cli_sync, cli_sources, cli_serve, cli_mcp, cli_export):
-    _area.register(cli)
 for _command in cli.commands.values():
-    if _command.name not in ("init", "demo", "install", "uninstall"):
+    if _command.name not in NO_REPO_OPTION:
         _repo_option(_command)
 
 

@@ -15,10 +15,20 @@ checksums, SRI hashes, an etag and a key fingerprint for secrets (5 false positi
 public IP address is no secret, so all three are left out; the rest find 85 of the 176 with no
 false positive. What one catalogue finds and the other misses is redacted: `redact`'s kinds
 win where both find the same span.
+
+A plugin reports nothing on a line none of its own patterns matches, so the patterns of the
+chosen plugins (45 regexes) are remembered in the user's cache folder (`secret-gates.json`,
+keyed by the library's files as installed and this module's choices): a later process searches
+a text with them first and loads detect-secrets only when a line matches one. An ordinary memory
+is then scanned by both catalogues exactly as before without loading the library and
+`requests`, about 0.2 s CPU of a 0.47 s `memrepo add` (issue 44). A missing, unreadable or
+outdated record only means the library is loaded, and the record written again.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 
 from memrepo.format import redact as _redact
@@ -43,6 +53,10 @@ MAX_LINE = 4096
 # Empty: scan every line.
 _gates: list[re.Pattern[str]] = []
 _configured = False
+# The gates as an earlier process recorded them (`_remembered`): None until read, [] when unknown.
+_known: list[re.Pattern[str]] | None = None
+GATES_FILE = "secret-gates.json"
+GATES_FORMAT = 1  # bump when `_patterns` derives the gates differently
 
 
 def find_secrets(text: str) -> list[tuple[int, str, str]]:
@@ -58,6 +72,8 @@ def redact(text: str) -> str:
 def library_findings(text: str) -> Iterator[tuple[int, int, str, str]]:
     """(start, end, kind, preview) of each value detect-secrets reports in `text`, every
     occurrence of it on its line."""
+    if not _configured and not _may_report(text):
+        return
     scan_line = _scanner()
     offset = 0
     for line in text.splitlines(keepends=True):
@@ -92,6 +108,7 @@ def _scanner() -> Callable[[str], Iterable[Any]]:
         get_settings().disable_filters(VERIFY)
         _gates.extend(_patterns(plugins))
         _configured = True
+        _remember(_gates)
     return scan_line
 
 
@@ -110,3 +127,85 @@ def _patterns(plugins: list[Any]) -> list[re.Pattern[str]]:
             return []
         out.extend(patterns)
     return out
+
+
+def _may_report(text: str) -> bool:
+    """Whether a line of `text` the library would scan matches a remembered gate (True when no
+    gates are remembered: then only the library can say)."""
+    gates = _remembered()
+    if not gates:
+        return True
+    return any(len(line) <= MAX_LINE and any(g.search(line) for g in gates) for line in text.splitlines(keepends=True))
+
+
+def _remembered() -> list[re.Pattern[str]]:
+    """The gates an earlier process recorded for the library installed now, compiled; [] when
+    there is no such record."""
+    global _known
+    if _known is None:
+        _known = []
+        stamp = _library_stamp()
+        try:
+            with open(_gates_path(), encoding="utf-8") as fh:
+                import json
+
+                record = json.load(fh)
+            if stamp is not None and record.get("stamp") == stamp:
+                _known = [re.compile(pattern, flags) for pattern, flags in record["patterns"]]
+        except (OSError, ValueError, TypeError, KeyError, AttributeError, re.error):
+            _known = []
+    return _known
+
+
+def _remember(gates: list[re.Pattern[str]]) -> None:
+    """Record the gates for later processes (best effort: where the cache folder can't be
+    written, every process loads the library as before)."""
+    stamp = _library_stamp()
+    if stamp is None or not gates:
+        return
+    import json
+
+    path = _gates_path()
+    text = json.dumps({"stamp": stamp, "patterns": [[g.pattern, int(g.flags)] for g in gates]})
+    with contextlib.suppress(OSError), open(path, encoding="utf-8") as fh:
+        if fh.read() == text:
+            return
+    tmp = f"{path}.tmp-{os.getpid()}"
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+
+
+def _gates_path() -> str:
+    from memrepo.recall.sources import cache_home
+
+    return os.path.join(cache_home(), GATES_FILE)
+
+
+def _library_stamp() -> str | None:
+    """What the gates depend on: this module's choices and the library's files as installed
+    (path, size, mtime of its top, `plugins/` and `core/plugins/` modules), found without
+    importing it; None when it is not installed."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("detect_secrets")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    root = list(spec.submodule_search_locations)[0]
+    parts = [f"format {GATES_FORMAT}", "left out " + " ".join(LEFT_OUT), root]
+    for folder in ("", "plugins", os.path.join("core", "plugins")):
+        try:
+            with os.scandir(os.path.join(root, folder)) as found:
+                entries = sorted((e.name, e.stat()) for e in found if e.name.endswith(".py"))
+        except OSError:
+            return None
+        parts += [f"{os.path.join(folder, name)} {st.st_size} {st.st_mtime_ns}" for name, st in entries]
+    return "\n".join(parts)

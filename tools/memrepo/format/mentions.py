@@ -12,9 +12,13 @@ from __future__ import annotations
 
 import posixpath
 import re
-from typing import Callable, NamedTuple
+from typing import TYPE_CHECKING, Callable, NamedTuple
 
-from memrepo.format import mention_context
+if TYPE_CHECKING:
+    from memrepo.format import mention_context
+
+# `mention_context` (its clause rules compile ~15 regexes) is loaded only for a text that mentions
+# a path: the cache update after most adds needs none of it (issue 44).
 
 EXTENSIONS = frozenset(
     "py pyi md rst txt json jsonl yaml yml toml ini cfg conf env lock sh bash zsh ps1 js mjs cjs ts tsx jsx vue "
@@ -108,6 +112,8 @@ def note_text(title: object, description: object, body: str) -> str:
 
 def reader(text: str, found: list[Mention]) -> mention_context.Reader:
     """The clauses of `text` with every mention and backticked span marked."""
+    from memrepo.format import mention_context
+
     return mention_context.Reader(text, [m.span for m in found] + [t.span() for t in TICKED.finditer(text)])
 
 
@@ -123,6 +129,10 @@ def citations(title: object, description: object, body: str,
     text = note_text(title, description, body)
     found_branches, taken = branches(text)
     found_paths = paths(text, taken, inside)
+    if not found_paths:
+        return []
+    from memrepo.format import mention_context
+
     marks = found_branches + found_paths + urls(text) + [Mention("", m.span(), "pr") for m in PR.finditer(text)]
     rd = reader(text, marks)
     out: dict[str, tuple[str, int | None, str | None]] = {}

@@ -38,8 +38,8 @@ def _is_memory_path(rel: str) -> bool:
 
 
 def _staged_blobs(root: str, rels: list[str], oversized: dict[str, int] | None = None,
-                  env: dict[str, str] | None = None) -> dict[str, bytes]:
-    return staged.blobs(root, rels, MAX_FILE_BYTES, oversized, env)
+                  env: dict[str, str] | None = None, ids: dict[str, str] | None = None) -> dict[str, bytes]:
+    return staged.blobs(root, rels, MAX_FILE_BYTES, oversized, env, ids)
 
 
 def pre_commit(root: str, hook: str = "pre-commit", env: dict[str, str] | None = None) -> int:
@@ -49,8 +49,13 @@ def pre_commit(root: str, hook: str = "pre-commit", env: dict[str, str] | None =
     """
     from memrepo.format import validate
 
+    fast = _synced_to_head(root, env)
+    ids: dict[str, str] = {}
+    against = staged.differ_from(root, fast[0], env=env, ids=ids) if fast else None  # HEAD's diff, with modes
     try:
-        listing = staged.changes(root, env)  # no renames: a renamed memory is a delete and an add
+        # No renames: a renamed memory is a delete and an add.
+        listing = staged.changes(root, env) if against is None else [
+            (status, rel) for rel, (_, status) in against.items() if status in staged.CHANGES]
     except RuntimeError as exc:
         print(f"memrepo {hook}: git diff failed: {exc}", file=sys.stderr)
         return 1
@@ -65,10 +70,10 @@ def pre_commit(root: str, hook: str = "pre-commit", env: dict[str, str] | None =
         return _report(problems, hook)
     prefix = paths.MEMORY_DIR + "/"
     changed_set = set(changed)
-    listed = _from_synced(root, changed_set, env) or _from_listing(root, changed_set, env)
+    listed = (_from_synced(root, changed_set, env, fast, against) if fast else None) or _from_listing(root, changed_set, env)
     facts, unread, modes = listed.facts, listed.unread, listed.modes
     oversized: dict[str, int] = {}
-    blobs = _staged_blobs(root, unread, oversized, env)
+    blobs = _staged_blobs(root, unread, oversized, env, ids)
     for rel in unread:
         data = blobs.get(rel, b"")
         stem = rel[len(prefix):-3]
@@ -138,11 +143,12 @@ def _from_listing(root: str, changed: set[str], env: dict[str, str] | None = Non
     return _Listed(facts, unread, modes)
 
 
-def _from_synced(root: str, changed: set[str], env: dict[str, str] | None = None) -> _Listed | None:
-    """The same from a cache synced to commit C (store/synced.py): git names what differs from C
-    (`diff-index --cached`, in C's time), those and the cache's unindexable files are read, and
-    the cache gives the rest: the memories that supersede, and which of their targets exist."""
+def _synced_to_head(root: str, env: dict[str, str] | None = None) -> tuple[str, dict[str, str], set[str]] | None:
+    """The cache's facts (`cachefacts.synced_facts`) when it is synced to the commit HEAD is: then
+    one `diff-index --cached HEAD` says both what is staged and what differs from the cache. HEAD
+    is the one a memrepo writer's commit will have for parent, when it says (EXPECT_HEAD)."""
     from memrepo.store import cachefacts
+    from memrepo.vcs import commit
 
     try:
         fast = cachefacts.synced_facts(root)
@@ -150,8 +156,17 @@ def _from_synced(root: str, changed: set[str], env: dict[str, str] | None = None
         return None
     if fast is None:
         return None
-    commit, edges, skipped = fast
-    listed = staged.differ_from(root, commit, paths.MEMORY_DIR, env=env)
+    head = (os.environ if env is None else env).get(commit.EXPECT_HEAD) or refs.resolve(root, "HEAD")
+    return fast if fast[0] == head else None
+
+
+def _from_synced(root: str, changed: set[str], env: dict[str, str] | None,
+                 fast: tuple[str, dict[str, str], set[str]], listed: dict[str, tuple[str, str]] | None) -> _Listed | None:
+    """The same from a cache synced to commit C, HEAD (store/synced.py): git named what differs
+    from C (`listed`, `diff-index --cached`, in C's time), those and the cache's unindexable files
+    are read, and the cache gives the rest: the memories that supersede, and which of their
+    targets exist."""
+    _, edges, skipped = fast
     if listed is None:
         return None
     differ = {rel: status for rel, (_, status) in listed.items() if _is_memory_path(rel)}
@@ -221,10 +236,12 @@ def _parent(root: str) -> str | None:
     return refs.resolve(root, "HEAD^1")
 
 
-def post_hook(root: str, hook: str, changed: tuple[str, ...] | None = None, parent: str | None = None) -> int:
+def post_hook(root: str, hook: str, changed: tuple[str, ...] | None = None, parent: str | None = None,
+              head: str | None = None) -> int:
     """Update the cache for what changed; never blocks. `changed`: the paths a writer's own
-    commit changed, which it knows (else git's diff of HEAD, 0.2 s of a tree at 100,000), and
-    `parent` the commit they changed from (a group commit's chain: HEAD's parent is not it)."""
+    commit changed, which it knows (else git's diff of HEAD, 0.2 s of a tree at 100,000),
+    `parent` the commit they changed from (a group commit's chain: HEAD's parent is not it) and
+    `head` the commit HEAD now is (else git is asked)."""
     from memrepo.store import index
     from memrepo.base import paths
 
@@ -235,23 +252,23 @@ def post_hook(root: str, hook: str, changed: tuple[str, ...] | None = None, pare
             # git says what the commit changed: when the cache recorded its parent, only those paths are read
             parent = parent if changed is not None else _parent(root)
             found = _changed_in_head(root, parent) if changed is None else tuple(p for p in changed if _is_memory_path(p))
-            index.update(root, force=found, wait=HOOK_LOCK_WAIT, after=parent)
+            index.update(root, force=found, wait=HOOK_LOCK_WAIT, after=parent, head=head)
         else:
             index.update(root, wait=HOOK_LOCK_WAIT)
     except Exception as exc:  # noqa: BLE001 — a post hook must never block the user's git
         index.mark_stale(root, f"{hook}: {exc}")
         print(f"memrepo {hook}: index update failed ({safe(exc)}); marked stale — run `memrepo index --rebuild`", file=sys.stderr)
     if hook != "post-checkout":  # a checkout makes no commit
-        _keep_commit_graph(root, hook)
+        _keep_commit_graph(root, hook, head)
     return 0
 
 
-def _keep_commit_graph(root: str, hook: str) -> None:
+def _keep_commit_graph(root: str, hook: str, head: str | None = None) -> None:
     """A memory's history stays fast all day: a new graph layer once a few commits lie outside it."""
     from memrepo.vcs import gitops
 
     try:
-        gitops.keep_commit_graph(root)
+        gitops.keep_commit_graph(root, head)
     except Exception as exc:  # noqa: BLE001 — history is only slower without it
         print(f"memrepo {hook}: could not start a commit-graph write ({safe(exc)})", file=sys.stderr)
 
@@ -271,8 +288,8 @@ def _validate_for_writer(root: str, env: dict[str, str]) -> int:
         return 1
 
 
-def _index_for_writer(root: str, rels: list[str], parent: str | None) -> int:
-    return post_hook(root, "post-commit", tuple(rels), parent)
+def _index_for_writer(root: str, rels: list[str], parent: str | None, head: str) -> int:
+    return post_hook(root, "post-commit", tuple(rels), parent, head)
 
 
 def _head_is_expected(root: str) -> bool:

@@ -123,13 +123,14 @@ def _set_techwords(db: sqlite3.Connection) -> None:
     db.executemany("INSERT INTO techwords(word) VALUES (?)", ((w,) for w in sorted(tech - named)))
 
 
-def _set_meta(db: sqlite3.Connection, repo: str, rebuilt: bool = False) -> None:
-    """Record HEAD, the time and the count; `hashes` only on a full build (an older cache's rows
-    keep sha1 digests of the bytes until it is rebuilt, and an update must not vouch for them)."""
+def _set_meta(db: sqlite3.Connection, repo: str, rebuilt: bool = False, head: str | None = None) -> None:
+    """Record HEAD (`head` when the caller knows it), the time and the count; `hashes` only on a
+    full build (an older cache's rows keep sha1 digests of the bytes until it is rebuilt, and an
+    update must not vouch for them)."""
     count = db.execute("SELECT count(*) FROM memories").fetchone()[0]
     # Microseconds: an update by an older memrepo (a plugin's venv, say) writes whole seconds, so
     # a `synced` mark naming this stamp (store/synced.py) cannot survive such an update.
-    values = {"commit": gitcmd.head(repo) or "", "updated_at": f"{time.time():.6f}", "count": str(count)}
+    values = {"commit": head or gitcmd.head(repo) or "", "updated_at": f"{time.time():.6f}", "count": str(count)}
     if rebuilt:
         values["hashes"] = cachefacts.BLOB_HASHES
     db.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", values.items())
@@ -192,14 +193,15 @@ def _insert_unique(db: sqlite3.Connection, row: tuple[Any, ...], rel: str, repor
         _warn(rel, problem)
 
 
-def update(repo: str, force: tuple[str, ...] = (), wait: float | None = None, after: str | None = None) -> Report:
+def update(repo: str, force: tuple[str, ...] = (), wait: float | None = None, after: str | None = None,
+           head: str | None = None) -> Report:
     """Bring the cache up to date with `memory/`, touching only files whose stat or hash changed.
 
     A missing, corrupt or old-schema cache is rebuilt instead. `force` names paths to re-read
     even when their size and mtime look unchanged. With `after` (post-commit: the new commit's
     parent) and a cache that recorded exactly that commit, only the `force` paths are looked at:
     git said what the commit changed, so nothing else is statted (a commit at 100,000 memories
-    costs what it costs at 100).
+    costs what it costs at 100). `head`: the commit HEAD is, when the caller just made it.
     """
     if schema_version(paths.index_db(repo)) != SCHEMA_VERSION:
         return rebuild(repo, wait=wait)
@@ -227,7 +229,7 @@ def update(repo: str, force: tuple[str, ...] = (), wait: float | None = None, af
                 was = synced.read(db) if cachefacts.blob_hashes(db) else None
                 if incremental:
                     _apply_to(repo, db, sorted(set(force)), report)
-                    now = synced.after_commit(repo, db, was, after, sorted(set(force)))
+                    now = synced.after_commit(repo, db, was, after, sorted(set(force)), head)
                 else:
                     _apply_changes(repo, db, set(force), report)
                     moved = report.added or report.updated or report.removed or report.skipped
@@ -235,7 +237,7 @@ def update(repo: str, force: tuple[str, ...] = (), wait: float | None = None, af
                         synced.after_scan(repo, db) if cachefacts.blob_hashes(db) else None)
                 if (report.added or report.updated or report.removed) and report.tech_changed:
                     _set_techwords(db)
-                _set_meta(db, repo)
+                _set_meta(db, repo, head=head if incremental else None)
                 synced.write(db, now)  # after the meta: the mark names this update's stamp
             cachefile.clear_stale(repo)
     except OSError as exc:

@@ -48,10 +48,11 @@ def fresh(repo: str, commit: str | None) -> bool:
     return bool(commit) and gitcmd.head(repo) == commit and clean(repo)
 
 
-def after_commit(repo: str, db: sqlite3.Connection, was: str | None, parent: str | None, rels: list[str]) -> str | None:
-    """The new HEAD when the cache was synced to `parent` and now holds every path HEAD changed
-    exactly as committed; else None."""
-    head = gitcmd.head(repo)
+def after_commit(repo: str, db: sqlite3.Connection, was: str | None, parent: str | None, rels: list[str],
+                 head: str | None = None) -> str | None:
+    """The new HEAD (`head`, when the caller just made it) when the cache was synced to `parent`
+    and now holds every path HEAD changed exactly as committed; else None."""
+    head = head or gitcmd.head(repo)
     if not (was and parent and was == parent and head):
         return None
     if not rels:

@@ -88,7 +88,7 @@ def commit_chain(repo: str, changes: list[Change], hooks: Hooks,
                                       base or "0" * len(tip or ""), cwd=repo)
             if rc == 0:
                 staging.landed(repo, tip or "")
-                hooks.post_commit(repo, sorted(rel for i, keep in plans if outcomes[i].sha for rel in keep), base)
+                hooks.post_commit(repo, sorted(rel for i, keep in plans if outcomes[i].sha for rel in keep), base, tip or "")
                 return outcomes
     raise GitError("HEAD kept moving while memrepo committed (another git is committing in this repository)",
                    hint="run the command again once the other commits are done")
@@ -104,7 +104,7 @@ def _at_once(repo: str, changes: list[Change], plans: list[tuple[int, dict[str, 
     rels = sorted(rel for _, keep in plans for rel in keep)
     commit._stage(repo, rels, env)
     try:
-        commit._validate(repo, hooks, env)
+        commit._validate(repo, hooks, {**env, commit.EXPECT_HEAD: base or ""})
     except GitError:
         _reset(repo, rels, base, env)
         return None
@@ -127,7 +127,7 @@ def _chain(repo: str, changes: list[Change], plans: list[tuple[int, dict[str, st
         paths = sorted(keep)
         commit._stage(repo, paths, env)
         try:
-            commit._validate(repo, hooks, env)
+            commit._validate(repo, hooks, {**env, commit.EXPECT_HEAD: base or ""})
         except GitError as exc:
             outcomes[i].error = (str(exc), exc.hint)
             restore(repo, {rel: before[rel] for rel in paths}, base)

@@ -41,11 +41,12 @@ from typing import Any
 
 from memrepo.errors import Deferred, GitError
 from memrepo.vcs import gitcmd, hookwire, journal, lock, staging, trailers as trailer_text
-from memrepo.vcs.journal import FROM_STDIN as _FROM_STDIN, Snapshot, nul as _nul, read, restore, write_atomic as _write
+from memrepo.vcs.journal import Snapshot, nul as _nul, read, restore, write_atomic as _write
 
 # What a person may be in the middle of, by the file git keeps for it (in the worktree's git dir).
 _IN_PROGRESS = (("MERGE_HEAD", "a merge"), ("rebase-merge", "a rebase"), ("rebase-apply", "a rebase or `git am`"),
                 ("CHERRY_PICK_HEAD", "a cherry-pick"), ("REVERT_HEAD", "a revert"))
+gitcmd.ask_together(*(name for name, _ in _IN_PROGRESS))
 
 
 class OperationInProgress(Deferred, GitError):
@@ -54,13 +55,9 @@ class OperationInProgress(Deferred, GitError):
 
 def in_progress(repo: str) -> str | None:
     """What git operation is under way in `repo` ("a merge", ...), or None."""
-    args = [a for name, _ in _IN_PROGRESS for a in ("--git-path", name)]
-    rc, out, _ = gitcmd.run_git("rev-parse", *args, cwd=repo)
-    if rc != 0:
-        return None
-    found = out.decode("utf-8", "surrogateescape").splitlines()
-    for (_, what), rel in zip(_IN_PROGRESS, found):
-        if os.path.lexists(os.path.join(repo, rel)):
+    found = gitcmd.git_paths(repo, *(name for name, _ in _IN_PROGRESS))
+    for (_, what), place in zip(_IN_PROGRESS, found or ()):
+        if os.path.lexists(place):
             return what
     return None
 
@@ -109,15 +106,15 @@ def transaction(repo: str, rels: list[str], wait: float = lock.WAIT,
 
 
 def _stage(repo: str, rels: list[str], env: dict[str, str] | None = None) -> None:
-    """Stage `rels` as the working tree holds them: into the real index, or the one `env` names."""
-    present = [r for r in rels if os.path.lexists(os.path.join(repo, r))]
-    gone = [r for r in rels if r not in present]
-    for args, paths in ((["add"], present), (["rm", "--cached", "-q", "--ignore-unmatch"], gone)):
-        if paths:
-            rc, out, err = gitcmd.run_git_writing(*args, *_FROM_STDIN, cwd=repo, input=_nul(paths), env=env)
-            if rc != 0:
-                raise GitError(f"git {args[0]} failed: {(err or out).decode('utf-8', 'replace').strip()}",
-                               hint="check the repository with `git status` and `memrepo doctor`")
+    """Stage `rels` as the working tree holds them, a gone one removed: into the real index, or
+    the one `env` names. `update-index` takes the paths as they are; `git add` matched them as
+    pathspecs against a walk of their whole folder (84 ms of a one-file add at 100,000, issue 44)."""
+    if rels:
+        rc, out, err = gitcmd.run_git_writing("update-index", "--add", "--remove", "-z", "--stdin", cwd=repo,
+                                              input=_nul(rels), env=env)
+        if rc != 0:
+            raise GitError(f"git update-index failed: {(err or out).decode('utf-8', 'replace').strip()}",
+                           hint="check the repository with `git status` and `memrepo doctor`")
 
 
 @dataclass(frozen=True)
@@ -131,7 +128,7 @@ class Hooks:
     """
 
     pre_commit: Callable[[str, dict[str, str]], int]  # (repo, env naming the index) -> 0, or 1 with problems on stderr
-    post_commit: Callable[[str, list[str], str | None], object]  # (repo, the paths changed, the commit they were changed from)
+    post_commit: Callable[[str, list[str], str | None, str], object]  # (repo, the paths changed, the commit they were changed from, HEAD now)
 
 
 def commit_staged(repo: str, rels: list[str], subject: str, trailers: dict[str, Any], body: str = "",
@@ -155,7 +152,7 @@ def commit_staged(repo: str, rels: list[str], subject: str, trailers: dict[str, 
         if sha:
             staging.landed(repo, sha)
             if inline is not None:
-                inline.post_commit(repo, rels, base)
+                inline.post_commit(repo, rels, base, sha)
             return sha
     raise GitError("HEAD kept moving while memrepo committed (another git is committing in this repository)",
                    hint="run the command again once the other commits are done")
@@ -182,7 +179,7 @@ HEAD_MOVED = "memrepo: HEAD moved since memrepo staged its commit"
 def _commit_inline(repo: str, hooks: Hooks, env: dict[str, str], base: str | None, msg: bytes, subject: str) -> str:
     """The hooks' work here, then the commit as git makes it, its ref moved only from `base`
     (compare-and-swap); "" when HEAD moved first."""
-    _validate(repo, hooks, env)
+    _validate(repo, hooks, {**env, EXPECT_HEAD: base or ""})
     sha = tree_commit(repo, env, base, msg)
     rc, _, err = gitcmd.run_git("update-ref", "-m", f"commit: {subject}", "HEAD", sha, base or "0" * len(sha), cwd=repo)
     return sha if rc == 0 else ""

@@ -85,5 +85,44 @@ def common_dir(cwd: str, env: dict[str, str] | None = None, timeout: float = TIM
     return os.path.normpath(os.path.join(cwd, path)) if path else None
 
 
+# Where a repository keeps a file (`git rev-parse --git-path NAME`, the common directory) does not
+# change while memrepo runs: each answer is asked once per process, and the names a writer needs
+# are asked together, so a one-file `add` starts one git for them instead of eleven (issue 44).
+# The key holds the GIT_* variables that move those places; "hooks" follows core.hooksPath, which
+# a command may change, and is asked every time.
+COMMON_DIR = "--git-common-dir"  # the common git directory, asked for like a name
+_PLACE_ENV = ("GIT_DIR", "GIT_COMMON_DIR", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_WORK_TREE")
+_places: dict[tuple[str, tuple[str | None, ...]], dict[str, str]] = {}
+_together: list[str] = [COMMON_DIR]
+
+
+def ask_together(*names: str) -> None:
+    """Have `names` asked with the first `git_paths` question for a repository (a module's own files)."""
+    _together.extend(n for n in names if n not in _together)
+
+
+def git_paths(cwd: str, *names: str, env: dict[str, str] | None = None) -> list[str] | None:
+    """Each name's place (`git rev-parse --git-path NAME`, or COMMON_DIR), absolute; None when
+    cwd is in no repository (nothing is remembered then)."""
+    where = os.environ if env is None else env
+    key = (os.path.abspath(cwd), tuple(where.get(k) for k in _PLACE_ENV))
+    known = _places.get(key, {})
+    missing = [n for n in names if n not in known]
+    if missing:
+        asked = missing + [n for n in _together if n not in known and n not in missing]
+        args = [a for n in asked for a in ((n,) if n == COMMON_DIR else ("--git-path", n))]
+        rc, out, _ = run_git("rev-parse", *args, cwd=cwd, env=env)
+        found = out.decode("utf-8", "surrogateescape").splitlines()
+        if rc != 0 or len(found) != len(asked):
+            return None
+        answers = {n: os.path.join(cwd, p) for n, p in zip(asked, found)}
+        hooks = answers.pop("hooks", None)
+        known = _places.setdefault(key, {})
+        known.update(answers)
+        if hooks is not None:
+            return [hooks if n == "hooks" else known[n] for n in names]
+    return [known[n] for n in names]
+
+
 def split_z(out: bytes) -> list[str]:
     return [p for p in out.decode("utf-8", "surrogateescape").split("\0") if p]

@@ -93,12 +93,14 @@ def write_commit_graph(path: str, timeout: float = COMMIT_GRAPH_TIMEOUT) -> dict
 GRAPH_SLACK = 2
 GRAPH_MARK = "memrepo-commit-graph.head"  # in the git dir: HEAD when the last layer was started
 GRAPH_LOG = "memrepo-commit-graph.log"
+gitcmd.ask_together(GRAPH_MARK, GRAPH_LOG)
 GRAPH_LOG_MAX = 64 * 1024
 
 
-def commits_outside_graph(path: str) -> int | None:
+def commits_outside_graph(path: str, head: str | None = None) -> int | None:
     """How many commits HEAD holds beyond the one the last graph layer was started at; None when
-    unknown (no mark, or one git cannot read), which counts as too many."""
+    unknown (no mark, or one git cannot read), which counts as too many. `head`: HEAD, when the
+    caller knows it (a mark there is counted without git)."""
     repo = open_repo(path)
     mark = _git_path(repo, GRAPH_MARK)
     try:
@@ -108,20 +110,23 @@ def commits_outside_graph(path: str) -> int | None:
         return None
     if not since or not all(c in "0123456789abcdef" for c in since):
         return None
+    if head and since == head:
+        return 0
     # An upper bound even when `since` is no longer HEAD's ancestor (a reset): the layer started
     # there holds every commit reachable from it.
     rc, out, _ = gitcmd.run_git("rev-list", "--count", "HEAD", f"^{since}", cwd=repo)
     return int(out.decode().strip() or 0) if rc == 0 else None
 
 
-def keep_commit_graph(path: str) -> bool:
+def keep_commit_graph(path: str, head: str | None = None) -> bool:
     """Start a detached `git commit-graph write --split` when too many commits lie outside the
-    graph (GRAPH_SLACK); True when one was started. Never waits for it."""
+    graph (GRAPH_SLACK); True when one was started. Never waits for it. `head`: HEAD, when the
+    caller just made it."""
     repo = open_repo(path)
-    head = gitcmd.head(repo)
+    head = head or gitcmd.head(repo)
     if head is None:
         return False
-    outside = commits_outside_graph(repo)
+    outside = commits_outside_graph(repo, head)
     if outside is not None and outside <= GRAPH_SLACK:
         return False
     log = _git_path(repo, GRAPH_LOG)
@@ -142,11 +147,10 @@ def _mark_graph(repo: str, head: str | None) -> None:
 
 
 def _git_path(repo: str, name: str) -> str:
-    rc, out, err = gitcmd.run_git("rev-parse", "--git-path", name, cwd=repo)
-    if rc != 0:
-        raise GitError(f"{repo} is not a git repository: {err.decode('utf-8', 'replace').strip()}",
-                       hint=f"run `memrepo init {repo}`")
-    return os.path.join(repo, out.decode("utf-8", "surrogateescape").strip())
+    found = gitcmd.git_paths(repo, name)
+    if found is None:
+        raise GitError(f"{repo} is not a git repository", hint=f"run `memrepo init {repo}`")
+    return found[0]
 
 
 MAX_DIFF_CHARS = 20000

@@ -44,6 +44,7 @@ from memrepo.vcs.chain import Change, Outcome
 from memrepo.vcs.commit import Hooks
 
 NAME = "memrepo-group"
+gitcmd.ask_together(NAME)
 MAX_GROUP = 16  # changes one lock hold commits (the holder's own included)
 MAX_ENTRY_BYTES = 4 * 1024 * 1024  # a queued change: a few memory files
 MAX_LISTED = 256  # queue entries one holder looks at
@@ -52,11 +53,10 @@ QUEUED, TAKEN, ANSWER = ".json", ".taken", ".out"
 
 def folder(repo: str) -> str:
     """The queue of `repo`'s worktree, in its git dir (each worktree commits on its own HEAD)."""
-    rc, out, err = gitcmd.run_git("rev-parse", "--git-path", NAME, cwd=repo)
-    if rc != 0:
-        raise GitError(f"{repo} is not a git repository: {err.decode('utf-8', 'replace').strip()}",
-                       hint=f"run `memrepo init {repo}`")
-    return os.path.join(repo, out.decode("utf-8", "surrogateescape").strip())
+    found = gitcmd.git_paths(repo, NAME)
+    if found is None:
+        raise GitError(f"{repo} is not a git repository", hint=f"run `memrepo init {repo}`")
+    return found[0]
 
 
 def submit(repo: str, change: Change, hooks: Hooks, wait: float = lock.WAIT) -> tuple[str, list[str]]:

@@ -121,9 +121,8 @@ def write_shims(root: str) -> list[str]:
 
 
 def _git_path(root: str, *parts: str) -> str:
-    rc, out, _ = gitcmd.run_git("rev-parse", "--git-common-dir", cwd=root)
-    gitdir = out.decode().strip() if rc == 0 else ".git"
-    return os.path.join(root, gitdir, *parts) if not os.path.isabs(gitdir) else os.path.join(gitdir, *parts)
+    found = gitcmd.git_paths(root, gitcmd.COMMON_DIR)
+    return os.path.join(found[0] if found else os.path.join(root, ".git"), *parts)
 
 
 def hooks_dir(root: str) -> str:
@@ -331,7 +330,7 @@ def only_ours(root: str) -> bool:
     (the same functions, without starting two interpreters per commit; issue 44)."""
     if _config(root, "core.hooksPath") is not None:
         return False
-    directory = hooks_dir(root)
+    directory = _git_path(root, "hooks")  # where git looks for hooks with core.hooksPath unset
     for hook in COMMIT_HOOKS:
         path = os.path.join(directory, hook)
         runs = os.path.isfile(path) and os.access(path, os.X_OK)

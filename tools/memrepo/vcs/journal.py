@@ -25,6 +25,7 @@ from memrepo.errors import GitError
 from memrepo.vcs import gitcmd
 
 NAME = "memrepo-commit-journal.json"
+gitcmd.ask_together(NAME)
 GIT_WAIT = 30.0  # seconds recovery waits for an orphaned `git commit` to let go of the index
 MAX_BYTES = 256 * 1024 * 1024  # a journal is ours, but bounded all the same
 
@@ -36,11 +37,10 @@ def digest(data: bytes | None) -> str | None:
 
 
 def path(repo: str) -> str:
-    rc, out, err = gitcmd.run_git("rev-parse", "--git-path", NAME, cwd=repo)
-    if rc != 0:
-        raise GitError(f"{repo} is not a git repository: {err.decode('utf-8', 'replace').strip()}",
-                       hint=f"run `memrepo init {repo}`")
-    return os.path.join(repo, out.decode("utf-8", "surrogateescape").strip())
+    found = gitcmd.git_paths(repo, NAME)
+    if found is None:
+        raise GitError(f"{repo} is not a git repository", hint=f"run `memrepo init {repo}`")
+    return found[0]
 
 
 def write(repo: str, head: str | None, before: Snapshot, after: Mapping[str, bytes | None] | None = None) -> str:

@@ -44,11 +44,10 @@ class LockTimeout(GitError):
 
 def path(repo: str) -> str:
     """The lock file of `repo`, in its git common directory."""
-    rc, out, err = gitcmd.run_git("rev-parse", "--git-common-dir", cwd=repo)
-    if rc != 0:
-        raise GitError(f"{repo} is not a git repository: {err.decode('utf-8', 'replace').strip()}",
-                       hint=f"run `memrepo init {repo}`")
-    return os.path.join(repo, out.decode("utf-8", "surrogateescape").strip(), NAME)
+    found = gitcmd.git_paths(repo, gitcmd.COMMON_DIR)
+    if found is None:
+        raise GitError(f"{repo} is not a git repository", hint=f"run `memrepo init {repo}`")
+    return os.path.join(found[0], NAME)
 
 
 def _try(fd: int) -> bool:

@@ -6,14 +6,15 @@ from __future__ import annotations
 from memrepo.vcs import gitcmd
 
 BATCH_BYTES = 16 * 1024 * 1024  # one `git cat-file --batch` reads at most this much (its output is bounded)
+CHANGES = ("A", "C", "M", "R", "D")  # the statuses `changes` lists (not a type change, not unmerged)
 
 
 def changes(root: str, env: dict[str, str] | None = None) -> list[tuple[str, str]]:
     """[(status letter, path)] of what is staged against HEAD (added, copied, changed, deleted),
     renames as a delete and an add; RuntimeError with git's words when git fails. `env`, in
     every function here, may name another index (`GIT_INDEX_FILE`: a writer's own)."""
-    rc, out, err = gitcmd.run_git("diff", "--cached", "--name-status", "-z", "--no-renames", "--diff-filter=ACMRD", cwd=root,
-                                  env=env)
+    rc, out, err = gitcmd.run_git("diff", "--cached", "--name-status", "-z", "--no-renames",
+                                  "--diff-filter=" + "".join(CHANGES), cwd=root, env=env)
     if rc != 0:
         raise RuntimeError(err.decode(errors="replace").strip())
     fields = gitcmd.split_z(out)
@@ -43,10 +44,11 @@ def entries(root: str, *pathspecs: str, literal: bool = False, env: dict[str, st
     return found
 
 
-def differ_from(root: str, commit: str, *pathspecs: str, env: dict[str, str] | None = None
-                ) -> dict[str, tuple[str, str]] | None:
+def differ_from(root: str, commit: str, *pathspecs: str, env: dict[str, str] | None = None,
+                ids: dict[str, str] | None = None) -> dict[str, tuple[str, str]] | None:
     """{path: (new mode, status letter)} of what the index changes against `commit` below
-    `pathspecs`, renames as a delete and an add; None when git failed."""
+    `pathspecs`, renames as a delete and an add; None when git failed. `ids` receives each
+    staged path's blob id (for `blobs`)."""
     rc, out, _ = gitcmd.run_git("diff-index", "--cached", "-z", "--no-renames", commit, "--", *pathspecs, cwd=root, env=env)
     if rc != 0:
         return None
@@ -55,20 +57,24 @@ def differ_from(root: str, commit: str, *pathspecs: str, env: dict[str, str] | N
     for raw, rel in zip(fields[0::2], fields[1::2]):
         parts = raw.lstrip(":").split(" ")
         found[rel] = (parts[1] if len(parts) > 1 else "", parts[-1])
+        if ids is not None and len(parts) == 5 and not parts[-1].startswith("D"):
+            ids[rel] = parts[3]
     return found
 
 
 def blobs(root: str, rels: list[str], limit: int, oversized: dict[str, int] | None = None,
-          env: dict[str, str] | None = None) -> dict[str, bytes]:
+          env: dict[str, str] | None = None, ids: dict[str, str] | None = None) -> dict[str, bytes]:
     """Staged content of many files through `git cat-file --batch`, a bounded batch at a time.
 
     Sizes come first (`--batch-check`): a blob over `limit` bytes is not read at all (it maps to
     b"", and its size goes into `oversized`), so no staged file, however big, and no number of
-    them can exceed what one git process may print. RuntimeError when git fails.
+    them can exceed what one git process may print. RuntimeError when git fails. A path whose
+    staged blob id `ids` gives is read by that id: git then need not read the index (12 MB at
+    100,000 memories) to find it.
     """
     if not rels:
         return {}
-    spec_in = "".join(f":{r}\n" for r in rels).encode("utf-8")
+    spec_in = "".join(f"{_spec(r, ids)}\n" for r in rels).encode("utf-8")
     rc, out, err = gitcmd.run_git("cat-file", "--batch-check", cwd=root, input=spec_in, env=env)
     if rc != 0:
         raise RuntimeError(err.decode("utf-8", "replace").strip())
@@ -84,7 +90,7 @@ def blobs(root: str, rels: list[str], limit: int, oversized: dict[str, int] | No
     total = 0
     for rel in [r for r in rels if r in sizes and r not in found] + [""]:
         if batch and (not rel or total + sizes[rel] > BATCH_BYTES):
-            found.update(_read_batch(root, batch, env))
+            found.update(_read_batch(root, batch, env, ids))
             batch, total = [], 0
         if rel:
             batch.append(rel)
@@ -92,8 +98,13 @@ def blobs(root: str, rels: list[str], limit: int, oversized: dict[str, int] | No
     return found
 
 
-def _read_batch(root: str, rels: list[str], env: dict[str, str] | None = None) -> dict[str, bytes]:
-    spec_in = "".join(f":{r}\n" for r in rels).encode("utf-8")
+def _spec(rel: str, ids: dict[str, str] | None) -> str:
+    return ids[rel] if ids and rel in ids else f":{rel}"
+
+
+def _read_batch(root: str, rels: list[str], env: dict[str, str] | None = None,
+                ids: dict[str, str] | None = None) -> dict[str, bytes]:
+    spec_in = "".join(f"{_spec(r, ids)}\n" for r in rels).encode("utf-8")
     rc, out, err = gitcmd.run_git("cat-file", "--batch", cwd=root, input=spec_in, env=env)
     if rc != 0:
         raise RuntimeError(err.decode("utf-8", "replace").strip())

@@ -26,17 +26,16 @@ from memrepo.errors import GitError
 from memrepo.vcs import gitcmd
 
 NAME = "memrepo-index"
+gitcmd.ask_together(NAME, "index")
 LOCK_WAIT = 30.0  # seconds an orphaned git gets to let go of memrepo's index (as `journal.GIT_WAIT`)
 
 
 def _git_paths(repo: str) -> tuple[str, str]:
     """(memrepo's index, the real index), absolute."""
-    rc, out, err = gitcmd.run_git("rev-parse", "--git-path", NAME, "--git-path", "index", cwd=repo)
-    found = out.decode("utf-8", "surrogateescape").splitlines()
-    if rc != 0 or len(found) != 2:
-        raise GitError(f"{repo} is not a git repository: {err.decode('utf-8', 'replace').strip()}",
-                       hint=f"run `memrepo init {repo}`")
-    own, real = (os.path.abspath(os.path.join(repo, p)) for p in found)
+    found = gitcmd.git_paths(repo, NAME, "index")
+    if found is None:
+        raise GitError(f"{repo} is not a git repository", hint=f"run `memrepo init {repo}`")
+    own, real = (os.path.abspath(p) for p in found)
     return own, real
 
 

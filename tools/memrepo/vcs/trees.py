@@ -66,15 +66,27 @@ def paths_under(repo: str, rev: str, folder: str) -> list[str] | None:
     return gitcmd.split_z(out) if rc == 0 else None
 
 
+MANY_PATHS = 500  # more paths than this are looked up in a listing of their folders
+
+
 def blob_ids(repo: str, rev: str, rels: list[str]) -> dict[str, str] | None:
-    """{path: blob id} of the paths of `rels` that `rev`'s tree holds; None when git failed."""
-    rc, out, _ = gitcmd.run_git("ls-tree", "-z", "--full-tree", rev, "--", *rels, cwd=repo)
+    """{path: blob id} of the paths of `rels` that `rev`'s tree holds; None when git failed.
+
+    Many paths (a bulk commit's) are found in a listing of the folders that hold them: as
+    arguments, 100,000 paths are more than a command line holds, and git was never started."""
+    if len(rels) <= MANY_PATHS:
+        args = ["--", *rels]
+    else:
+        folders = {rel.rpartition("/")[0] for rel in rels}
+        args = ["-r"] + ([] if "" in folders else ["--", *sorted(f + "/" for f in folders)])
+    rc, out, _ = gitcmd.run_git("ls-tree", "-z", "--full-tree", rev, *args, cwd=repo)
     if rc != 0:
         return None
+    wanted = set(rels)
     found = {}
     for entry in gitcmd.split_z(out):
         meta, tab, rel = entry.partition("\t")
-        if tab:
+        if tab and rel in wanted:
             found[rel] = meta.split(" ")[2]
     return found
 

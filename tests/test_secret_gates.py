@@ -1,0 +1,94 @@
+"""detect-secrets is loaded only when a line could interest one of its plugins (issue 44): the
+plugins' own patterns are remembered in the user's cache folder by the first process that loads
+the library, and later processes search a text with them first. What either catalogue finds is
+the same as when every text went through the library."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from memrepo.format import catalogue, notes
+from secrets_corpus import cases, negatives
+
+ORDINARY = notes.serialize(notes.new_note(id="deploy-freeze", title="No deploys on Friday afternoon",
+                                          description="Production deploys are frozen on Fridays after 16:00",
+                                          class_="rule", source="user", created="2026-11-30", topics=["deploy"],
+                                          body="Ask in #ops for an exception.\n"))
+LIBRARY_ONLY = 'db_pass = "hunter2x"'  # the stdlib catalogue misses it (test_redact_corpus)
+
+SCAN = """
+import json, sys
+from memrepo.format import catalogue
+found = catalogue.find_secrets(sys.stdin.read())
+print(json.dumps({"found": found, "loaded": "detect_secrets" in sys.modules, "requests": "requests" in sys.modules}))
+"""
+
+
+def scan(home: str, text: str) -> dict:
+    env = {k: v for k, v in os.environ.items() if k != "XDG_CACHE_HOME"}
+    env["HOME"] = home
+    out = subprocess.run([sys.executable, "-c", SCAN], input=text, env=env, capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)
+
+
+def record_path(home: str) -> str:
+    return os.path.join(home, ".cache", "memrepo", catalogue.GATES_FILE)
+
+
+def test_an_ordinary_memory_is_scanned_without_loading_the_library(tmp_path) -> None:
+    home = str(tmp_path)
+    first = scan(home, ORDINARY)  # nothing remembered yet: the library is loaded and its gates recorded
+    assert first == {"found": [], "loaded": True, "requests": True}
+    assert os.path.exists(record_path(home))
+    assert scan(home, ORDINARY) == {"found": [], "loaded": False, "requests": False}
+    again = scan(home, LIBRARY_ONLY)  # a line the keyword plugin's pattern matches: the library judges it
+    assert again["loaded"] and [kind for _, kind, _ in again["found"]] == ["secret-keyword"]
+
+
+def test_the_record_holds_the_librarys_own_patterns(tmp_path) -> None:
+    home = str(tmp_path)
+    scan(home, LIBRARY_ONLY)
+    catalogue._scanner()
+    with open(record_path(home), encoding="utf-8") as fh:
+        record = json.load(fh)
+    assert record["patterns"] == [[g.pattern, int(g.flags)] for g in catalogue._gates]
+    assert len(record["patterns"]) >= 40
+
+
+def test_a_record_for_another_install_loads_the_library_and_is_written_again(tmp_path) -> None:
+    home = str(tmp_path)
+    scan(home, LIBRARY_ONLY)
+    path = record_path(home)
+    with open(path, encoding="utf-8") as fh:
+        record = json.load(fh)
+    record["stamp"] = record["stamp"].replace("format ", "format 0")  # what an upgrade of either side looks like
+    record["patterns"] = [["never matches(?!)", 0]]
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(record, fh)
+    assert scan(home, ORDINARY)["loaded"]
+    assert scan(home, ORDINARY)["loaded"] is False  # written again by the process before
+
+
+def test_a_damaged_record_only_means_the_library_is_loaded(tmp_path) -> None:
+    home = str(tmp_path)
+    os.makedirs(os.path.dirname(record_path(home)))
+    with open(record_path(home), "w", encoding="utf-8") as fh:
+        fh.write('{"stamp": 3, "patterns": [["(", 0]]')
+    assert scan(home, LIBRARY_ONLY)["found"]
+
+
+TEXTS = [c.text for c in cases()] + negatives() + [LIBRARY_ONLY, 'api_key = "Short1"', ORDINARY]
+
+
+def test_the_gate_keeps_every_text_the_library_reports_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    catalogue._scanner()
+    monkeypatch.setattr(catalogue, "_known", list(catalogue._gates))
+    reported = [text for text in TEXTS if list(catalogue.library_findings(text))]
+    assert len(reported) >= 70
+    assert [text for text in reported if not catalogue._may_report(text)] == []
+    assert not catalogue._may_report(ORDINARY)
