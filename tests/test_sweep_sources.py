@@ -106,8 +106,10 @@ def test_the_sweep_proposes_each_conflict_across_sources_naming_both_and_applies
     shown = cli_run(mine, "review", "show", found["shop-checkout-flag"]["id"])
     assert "shop-checkout-flag (project shop, would give way)" in shown and "my-checkout-live (personal, would stay)" in shown
     assert "changes: none in your memory" in shown and "LaunchDarkly" in shown
-    assert "conflicts across sources: 2 conflicts between your memory and a team's or a project's await review" in \
-        cli_run(mine, "doctor", code=1)
+    # A warning keeps doctor's exit 0; its other checks (this machine's Claude Code wiring) are not this test's.
+    doctor = CliRunner().invoke(cli, ["--repo", mine, "doctor"], catch_exceptions=False).output
+    assert "warn conflicts across sources: 2 conflicts between your memory and a team's or a project's await review" in doctor
+    assert "FAIL private files" not in doctor
 
 
 def test_a_pair_is_proposed_once_and_a_reject_is_remembered(mine: str, code: str, model: Any) -> None:

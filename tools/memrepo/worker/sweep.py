@@ -25,7 +25,7 @@ from memrepo.worker import queue
 from memrepo.base import paths
 from memrepo.recall import usage
 from memrepo.vcs import commit, gitops, runs
-from memrepo.store import cachefacts, config, memories as store, sync
+from memrepo.store import cachefacts, config, memories as store, private, sync
 from memrepo.errors import MemrepoError
 
 PASS = "sweep"
@@ -119,7 +119,8 @@ def _save(repo: str, report: dict[str, Any]) -> None:
                "enriched": sorted((report.get("enrich") or {}).get("enriched", {})),
                "across": across_summary(report.get("across"))}
     tmp = f"{path}.tmp-{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as fh:
+    # 0600 whatever the umask of the process that runs the sweep: index/ is the owner's alone
+    with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, private.FILE_MODE), "w", encoding="utf-8") as fh:
         json.dump(summary, fh, indent=1)
     os.replace(tmp, path)
 
