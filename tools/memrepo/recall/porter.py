@@ -91,33 +91,24 @@ def _step1ab(w: str) -> str:
     return w
 
 
-_STEP2 = (("ational", "ate"), ("tional", "tion"), ("enci", "ence"), ("anci", "ance"), ("izer", "ize"),
-          ("bli", "ble"), ("alli", "al"), ("entli", "ent"), ("eli", "e"), ("ousli", "ous"), ("ization", "ize"),
-          ("ation", "ate"), ("ator", "ate"), ("alism", "al"), ("iveness", "ive"), ("fulness", "ful"),
-          ("ousness", "ous"), ("aliti", "al"), ("iviti", "ive"), ("biliti", "ble"), ("logi", "log"))
-_STEP3 = (("icate", "ic"), ("ative", ""), ("alize", "al"), ("iciti", "ic"), ("ical", "ic"), ("ful", ""), ("ness", ""))
-_STEP4 = ("al", "ance", "ence", "er", "ic", "able", "ible", "ant", "ement", "ment", "ent", "ion", "ou", "ism", "ate",
-          "iti", "ous", "ive", "ize")
-
-
-def _longest(rules: "tuple[tuple[str, str], ...]") -> "tuple[tuple[str, str], ...]":
-    """Rules ordered longest suffix first, so the first that matches is the longest (Porter picks
-    the longest; two suffixes of one length never both end a word)."""
-    return tuple(sorted(rules, key=lambda r: -len(r[0])))
-
-
-_STEP2_LONGEST = _longest(_STEP2)
-_STEP3_LONGEST = _longest(_STEP3)
-_STEP4_LONGEST = tuple(sorted(_STEP4, key=len, reverse=True))
+# Each step's rules, longest suffix first: the first that matches is the longest, which Porter
+# picks (two suffixes of one length never both end a word). tests/test_porter.py holds the order.
+_STEP2 = (("ational", "ate"), ("ization", "ize"), ("iveness", "ive"), ("fulness", "ful"), ("ousness", "ous"),
+          ("tional", "tion"), ("biliti", "ble"), ("entli", "ent"), ("ousli", "ous"), ("ation", "ate"),
+          ("alism", "al"), ("aliti", "al"), ("iviti", "ive"), ("enci", "ence"), ("anci", "ance"), ("izer", "ize"),
+          ("alli", "al"), ("ator", "ate"), ("logi", "log"), ("bli", "ble"), ("eli", "e"))
+_STEP3 = (("icate", "ic"), ("ative", ""), ("alize", "al"), ("iciti", "ic"), ("ical", "ic"), ("ness", ""), ("ful", ""))
+_STEP4 = ("ement", "ance", "ence", "able", "ible", "ment", "ant", "ent", "ion", "ism", "ate", "iti", "ous", "ive",
+          "ize", "al", "er", "ic", "ou")
 # Each step's suffixes together: one C-level test skips a step no suffix of which ends the word.
-_STEP2_ANY = tuple(s for s, _ in _STEP2)
-_STEP3_ANY = tuple(s for s, _ in _STEP3)
+_STEP2_ANY = tuple(dict(_STEP2))
+_STEP3_ANY = tuple(dict(_STEP3))
 
 
 def _step4(w: str) -> str:
     if not w.endswith(_STEP4):
         return w
-    for suffix in _STEP4_LONGEST:
+    for suffix in _STEP4:
         if w.endswith(suffix):
             stem = w[: -len(suffix)]
             if suffix == "ion" and not stem.endswith(("s", "t")):
@@ -160,7 +151,7 @@ def _stem(word: str) -> str:
     if w.endswith("y") and _has_vowel(w[:-1]):
         w = w[:-1] + "i"
     if w.endswith(_STEP2_ANY):
-        w = _replace(w, _STEP2_LONGEST, 0)
+        w = _replace(w, _STEP2, 0)
     if w.endswith(_STEP3_ANY):
-        w = _replace(w, _STEP3_LONGEST, 0)
+        w = _replace(w, _STEP3, 0)
     return _step5(_step4(w))
