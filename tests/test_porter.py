@@ -57,6 +57,13 @@ def test_odd_words_stem_as_fts5_stems_them() -> None:
     assert [(w, want[w], porter.stem(w)) for w in words if porter.stem(w) != want[w]] == []
 
 
+def test_each_steps_rules_come_longest_suffix_first() -> None:
+    # stem takes the first rule that matches as the longest one (issue 44: no sort per word)
+    assert list(_STEP2) == sorted(_STEP2, key=lambda r: -len(r[0]))
+    assert list(_STEP3) == sorted(_STEP3, key=lambda r: -len(r[0]))
+    assert list(_STEP4) == sorted(_STEP4, key=lambda s: -len(s))
+
+
 def test_words_that_fold_to_one_term() -> None:
     assert porter.stem("refund") == porter.stem("refunds")
     assert porter.stem("validate") == porter.stem("validator") == porter.stem("validation")

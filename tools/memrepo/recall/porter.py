@@ -12,33 +12,35 @@ MAX_TOKEN = 64
 _VOWELS = "aeiou"
 
 
-def _is_consonant(word: str, i: int) -> bool:
-    c = word[i]
-    if c in _VOWELS:
-        return False
-    if c == "y":
-        return i == 0 or not _is_consonant(word, i - 1)
-    return True
+# a vowel -> "v", y -> "y" (decided by its neighbour), any other letter -> "c"
+_SHAPE = str.maketrans("abcdefghijklmnopqrstuvwxyz", "vcccvcccvcccccvcccccvcccyc")
+
+
+def _shape(word: str) -> str:
+    """Each character as "c" (consonant) or "v" (vowel), in one C-level pass for a word of lowercase
+    ASCII letters: y is a consonant first and after a vowel, a vowel after a consonant (Porter's
+    definition, as FTS5 applies it). Every test below reads this string; the shape of a prefix is
+    the prefix of the shape."""
+    if word.isascii() and word.isalpha() and word.islower():
+        shape = word.translate(_SHAPE)
+    else:  # digits and other characters are consonants
+        shape = "".join("v" if c in _VOWELS else "y" if c == "y" else "c" for c in word)
+    if "y" not in shape:
+        return shape
+    out = list(shape)
+    for i, c in enumerate(out):
+        if c == "y":
+            out[i] = "c" if i == 0 or out[i - 1] == "v" else "v"
+    return "".join(out)
 
 
 def _measure(stem: str) -> int:
     """m in [C](VC){m}[V]: the number of vowel-consonant sequences."""
-    m, i, n = 0, 0, len(stem)
-    while i < n and _is_consonant(stem, i):
-        i += 1
-    while i < n:
-        while i < n and not _is_consonant(stem, i):
-            i += 1
-        if i >= n:
-            break
-        while i < n and _is_consonant(stem, i):
-            i += 1
-        m += 1
-    return m
+    return _shape(stem).count("vc")
 
 
 def _has_vowel(stem: str) -> bool:
-    return any(not _is_consonant(stem, i) for i in range(len(stem)))
+    return "v" in _shape(stem)
 
 
 def _double_consonant(word: str) -> bool:
@@ -48,9 +50,7 @@ def _double_consonant(word: str) -> bool:
 
 def _cvc(word: str) -> bool:
     """Ends consonant-vowel-consonant, the last not w, x or y (e.g. -hop, -fil)."""
-    n = len(word)
-    return (n >= 3 and _is_consonant(word, n - 1) and not _is_consonant(word, n - 2)
-            and _is_consonant(word, n - 3) and word[-1] not in "wxy")
+    return len(word) >= 3 and _shape(word).endswith("cvc") and word[-1] not in "wxy"
 
 
 def _replace(word: str, rules: "tuple[tuple[str, str], ...]", min_m: int) -> str:
@@ -91,26 +91,29 @@ def _step1ab(w: str) -> str:
     return w
 
 
-_STEP2 = (("ational", "ate"), ("tional", "tion"), ("enci", "ence"), ("anci", "ance"), ("izer", "ize"),
-          ("bli", "ble"), ("alli", "al"), ("entli", "ent"), ("eli", "e"), ("ousli", "ous"), ("ization", "ize"),
-          ("ation", "ate"), ("ator", "ate"), ("alism", "al"), ("iveness", "ive"), ("fulness", "ful"),
-          ("ousness", "ous"), ("aliti", "al"), ("iviti", "ive"), ("biliti", "ble"), ("logi", "log"))
-_STEP3 = (("icate", "ic"), ("ative", ""), ("alize", "al"), ("iciti", "ic"), ("ical", "ic"), ("ful", ""), ("ness", ""))
-_STEP4 = ("al", "ance", "ence", "er", "ic", "able", "ible", "ant", "ement", "ment", "ent", "ion", "ou", "ism", "ate",
-          "iti", "ous", "ive", "ize")
-
-
-def _longest(word: str, rules: "tuple[tuple[str, str], ...]") -> "tuple[tuple[str, str], ...]":
-    """Rules ordered so the longest matching suffix is tried first (Porter picks the longest)."""
-    return tuple(sorted((r for r in rules if word.endswith(r[0])), key=lambda r: -len(r[0])))
+# Each step's rules, longest suffix first: the first that matches is the longest, which Porter
+# picks (two suffixes of one length never both end a word). tests/test_porter.py holds the order.
+_STEP2 = (("ational", "ate"), ("ization", "ize"), ("iveness", "ive"), ("fulness", "ful"), ("ousness", "ous"),
+          ("tional", "tion"), ("biliti", "ble"), ("entli", "ent"), ("ousli", "ous"), ("ation", "ate"),
+          ("alism", "al"), ("aliti", "al"), ("iviti", "ive"), ("enci", "ence"), ("anci", "ance"), ("izer", "ize"),
+          ("alli", "al"), ("ator", "ate"), ("logi", "log"), ("bli", "ble"), ("eli", "e"))
+_STEP3 = (("icate", "ic"), ("ative", ""), ("alize", "al"), ("iciti", "ic"), ("ical", "ic"), ("ness", ""), ("ful", ""))
+_STEP4 = ("ement", "ance", "ence", "able", "ible", "ment", "ant", "ent", "ion", "ism", "ate", "iti", "ous", "ive",
+          "ize", "al", "er", "ic", "ou")
+# Each step's suffixes together: one C-level test skips a step no suffix of which ends the word.
+_STEP2_ANY = tuple(dict(_STEP2))
+_STEP3_ANY = tuple(dict(_STEP3))
 
 
 def _step4(w: str) -> str:
-    for suffix in sorted((s for s in _STEP4 if w.endswith(s)), key=len, reverse=True):
-        stem = w[: -len(suffix)]
-        if suffix == "ion" and not stem.endswith(("s", "t")):
-            return w
-        return stem if _measure(stem) > 1 else w
+    if not w.endswith(_STEP4):
+        return w
+    for suffix in _STEP4:
+        if w.endswith(suffix):
+            stem = w[: -len(suffix)]
+            if suffix == "ion" and not stem.endswith(("s", "t")):
+                return w
+            return stem if _measure(stem) > 1 else w
     return w
 
 
@@ -147,6 +150,8 @@ def _stem(word: str) -> str:
     w = _step1ab(word)
     if w.endswith("y") and _has_vowel(w[:-1]):
         w = w[:-1] + "i"
-    w = _replace(w, _longest(w, _STEP2), 0)
-    w = _replace(w, _longest(w, _STEP3), 0)
+    if w.endswith(_STEP2_ANY):
+        w = _replace(w, _STEP2, 0)
+    if w.endswith(_STEP3_ANY):
+        w = _replace(w, _STEP3, 0)
     return _step5(_step4(w))
