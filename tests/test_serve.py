@@ -18,7 +18,7 @@ import subprocess
 import sys
 import threading
 import urllib.parse
-from typing import Iterator
+from typing import Any, Iterator
 
 import pytest
 
@@ -72,8 +72,8 @@ class Client:
         return found.group(1)
 
 
-def _serve(repo: str, read_only: bool = False) -> Iterator[Client]:
-    srv = server.Server(server.App(repo, read_only), 0)
+def _serve(repo: str, read_only: bool = False, **kw: Any) -> Iterator[Client]:
+    srv = server.Server(server.App(repo, read_only, **kw), 0)
     thread = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:

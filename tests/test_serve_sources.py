@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import re
-import threading
 import urllib.parse
 from typing import Any, Iterator
 
@@ -20,20 +19,8 @@ import pytest
 
 from helpers import git, memory_text, commit_all, write_file
 from memrepo.store import sources
-from memrepo.web import server
-from test_serve import Client
+from test_serve import Client, _serve
 from test_sources import _dirs, code, me, team  # noqa: F401  (fixtures)
-
-
-def _serve(repo: str, read_only: bool = False, **kw: Any) -> Iterator[Client]:
-    srv = server.Server(server.App(repo, read_only, **kw), 0)
-    thread = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
-        yield Client(srv.app)
-    finally:
-        srv.shutdown()
-        srv.server_close()
 
 
 @pytest.fixture
