@@ -18,7 +18,12 @@ Ratios are medians of per-round pair ratios to the baseline. memrepo does not sh
 cache of compiled code must be invalidated when the code changes and kept out of reach of a
 shared repository, and the measurement says what that would buy.
 
-    python tests/bench/bench_bundle.py [--repo REPO] [--rounds 60] [--json]
+    python tests/bench/bench_bundle.py [--repo REPO] [--rounds 60] [--json] [--callgrind]
+
+`--callgrind` also counts instructions (valgrind's Ir, a figure a loaded machine does not move) of
+the baseline, the hook and the hand-loaded hook, each without the launcher, for the benchmark's
+answerable prompt and for a silent one ("ok, go ahead"), which loads fewer modules through the
+import system but all of them from the bundle.
 """
 
 from __future__ import annotations
@@ -97,6 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=60)
     ap.add_argument("--python", default=sys.executable)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--callgrind", action="store_true", help="also count instructions (valgrind --tool=callgrind)")
     args = ap.parse_args(argv)
     work = tempfile.mkdtemp(prefix="memrepo-bundle-")
     try:
@@ -130,12 +136,14 @@ def main(argv: list[str] | None = None) -> int:
         for _ in range(args.rounds):
             for k, c in cmds.items():
                 times[k].append(bl.run(c, cwd=cwd, env=env, stdin=stdin)[0])
+        counted = _instructions(cmds, env, {"answerable": stdin, "silent": bench_hook.event("ok, go ahead", cwd, bench_hook.TRANSCRIPT)},
+                                cwd) if args.callgrind else None
         base = times["baseline"]
         result: dict[str, Any] = {"machine": bl.machine(), "modules": modules, "rounds": args.rounds,
                                   "load": [round(load, 2), round(os.getloadavg()[0], 2)], "prompt": prompt,
                                   "commands": {k: {"median_ms": round(statistics.median(v) * 1000, 3),
                                                    "pair_ratio": round(statistics.median(x / b for x, b in zip(v, base)), 3)}
-                                               for k, v in times.items()}}
+                                               for k, v in times.items()}, "instructions": counted}
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if args.json:
@@ -145,7 +153,30 @@ def main(argv: list[str] | None = None) -> int:
           f" load {result['load'][0]} -> {result['load'][1]}; python {result['machine']['python']}")
     for k, r in result["commands"].items():
         print(f"  {k:<28} {r['median_ms']:7.2f} ms  {r['pair_ratio']:.3f}x")
+    for prompt_kind, counts in (result["instructions"] or {}).items():
+        base = counts["baseline"]
+        print(f"  instructions, {prompt_kind} prompt: " + ", ".join(f"{k} {n / 1e6:.1f} M ({n / base:.3f}x)" for k, n in counts.items()))
     return 0
+
+
+def _instructions(cmds: dict[str, list[str]], env: dict[str, str], events: dict[str, bytes], cwd: str) -> dict[str, dict[str, int]] | None:
+    """Ir of the baseline, the hook and the hand-loaded hook (no launcher) for each event; None without valgrind."""
+    import subprocess
+
+    valgrind = shutil.which("valgrind")
+    if not valgrind:
+        return None
+    out: dict[str, dict[str, int]] = {}
+    for kind, stdin in events.items():
+        out[kind] = {}
+        for name in ("baseline", "hook, no launcher", "hand-loaded, no launcher"):
+            res = subprocess.run([valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null", *cmds[name]], env=env,
+                                 input=stdin, capture_output=True, cwd=cwd)
+            found = re.search(rb"Collected : (\d+)", res.stderr)
+            if res.returncode != 0 or not found:
+                raise RuntimeError(f"callgrind on {name} failed: {res.stderr.decode(errors='replace')[-300:]}")
+            out[kind][name] = int(found.group(1))
+    return out
 
 
 if __name__ == "__main__":
