@@ -17,6 +17,14 @@ else:
     sys.path.insert(0, __file__.rsplit("/", 2)[0] + "/tools")
 
 try:
+    # The prompt path from one file when SessionStart has written it (memrepo/base/bundle.py); else,
+    # or when it is stale, the import system as ever.
+    from memrepo.base import bundle
+
+    bundle.load(bundle.path(sys.path[0]))
+except BaseException:  # noqa: BLE001
+    pass
+try:
     from memrepo.claude import hookio, prompt_hook
 except BaseException as exc:  # noqa: BLE001 — fail open even when the package cannot load
     sys.stderr.write(f"memrepo UserPromptSubmit: cannot load memrepo: {exc}\n")

@@ -152,10 +152,14 @@ SLOW = {"os", "functools", "collections", "json", "re", "typing", "datetime", "s
         "pathlib", "dataclasses", "hashlib", "unicodedata", "stat"}
 
 
+@pytest.mark.parametrize("bundled", [False, True], ids=["imported", "bundled"])
 @pytest.mark.parametrize("follow_up", [False, True])
-def test_recall_hook_as_launched_loads_only_what_it_needs(store: str, tmp_path: str, follow_up: bool) -> None:
-    # Exactly as hooks/run starts it (python -I -S); -X importtime names every module imported.
-    # A follow-up also reads the previous turn from the transcript.
+def test_recall_hook_as_launched_loads_only_what_it_needs(store: str, tmp_path: str, follow_up: bool,
+                                                          bundled: bool) -> None:
+    # Exactly as hooks/run starts it (python -I -S, its own pycache prefix: no bundle another test
+    # wrote is read); -X importtime names every module imported through the import system. A
+    # follow-up also reads the previous turn from the transcript. Bundled: the prompt path's modules
+    # run from memrepo/base/bundle.py's file, and still import nothing slow.
     transcript = tmp_path / "t.jsonl"
     lines = [{"type": "user", "uuid": "u1", "message": {"role": "user", "content": "is the friday production freeze still on?"}},
              {"type": "assistant", "uuid": "a1", "message": {"id": "m1", "role": "assistant",
@@ -164,12 +168,24 @@ def test_recall_hook_as_launched_loads_only_what_it_needs(store: str, tmp_path: 
     payload = (event("and what about this hotfix release?", transcript_path=str(transcript)) if follow_up
                else event("can I deploy to production on friday afternoon?"))
     env = dict(os.environ, MEMREPO_DIR=store)
-    proc = subprocess.run([sys.executable, "-I", "-S", "-X", "importtime", os.path.join(ROOT, "hooks", "user_prompt_submit.py")],
+    prefix = ["-X", f"pycache_prefix={tmp_path / 'pycache'}"]
+    if bundled:
+        subprocess.run([sys.executable, "-I", "-S", *prefix, os.path.join(ROOT, "tools", "memrepo", "base", "bundle.py")],
+                       check=True, capture_output=True, timeout=60)
+    proc = subprocess.run([sys.executable, "-I", "-S", *prefix, "-X", "importtime",
+                           os.path.join(ROOT, "hooks", "user_prompt_submit.py")],
                           input=payload.encode(), capture_output=True, env=env, timeout=30)
     assert proc.returncode == 0 and b"friday-freeze" in proc.stdout, proc.stderr
     loaded = {row.rsplit("|", 1)[-1].strip() for row in proc.stderr.decode().splitlines() if row.startswith("import time:")}
-    assert {"memrepo.recall.search", "_sqlite3"} <= loaded  # the prompt reached the index
-    assert ("memrepo.recall.transcript_tail" in loaded) == follow_up
+    assert "_sqlite3" in loaded  # the prompt reached the index
+    if bundled:  # every prompt's modules by hand; the rest through the import system, from the bundle
+        from memrepo.base import bundle
+
+        imported = {m for m in loaded if m.startswith("memrepo")} - {"memrepo", "memrepo.base", "memrepo.base.bundle"}
+        assert "memrepo.recall.search" in imported and imported <= set(bundle.MODULES[bundle.EVERY_PROMPT:])
+    else:
+        assert "memrepo.recall.search" in loaded
+        assert ("memrepo.recall.transcript_tail" in loaded) == follow_up
     assert "memrepo.recall.usage" not in loaded  # the Stop hook's judge: the prompt path reads only its noisy ids
     assert sorted(m for m in loaded if m in SLOW or m.split(".")[0] in HEAVY) == []
 

@@ -65,6 +65,8 @@ def test_session_start_compiles_only_when_the_prompt_path_is_not_current(tmp_pat
     assert not precompile.current(str(package))
     assert subprocess.run(precompile.argv(package=str(package))).returncode == 0
     assert precompile.current(str(package))
+    assert precompile.spawn_if_needed(str(tmp_path / "log"), str(package)) is True  # the bundle is missing
+    assert subprocess.run(precompile.bundle_argv(package=str(package))).returncode == 0
     assert precompile.spawn_if_needed(str(tmp_path / "log"), str(package)) is False
     os.utime(package / precompile.MARKER, (time.time() + 10, time.time() + 10))  # an upgrade changed the source
     assert not precompile.current(str(package))

@@ -12,12 +12,24 @@ if __name__ == "__main__" and not __package__:  # run by path, `python -I -S …
 from memrepo.claude import hookio  # noqa: E402
 
 
+def _bundle() -> None:
+    """The prompt path from one file when an install wrote it (memrepo/base/bundle.py); else, or
+    when it is stale, the import system as ever."""
+    try:
+        from memrepo.base import bundle
+
+        bundle.load(bundle.path(__file__.rsplit("/", 3)[0]))
+    except BaseException:  # noqa: BLE001
+        pass
+
+
 def main(argv: "list[str] | None" = None) -> int:
     """Run the handler of the event named by the first argument; fails open like every hook."""
     args = sys.argv[1:] if argv is None else argv
     name = args[0] if args else ""
     try:
         if name == "UserPromptSubmit":
+            _bundle()
             from memrepo.claude import prompt_hook
 
             return hookio.run(name, prompt_hook.on_prompt)

@@ -40,23 +40,37 @@ def current(package: str = PACKAGE) -> bool:
         return False
 
 
-def spawn_if_needed(log_path: str, package: str = PACKAGE) -> bool:
-    """Start compiling in the background when `current` says no, with this interpreter's flags;
-    True when started."""
-    if current(package):
-        return False
-    from memrepo import proc
+def bundle_argv(python: str | None = None, package: str = PACKAGE, prefix: str | None = None) -> list[str]:
+    """`python -I -S [-X pycache_prefix=PREFIX] …/base/bundle.py`: the prompt path's bundle, written
+    where that interpreter's hook looks for it (`memrepo.base.bundle`)."""
+    flags = ["-X", f"pycache_prefix={prefix}"] if prefix else []
+    return [python or sys.executable, "-I", "-S", *flags, os.path.join(package, "base", "bundle.py")]
 
-    proc.spawn_detached(argv(package=package, prefix=sys.pycache_prefix), log_path=log_path)
-    return True
+
+def spawn_if_needed(log_path: str, package: str = PACKAGE) -> bool:
+    """Start compiling, and writing the prompt path's bundle, in the background when `current` or
+    the bundle says no, with this interpreter's flags; True when started."""
+    from memrepo import proc
+    from memrepo.base import bundle
+
+    started = False
+    if not current(package):
+        proc.spawn_detached(argv(package=package, prefix=sys.pycache_prefix), log_path=log_path)
+        started = True
+    if not bundle.current(bundle.path(os.path.dirname(package))):
+        proc.spawn_detached(bundle_argv(package=package, prefix=sys.pycache_prefix), log_path=log_path)
+        started = True
+    return started
 
 
 def compile_for(python: str, package: str = PACKAGE) -> bool:
-    """Compile the package as `python -I -S` (a hook command's interpreter) will look for it; True
-    when it did. An installer calls this: compiled code is an optimisation, never a failure."""
+    """Compile the package, and write the prompt path's bundle, as `python -I -S` (a hook command's
+    interpreter) will look for them; True when both were done. An installer calls this: compiled
+    code is an optimisation, never a failure."""
     from memrepo import proc
 
     try:
-        return proc.run(argv(python, package), timeout=TIMEOUT).ok
+        return proc.run(argv(python, package), timeout=TIMEOUT).ok and proc.run(bundle_argv(python, package),
+                                                                                timeout=TIMEOUT).ok
     except OSError:
         return False

@@ -1,0 +1,127 @@
+"""The prompt path from one file (memrepo/base/bundle.py, issue 44): the hook answers the same
+with it and without it, and a bundle that is stale, foreign, writable by others, broken or that
+fails while it runs leaves nothing behind, so the import system loads memrepo as it always did."""
+
+from __future__ import annotations
+
+import json
+import marshal
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from helpers import ROOT, commit_all, write_memory
+from memrepo.base import bundle
+
+LOAD = ("import sys; sys.path.insert(0, {tools!r}); from memrepo.base import bundle; ok = bundle.load({path!r}); "
+        "d = sys.modules.get('memrepo.recall.decide'); print(ok, d is not None, d is not None and d.__spec__ is None)")
+# A module only a prompt that reaches the cache runs: served to the import system by the bundle.
+LATER = ("import sys; sys.path.insert(0, {tools!r}); from memrepo.base import bundle; bundle.load({path!r}); "
+         "from memrepo.recall import search; print(type(search.__spec__.loader).__name__)")
+
+
+def _plugin(tmp_path: Path) -> Path:
+    """A copy of the plugin's hooks and package, without compiled code."""
+    plugin = tmp_path / "plugin"
+    shutil.copytree(os.path.join(ROOT, "hooks"), plugin / "hooks")
+    shutil.copytree(os.path.join(ROOT, "tools", "memrepo"), plugin / "tools" / "memrepo",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    return plugin
+
+
+def _load(tools: Path, path: str) -> str:
+    ran = subprocess.run([sys.executable, "-I", "-S", "-c", LOAD.format(tools=str(tools), path=path)],
+                         capture_output=True, text=True, timeout=60)
+    assert ran.returncode == 0, ran.stderr
+    return ran.stdout.strip()
+
+
+def _written(tools: Path) -> str:
+    ran = subprocess.run([sys.executable, "-I", "-S", str(tools / "memrepo" / "base" / "bundle.py")],
+                         capture_output=True, text=True, timeout=60)
+    assert ran.returncode == 0, ran.stderr
+    return ran.stdout.strip()
+
+
+def _hook(plugin: Path, repo: str, prompt: str, cwd: str) -> subprocess.CompletedProcess[bytes]:
+    event = json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": prompt, "cwd": cwd, "session_id": "s1"})
+    env = {"PATH": os.environ["PATH"], "HOME": os.environ["HOME"], "MEMREPO_DIR": repo}
+    return subprocess.run([sys.executable, "-I", "-S", str(plugin / "hooks" / "user_prompt_submit.py")],
+                          input=event.encode(), env=env, capture_output=True, timeout=60)
+
+
+def test_the_hook_answers_the_same_from_the_bundle_as_through_the_import_system(tmp_path: Path, repo: str) -> None:
+    write_memory(repo, "deploy-shop", title="Deploying the shop service",
+                 description="The shop service deploys with make release from the ops checkout, Tuesday to Thursday.")
+    assert commit_all(repo, "a memory").returncode == 0
+    plugin = _plugin(tmp_path)
+    tools = plugin / "tools"
+    for prompt in ("how do we deploy the shop service?", "ok, go ahead"):
+        plain = _hook(plugin, repo, prompt, str(tmp_path))
+        path = _written(tools)
+        assert path == bundle.path(str(tools)) and Path(path).stat().st_mode & 0o777 == 0o600
+        assert _load(tools, path) == "True True True"  # loaded by hand: no spec, no import system
+        later = subprocess.run([sys.executable, "-I", "-S", "-c", LATER.format(tools=str(tools), path=path)],
+                               capture_output=True, text=True, timeout=60)
+        assert later.stdout.strip() == "_Finder", later.stderr
+        bundled = _hook(plugin, repo, prompt, str(tmp_path))
+        assert (bundled.returncode, bundled.stderr, bundled.stdout) == (plain.returncode, plain.stderr, plain.stdout)
+        os.remove(path)
+    assert "deploy-shop" in plain.stdout.decode() or "deploy-shop" in _hook(plugin, repo, "how do we deploy the shop service?",
+                                                                           str(tmp_path)).stdout.decode()
+
+
+def test_a_changed_source_is_never_run_from_the_bundle(tmp_path: Path) -> None:
+    tools = _plugin(tmp_path) / "tools"
+    path = _written(tools)
+    decide = tools / "memrepo" / "recall" / "decide.py"
+    decide.write_text(decide.read_text() + "\n# an upgrade changed this module\n")
+    assert _load(tools, path) == "False False False"  # nothing of it stays: the import system loads memrepo
+    assert not bundle.current(path)
+
+
+def test_a_bundle_others_may_write_a_foreign_or_a_broken_one_is_not_loaded(tmp_path: Path) -> None:
+    tools = _plugin(tmp_path) / "tools"
+    path = _written(tools)
+    assert bundle.current(path)
+    os.chmod(path, 0o664)
+    assert _load(tools, path) == "False False False" and not bundle.current(path)
+    os.chmod(path, 0o600)
+    good = Path(path).read_bytes()
+    header, items = marshal.loads(good)
+    Path(path).write_bytes(marshal.dumps(((header[0], "cpython-0", header[2]), items)))  # another interpreter's
+    assert _load(tools, path) == "False False False"
+    Path(path).write_bytes(good[: len(good) // 2])  # cut short
+    assert _load(tools, path) == "False False False"
+    Path(path).write_bytes(good)
+    assert _load(tools, path) == "True True True"
+
+
+def test_a_module_that_fails_while_the_bundle_runs_leaves_nothing_of_it(tmp_path: Path) -> None:
+    tools = _plugin(tmp_path) / "tools"
+    path = _written(tools)
+    header, items = marshal.loads(Path(path).read_bytes())
+    broken = [item if item[0] != "memrepo.recall.query" else item[:5] + (compile("raise RuntimeError('x')", item[2], "exec"),)
+              for item in items]
+    Path(path).write_bytes(marshal.dumps((header, broken)))
+    assert _load(tools, path) == "False False False"
+
+
+def test_a_hook_run_loads_no_module_of_memrepo_the_bundle_does_not_hold(tmp_path: Path, repo: str) -> None:
+    write_memory(repo, "deploy-shop", title="Deploying the shop service",
+                 description="The shop service deploys with make release from the ops checkout.")
+    assert commit_all(repo, "a memory").returncode == 0
+    plugin = _plugin(tmp_path)
+    event = {"hook_event_name": "UserPromptSubmit", "cwd": str(tmp_path), "session_id": "s1",
+             "transcript_path": os.path.join(ROOT, "tests", "fixtures", "claude-code", "cc-2.1.332-mock-session-excerpt.jsonl")}
+    env = {"PATH": os.environ["PATH"], "HOME": os.environ["HOME"], "MEMREPO_DIR": repo}
+    loaded: set[str] = set()
+    for prompt in ("how do we deploy the shop service?", "and the staging one?", "ok, go ahead"):
+        ran = subprocess.run([sys.executable, "-X", "importtime", "-I", "-S", str(plugin / "hooks" / "user_prompt_submit.py")],
+                             input=json.dumps({**event, "prompt": prompt}).encode(), env=env, capture_output=True, timeout=60)
+        loaded |= set(re.findall(r"\|\s*(memrepo[\w.]*)\s*$", ran.stderr.decode(), re.M))
+    assert loaded - {"memrepo.base.bundle"} <= set(bundle.MODULES)
+    assert set(bundle.MODULES) - loaded == set()  # and it holds none the hook never loads

@@ -1,0 +1,186 @@
+"""The prompt path's modules from one file, executed without the import system (stdlib only).
+
+CPython 3.11's import system spends about 280,000 instructions on each module before its code
+runs (its finders, locks, spec and `.pyc` checks); the prompt hook loads 26 of memrepo's, which
+made the import system the largest part of the hook that memrepo owns. The bundle holds their
+compiled code in one marshal file, in the order an answerable prompt finishes importing them
+(each one's imports before it), and `load` executes each into its module object by hand:
+1,000 memories, 1.878x -> 1.604x a bare `python -I -S -c pass` in instructions
+(`python tests/bench/bench_bundle.py --callgrind`, issue 44).
+
+It is a cache of compiled code, and is trusted as one: it is written by memrepo into a folder
+the user owns (the plugin's data folder beside its `pycache`, or the package's `__pycache__`),
+never read from a memory repository, and `load` takes it only when
+- it is a regular file of this user that no one else may write,
+- it was written by this interpreter (its version and cache tag) in this format, and
+- every module's source still has the size and modification time it was compiled from.
+Otherwise, or when anything fails while it runs, nothing of it stays in `sys.modules` and the
+hook imports memrepo as it always did. `write` makes it (`python -I -S bundle.py FOLDER`).
+"""
+
+import marshal
+import sys
+
+FORMAT = 1
+# An answerable prompt's modules in the order their imports finish, and the previous turn's
+# reader (a follow-up's); tests/test_bundle.py checks a real hook run loads no other.
+MODULES = (
+    "memrepo", "memrepo.claude", "memrepo.base", "memrepo.base._fast", "memrepo.recall", "memrepo.recall.fence",
+    "memrepo.claude.hookio", "memrepo.base.paths", "memrepo.recall.frames", "memrepo.recall.porter",
+    "memrepo.recall.clean", "memrepo.recall.query", "memrepo.recall.spans", "memrepo.recall.secretish",
+    "memrepo.recall.decide", "memrepo.recall.log", "memrepo.claude.prompt_hook", "memrepo.recall.transcript_tail",
+    "memrepo.base.projects", "memrepo.recall.noisy", "memrepo.recall.sources", "memrepo.recall.calibrate",
+    "memrepo.recall.search", "memrepo.recall.rank", "memrepo.recall.lexicon", "memrepo.recall.citations",
+)
+# Every prompt runs these (up to the prompt hook itself, in MODULES' order); the rest only a prompt
+# that reaches the cache does, so they are served to the import system when it asks (`_Finder`):
+# a conversational prompt runs none of them.
+EVERY_PROMPT = MODULES.index("memrepo.claude.prompt_hook") + 1
+MAX_BYTES = 4 * 1024 * 1024  # the bundle is ~0.3 MB; a file past this is no bundle of ours
+
+
+def file_name() -> str:
+    """The bundle's name for this interpreter, in the folder that holds it."""
+    return f"prompt-path.{sys.implementation.cache_tag}.marshal"
+
+
+def path(tools: str) -> str:
+    """Where this interpreter keeps the bundle of the memrepo package in `tools`: beside its
+    compiled code, in `-X pycache_prefix`'s folder (the plugin's data folder) when it has one,
+    else in the package's `__pycache__`."""
+    prefix = sys.pycache_prefix
+    return (prefix if prefix else tools + "/memrepo/__pycache__") + "/" + file_name()
+
+
+def _header() -> tuple:  # type: ignore[type-arg]
+    return (FORMAT, sys.implementation.cache_tag, sys.version)
+
+
+def _source(tools: str, name: str) -> "tuple[str, bool]":
+    base = tools + "/" + name.replace(".", "/")
+    import posix
+
+    try:
+        posix.stat(base + "/__init__.py")
+        return base + "/__init__.py", True
+    except OSError:
+        return base + ".py", False
+
+
+def load(path: str) -> bool:
+    """Execute the bundle at `path` into `sys.modules`; False, with nothing of it left behind,
+    when it is missing, not this user's alone, foreign, stale or broken."""
+    import posix
+
+    try:
+        st = posix.stat(path)
+        if st.st_uid != posix.geteuid() or st.st_mode & 0o022 or (st.st_mode & 0o170000) != 0o100000 \
+                or st.st_size > MAX_BYTES:
+            return False
+        with open(path, "rb") as fh:
+            header, items = marshal.loads(fh.read())
+        if header != _header():
+            return False
+        for _name, _package, source, size, mtime, _code in items:
+            found = posix.stat(source)
+            if found.st_size != size or found.st_mtime_ns != mtime:
+                return False
+    except Exception:  # noqa: BLE001 — any doubt about the file means the import system instead
+        return False
+    added: "list[str]" = []
+    module_type = type(sys)
+    try:
+        for name, package, source, _size, _mtime, code in items[:EVERY_PROMPT]:
+            if name in sys.modules:
+                continue
+            module = module_type(name)
+            module.__file__ = source
+            module.__package__ = name if package else name.rpartition(".")[0]
+            if package:
+                module.__path__ = [source.rpartition("/")[0]]
+            sys.modules[name] = module
+            added.append(name)
+            parent, _, child = name.rpartition(".")
+            if parent:
+                setattr(sys.modules[parent], child, module)
+            exec(code, module.__dict__)
+    except BaseException:  # noqa: BLE001 — undo it all: the import system loads them again
+        for name in added:
+            sys.modules.pop(name, None)
+        return False
+    sys.meta_path.insert(0, _Finder({item[0]: item for item in items[EVERY_PROMPT:]}))  # type: ignore[arg-type]
+    return True
+
+
+class _Finder:
+    """The rest of the bundle, for the import system: a module's spec and its code, with none of
+    the path search and `.pyc` reads of a module found on disk."""
+
+    def __init__(self, items: "dict[str, tuple]") -> None:  # type: ignore[type-arg]
+        self._items = items
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> object:
+        item = self._items.get(name)
+        if item is None:
+            return None
+        spec = sys.modules["_frozen_importlib"].ModuleSpec(name, self, origin=item[2], is_package=item[1])
+        spec.has_location = True
+        if item[1]:
+            spec.submodule_search_locations = [item[2].rpartition("/")[0]]
+        return spec
+
+    def create_module(self, spec: object) -> None:
+        return None
+
+    def exec_module(self, module: "type(sys)") -> None:  # type: ignore[valid-type]
+        exec(self._items[module.__name__][5], module.__dict__)  # type: ignore[attr-defined]
+
+
+def write(folder: str, tools: "str | None" = None) -> str:
+    """Compile MODULES from the `tools` folder holding the memrepo package (this one's by
+    default) into the bundle in `folder` (created 0700), written whole or not at all; its path."""
+    import os
+
+    tools = tools or os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    items = []
+    for name in MODULES:
+        source, package = _source(tools, name)
+        st = os.stat(source)
+        with open(source, "rb") as fh:
+            code = compile(fh.read(), source, "exec", dont_inherit=True)
+        items.append((name, package, source, st.st_size, st.st_mtime_ns, code))
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    path = os.path.join(folder, file_name())
+    tmp = f"{path}.tmp-{os.getpid()}"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(marshal.dumps((_header(), items)))
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+    return path
+
+
+def current(path: str) -> bool:
+    """Whether the bundle at `path` would be loaded (its header and every source's stamp hold)."""
+    import os
+
+    try:
+        st = os.stat(path)
+        if st.st_uid != os.geteuid() or st.st_mode & 0o022:
+            return False
+        with open(path, "rb") as fh:
+            header, items = marshal.loads(fh.read())
+        return bool(header == _header() and all(
+            (lambda s: s.st_size == size and s.st_mtime_ns == mtime)(os.stat(source))
+            for _n, _p, source, size, mtime, _c in items))
+    except Exception:  # noqa: BLE001
+        return False
+
+
+if __name__ == "__main__":  # `python -I -S [-X pycache_prefix=P] …/memrepo/base/bundle.py`: the hooks' interpreter
+    _tools = __file__.rsplit("/", 3)[0]
+    print(write(path(_tools).rpartition("/")[0], _tools))
