@@ -8,28 +8,19 @@ import json
 import marshal
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 from helpers import ROOT, commit_all, write_memory
 from memrepo.base import bundle
+from test_precompile import _plugin_copy as _plugin  # the plugin's hooks and package, no compiled code
 
 LOAD = ("import sys; sys.path.insert(0, {tools!r}); from memrepo.base import bundle; ok = bundle.load({path!r}); "
         "d = sys.modules.get('memrepo.recall.decide'); print(ok, d is not None, d is not None and d.__spec__ is None)")
 # A module only a prompt that reaches the cache runs: served to the import system by the bundle.
 LATER = ("import sys; sys.path.insert(0, {tools!r}); from memrepo.base import bundle; bundle.load({path!r}); "
          "from memrepo.recall import search; print(type(search.__spec__.loader).__name__)")
-
-
-def _plugin(tmp_path: Path) -> Path:
-    """A copy of the plugin's hooks and package, without compiled code."""
-    plugin = tmp_path / "plugin"
-    shutil.copytree(os.path.join(ROOT, "hooks"), plugin / "hooks")
-    shutil.copytree(os.path.join(ROOT, "tools", "memrepo"), plugin / "tools" / "memrepo",
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    return plugin
 
 
 def _load(tools: Path, path: str) -> str:
