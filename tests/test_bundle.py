@@ -16,10 +16,10 @@ from helpers import ROOT, commit_all, write_memory
 from memrepo.base import bundle
 from test_precompile import _plugin_copy as _plugin  # the plugin's hooks and package, no compiled code
 
-LOAD = ("import sys; sys.path.insert(0, {tools!r}); from memrepo.base import bundle; ok = bundle.load({path!r}); "
+LOAD = ("import sys; sys.path.insert(0, {tools!r}); from memrepo.base import bundle; ok = bundle.load({path!r}, {tools!r}); "
         "d = sys.modules.get('memrepo.recall.decide'); print(ok, d is not None, d is not None and d.__spec__ is None)")
 # A module only a prompt that reaches the cache runs: served to the import system by the bundle.
-LATER = ("import sys; sys.path.insert(0, {tools!r}); from memrepo.base import bundle; bundle.load({path!r}); "
+LATER = ("import sys; sys.path.insert(0, {tools!r}); from memrepo.base import bundle; bundle.load({path!r}, {tools!r}); "
          "from memrepo.recall import search; print(type(search.__spec__.loader).__name__)")
 
 
@@ -71,15 +71,15 @@ def test_a_changed_source_is_never_run_from_the_bundle(tmp_path: Path) -> None:
     decide = tools / "memrepo" / "recall" / "decide.py"
     decide.write_text(decide.read_text() + "\n# an upgrade changed this module\n")
     assert _load(tools, path) == "False False False"  # nothing of it stays: the import system loads memrepo
-    assert not bundle.current(path)
+    assert not bundle.current(path, str(tools))
 
 
 def test_a_bundle_others_may_write_a_foreign_or_a_broken_one_is_not_loaded(tmp_path: Path) -> None:
     tools = _plugin(tmp_path) / "tools"
     path = _written(tools)
-    assert bundle.current(path)
+    assert bundle.current(path, str(tools))
     os.chmod(path, 0o664)
-    assert _load(tools, path) == "False False False" and not bundle.current(path)
+    assert _load(tools, path) == "False False False" and not bundle.current(path, str(tools))
     os.chmod(path, 0o600)
     good = Path(path).read_bytes()
     header, items = marshal.loads(good)
@@ -116,3 +116,13 @@ def test_a_hook_run_loads_no_module_of_memrepo_the_bundle_does_not_hold(tmp_path
         loaded |= set(re.findall(r"\|\s*(memrepo[\w.]*)\s*$", ran.stderr.decode(), re.M))
     assert loaded - {"memrepo.base.bundle"} <= set(bundle.MODULES)
     assert set(bundle.MODULES) - loaded == set()  # and it holds none the hook never loads
+
+
+def test_another_version_s_bundle_is_not_loaded(tmp_path: Path) -> None:
+    """A plugin's data folder outlives its versions, each in a folder of its own: the bundle an
+    older version wrote there names its own sources, which still exist and still match."""
+    old = _plugin(tmp_path / "v1") / "tools"
+    new = _plugin(tmp_path / "v2") / "tools"
+    path = _written(old)
+    assert _load(new, path) == "False False False" and not bundle.current(path, str(new))
+    assert _load(old, path) == "True True True"

@@ -12,7 +12,8 @@ It is a cache of compiled code, and is trusted as one: it is written by memrepo 
 the user owns (the plugin's data folder beside its `pycache`, or the package's `__pycache__`),
 never read from a memory repository, and `load` takes it only when
 - it is a regular file of this user that no one else may write,
-- it was written by this interpreter (its version and cache tag) in this format, and
+- it was written by this interpreter (its version and cache tag) in this format, from the
+  package the hook runs (a plugin's data folder outlives its versions), and
 - every module's source still has the size and modification time it was compiled from.
 Otherwise, or when anything fails while it runs, nothing of it stays in `sys.modules` and the
 hook imports memrepo as it always did. `write` makes it (`python -I -S bundle.py FOLDER`).
@@ -52,8 +53,10 @@ def path(tools: str) -> str:
     return (prefix if prefix else tools + "/memrepo/__pycache__") + "/" + file_name()
 
 
-def _header() -> tuple:  # type: ignore[type-arg]
-    return (FORMAT, sys.implementation.cache_tag, sys.version)
+def _header(tools: str) -> tuple:  # type: ignore[type-arg]
+    # `tools`: the folder whose package it was compiled from. A plugin's data folder outlives its
+    # versions, each in a folder of its own: an older version's bundle is never this one's.
+    return (FORMAT, sys.implementation.cache_tag, sys.version, tools)
 
 
 def _source(tools: str, name: str) -> "tuple[str, bool]":
@@ -67,9 +70,10 @@ def _source(tools: str, name: str) -> "tuple[str, bool]":
         return base + ".py", False
 
 
-def load(path: str) -> bool:
-    """Execute the bundle at `path` into `sys.modules`; False, with nothing of it left behind,
-    when it is missing, not this user's alone, foreign, stale or broken."""
+def load(path: str, tools: str) -> bool:
+    """Execute the bundle at `path` of the memrepo package in `tools` into `sys.modules`; False,
+    with nothing of it left behind, when it is missing, not this user's alone, foreign (another
+    interpreter's, another package's), stale or broken."""
     import posix
 
     try:
@@ -79,7 +83,7 @@ def load(path: str) -> bool:
             return False
         with open(path, "rb") as fh:
             header, items = marshal.loads(fh.read())
-        if header != _header():
+        if header != _header(tools):
             return False
         for _name, _package, source, size, mtime, _code in items:
             found = posix.stat(source)
@@ -155,7 +159,7 @@ def write(folder: str, tools: "str | None" = None) -> str:
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(marshal.dumps((_header(), items)))
+            fh.write(marshal.dumps((_header(tools), items)))
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -164,8 +168,9 @@ def write(folder: str, tools: "str | None" = None) -> str:
     return path
 
 
-def current(path: str) -> bool:
-    """Whether the bundle at `path` would be loaded (its header and every source's stamp hold)."""
+def current(path: str, tools: str) -> bool:
+    """Whether the bundle at `path` would be loaded for the package in `tools` (its header and
+    every source's stamp hold)."""
     import os
 
     try:
@@ -174,7 +179,7 @@ def current(path: str) -> bool:
             return False
         with open(path, "rb") as fh:
             header, items = marshal.loads(fh.read())
-        return bool(header == _header() and all(
+        return bool(header == _header(tools) and all(
             (lambda s: s.st_size == size and s.st_mtime_ns == mtime)(os.stat(source))
             for _n, _p, source, size, mtime, _c in items))
     except Exception:  # noqa: BLE001

@@ -18,7 +18,8 @@ def _bundle() -> None:
     try:
         from memrepo.base import bundle
 
-        bundle.load(bundle.path(__file__.rsplit("/", 3)[0]))
+        tools = __file__.rsplit("/", 3)[0]
+        bundle.load(bundle.path(tools), tools)
     except BaseException:  # noqa: BLE001
         pass
 

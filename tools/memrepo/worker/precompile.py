@@ -57,7 +57,7 @@ def spawn_if_needed(log_path: str, package: str = PACKAGE) -> bool:
     if not current(package):
         proc.spawn_detached(argv(package=package, prefix=sys.pycache_prefix), log_path=log_path)
         started = True
-    if not bundle.current(bundle.path(os.path.dirname(package))):
+    if not bundle.current(bundle.path(os.path.dirname(package)), os.path.dirname(package)):
         proc.spawn_detached(bundle_argv(package=package, prefix=sys.pycache_prefix), log_path=log_path)
         started = True
     return started
