@@ -70,26 +70,35 @@ def _source(tools: str, name: str) -> "tuple[str, bool]":
         return base + ".py", False
 
 
-def load(path: str, tools: str) -> bool:
-    """Execute the bundle at `path` of the memrepo package in `tools` into `sys.modules`; False,
-    with nothing of it left behind, when it is missing, not this user's alone, foreign (another
-    interpreter's, another package's), stale or broken."""
+def _valid(path: str, tools: str) -> "list | None":  # type: ignore[type-arg]
+    """The bundle's items when `load` may run them: a regular file of this user's that no one else
+    may write, this interpreter's and this package's, every source unchanged; else None."""
     import posix
 
     try:
         st = posix.stat(path)
         if st.st_uid != posix.geteuid() or st.st_mode & 0o022 or (st.st_mode & 0o170000) != 0o100000 \
                 or st.st_size > MAX_BYTES:
-            return False
+            return None
         with open(path, "rb") as fh:
             header, items = marshal.loads(fh.read())
         if header != _header(tools):
-            return False
+            return None
         for _name, _package, source, size, mtime, _code in items:
             found = posix.stat(source)
             if found.st_size != size or found.st_mtime_ns != mtime:
-                return False
+                return None
     except Exception:  # noqa: BLE001 — any doubt about the file means the import system instead
+        return None
+    return items  # type: ignore[no-any-return]
+
+
+def load(path: str, tools: str) -> bool:
+    """Execute the bundle at `path` of the memrepo package in `tools` into `sys.modules`; False,
+    with nothing of it left behind, when it is missing, not this user's alone, foreign (another
+    interpreter's, another package's), stale or broken."""
+    items = _valid(path, tools)
+    if items is None:
         return False
     added: "list[str]" = []
     module_type = type(sys)
@@ -169,21 +178,8 @@ def write(folder: str, tools: "str | None" = None) -> str:
 
 
 def current(path: str, tools: str) -> bool:
-    """Whether the bundle at `path` would be loaded for the package in `tools` (its header and
-    every source's stamp hold)."""
-    import os
-
-    try:
-        st = os.stat(path)
-        if st.st_uid != os.geteuid() or st.st_mode & 0o022:
-            return False
-        with open(path, "rb") as fh:
-            header, items = marshal.loads(fh.read())
-        return bool(header == _header(tools) and all(
-            (lambda s: s.st_size == size and s.st_mtime_ns == mtime)(os.stat(source))
-            for _n, _p, source, size, mtime, _c in items))
-    except Exception:  # noqa: BLE001
-        return False
+    """Whether the bundle at `path` would be loaded for the package in `tools`."""
+    return _valid(path, tools) is not None
 
 
 if __name__ == "__main__":  # `python -I -S [-X pycache_prefix=P] …/memrepo/base/bundle.py`: the hooks' interpreter
