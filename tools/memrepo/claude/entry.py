@@ -6,22 +6,18 @@ each handler is imported only for its own event).
 
 import sys
 
-if __name__ == "__main__" and not __package__:  # run by path, `python -I -S …/entry.py` (the installed hooks)
-    sys.path.insert(0, __file__.rsplit("/", 3)[0])  # the folder holding the memrepo package
+if __name__ == "__main__":
+    if not __package__:  # run by path, `python -I -S …/entry.py` (the installed hooks)
+        sys.path.insert(0, __file__.rsplit("/", 3)[0])  # the folder holding the memrepo package
+    if sys.argv[1:2] == ["UserPromptSubmit"]:  # the prompt path from its bundle, before anything of it loads
+        try:
+            from memrepo.base import bundle
+
+            bundle.use()
+        except BaseException:  # noqa: BLE001 — the import system loads it as ever
+            pass
 
 from memrepo.claude import hookio  # noqa: E402
-
-
-def _bundle() -> None:
-    """The prompt path from one file when an install wrote it (memrepo/base/bundle.py); else, or
-    when it is stale, the import system as ever."""
-    try:
-        from memrepo.base import bundle
-
-        tools = __file__.rsplit("/", 3)[0]
-        bundle.load(bundle.path(tools), tools)
-    except BaseException:  # noqa: BLE001
-        pass
 
 
 def main(argv: "list[str] | None" = None) -> int:
@@ -30,7 +26,6 @@ def main(argv: "list[str] | None" = None) -> int:
     name = args[0] if args else ""
     try:
         if name == "UserPromptSubmit":
-            _bundle()
             from memrepo.claude import prompt_hook
 
             return hookio.run(name, prompt_hook.on_prompt)
