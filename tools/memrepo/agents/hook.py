@@ -3,7 +3,7 @@
 Settings installs (`memrepo install claude|codex|gemini`) write the interpreter's path into the
 hook command. A packaged extension cannot (Gemini CLI's, in `gemini-extension/`, is a folder
 copied as it is), so its hooks run this console script, which pip puts next to `memrepo` on
-PATH. Standard library only: it dispatches to the agent's entry module like the `-m` form.
+PATH. Standard library only: it dispatches to the agent's `handlers` module as its `entry` script does.
 """
 
 import sys
@@ -30,7 +30,7 @@ def main(argv: "list[str] | None" = None) -> int:
         from memrepo.agents.codex import handlers as codex
 
         return codex.main([event])
-    from memrepo.claude import entry as claude
+    from memrepo.claude import handlers as claude
 
     return claude.main([event])
 

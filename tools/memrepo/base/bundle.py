@@ -23,7 +23,7 @@ hook imports memrepo as it always did. `write` makes it (`python -I -S bundle.py
 import marshal
 import sys
 
-FORMAT = 2  # 2: other agents' modules kept marshalled (OTHER_AGENTS)
+FORMAT = 2  # 2: the modules only some hooks load kept marshalled (SOME_HOOKS)
 # An answerable prompt's modules in the order their imports finish, and the previous turn's
 # reader (a follow-up's); tests/test_bundle.py checks a real hook run of each agent loads no other.
 MODULES = (
@@ -33,8 +33,9 @@ MODULES = (
     "memrepo.recall.decide", "memrepo.recall.log", "memrepo.claude.prompt_hook", "memrepo.recall.transcript_tail",
     "memrepo.base.projects", "memrepo.recall.noisy", "memrepo.recall.sources", "memrepo.recall.calibrate",
     "memrepo.recall.search", "memrepo.recall.rank", "memrepo.recall.lexicon", "memrepo.recall.citations",
-    # Codex CLI's and Gemini CLI's own, for their prompt hooks (`use`): served to the import system.
-    "memrepo.agents", "memrepo.agents.codex", "memrepo.agents.codex.handlers", "memrepo.agents.codex.tail",
+    # What only some prompt hooks load (`use`), served to the import system: the dispatcher of
+    # `memrepo install claude`'s hook command, Codex CLI's and Gemini CLI's own modules.
+    "memrepo.claude.handlers", "memrepo.agents", "memrepo.agents.codex", "memrepo.agents.codex.handlers", "memrepo.agents.codex.tail",
     "memrepo.agents.gemini", "memrepo.agents.gemini.handlers", "memrepo.agents.gemini.commands",
     "memrepo.agents.gemini.tail",
 )
@@ -42,9 +43,9 @@ MODULES = (
 # that reaches the cache does, so they are served to the import system when it asks (`_Finder`):
 # a conversational prompt runs none of them.
 EVERY_PROMPT = MODULES.index("memrepo.claude.prompt_hook") + 1
-# Codex's and Gemini's own modules stay marshalled in the bundle until one is asked for: Claude
-# Code's hook never asks, and unmarshalling them costs it ~0.3 M instructions a prompt.
-OTHER_AGENTS = MODULES.index("memrepo.agents")
+# Those stay marshalled in the bundle until one is asked for: Claude Code's plugin hook never asks,
+# and unmarshalling them cost it ~0.3 M instructions a prompt.
+SOME_HOOKS = MODULES.index("memrepo.claude.handlers")
 MAX_BYTES = 4 * 1024 * 1024  # the bundle is ~0.3 MB; a file past this is no bundle of ours
 
 
@@ -182,7 +183,7 @@ def write(folder: str, tools: "str | None" = None) -> str:
         st = os.stat(source)
         with open(source, "rb") as fh:
             code = compile(fh.read(), source, "exec", dont_inherit=True)
-        items.append((name, package, source, st.st_size, st.st_mtime_ns, marshal.dumps(code) if i >= OTHER_AGENTS else code))
+        items.append((name, package, source, st.st_size, st.st_mtime_ns, marshal.dumps(code) if i >= SOME_HOOKS else code))
     os.makedirs(folder, mode=0o700, exist_ok=True)
     path = os.path.join(folder, file_name())
     tmp = f"{path}.tmp-{os.getpid()}"
