@@ -281,6 +281,25 @@ def test_the_prompt_hook_loads_no_heavy_module(store: str, agent: str, event: st
     assert sorted(m for m in loaded if m in SLOW) == []
 
 
+@pytest.mark.parametrize("agent, event, name, transcript", [
+    ("codex", "UserPromptSubmit", "user_prompt_submit", CODEX_ROLLOUT),
+    ("gemini", "BeforeAgent", "before_agent", GEMINI_CHAT),
+])
+def test_a_prompt_that_stands_alone_never_loads_the_transcript_reader(store: str, agent: str, event: str, name: str,
+                                                                       transcript: Path) -> None:
+    """The previous turn is read only for a follow-up that leans on it (0.5 M instructions a prompt), as
+    Claude Code's hook does."""
+    stdin = fixture(agent, name, prompt="which build and test command runs the whole suite of this repository before a release?",
+                    transcript_path=str(transcript))
+    cmd = command(agent, event)
+    proc = subprocess.run([cmd[0], "-X", "importtime", *cmd[1:]], input=stdin,
+                          capture_output=True, env=dict(os.environ, MEMREPO_DIR=store), timeout=60)
+    assert proc.returncode == 0 and b"build-command" in proc.stdout, proc.stderr[-2000:]
+    loaded = {row.rsplit("|", 1)[-1].strip() for row in proc.stderr.decode().splitlines() if row.startswith("import time:")}
+    assert "memrepo.recall.search" in loaded
+    assert {f"memrepo.agents.{agent}.tail", "memrepo.recall.transcript_tail"} & loaded == set()
+
+
 def test_the_codex_plugin_hook_runs_through_hooks_run(store: str) -> None:
     """The Codex plugin's command (hooks/codex.json): `sh hooks/run codex EVENT`, python -I -S, tools/ on the path."""
     run_sh = Path(__file__).resolve().parent.parent / "hooks" / "run"

@@ -4,9 +4,11 @@ Kept this small: a script run by path is compiled on every run, a module (`handl
 A prompt takes the prompt path from its bundle (`memrepo.base.bundle`) before anything loads.
 """
 
+import gc
 import sys
 
 if __name__ == "__main__":
+    gc.disable()  # the process lives for one event, as the plugin's hooks do
     if not __package__:  # run by path (the installed hooks): the folder holding the memrepo package
         sys.path.insert(0, __file__.rsplit("/", 3)[0])
     try:

@@ -24,11 +24,16 @@ if TYPE_CHECKING:
     from typing import Any
 
 
+def _previous_turn(transcript_path: str, prompt: str) -> str:
+    from memrepo.agents.codex import tail  # only for a follow-up that leans on the previous turn (0.5 M instructions)
+
+    return tail.previous_turn(transcript_path, prompt)
+
+
 def on_prompt(event: "dict[str, Any]") -> str:
-    from memrepo.agents.codex import tail
     from memrepo.claude import prompt_hook
 
-    return prompt_hook.on_prompt(event, AGENT, tail.previous_turn)
+    return prompt_hook.on_prompt(event, AGENT, _previous_turn)
 
 
 def on_session_start(event: "dict[str, Any]") -> str:

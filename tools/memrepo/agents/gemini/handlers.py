@@ -71,8 +71,13 @@ def _take_start_text(session: object) -> str:
     return text.strip()
 
 
+def _previous_turn(transcript_path: str, prompt: str) -> str:
+    from memrepo.agents.gemini import tail  # only for a follow-up that leans on the previous turn (0.5 M instructions)
+
+    return tail.previous_turn(transcript_path, prompt)
+
+
 def on_before_agent(event: "dict[str, Any]") -> str:
-    from memrepo.agents.gemini import tail
     from memrepo.claude import prompt_hook
 
     prompt = event.get("prompt")
@@ -86,7 +91,7 @@ def on_before_agent(event: "dict[str, Any]") -> str:
         event = dict(event, prompt=prompt if typed is None else typed)
     start = _take_start_text(event.get("session_id"))
     try:
-        recalled = prompt_hook.on_prompt(event, AGENT, tail.previous_turn)
+        recalled = prompt_hook.on_prompt(event, AGENT, _previous_turn)
     except Exception:
         if start:  # the profile still comes; the recall error is reported as every hook's is
             return start
