@@ -21,7 +21,7 @@ try:
     # or when it is stale, the import system as ever.
     from memrepo.base import bundle
 
-    bundle.load(bundle.path(sys.path[0]), sys.path[0])
+    bundle.use()
 except BaseException:  # noqa: BLE001
     pass
 try:
