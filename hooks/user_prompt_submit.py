@@ -8,22 +8,25 @@ import sys
 # A hook process lives for one prompt: collecting garbage while modules load is wasted work.
 gc.disable()
 
-if sys.platform == "win32":  # pragma: no cover
-    import os
-
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools"))
-else:
-    # __file__ is absolute (Python 3.9+); no `import os` on the prompt path (see memrepo/base/_fast.py).
-    sys.path.insert(0, __file__.rsplit("/", 2)[0] + "/tools")
+# This file is <plugin>/hooks/user_prompt_submit.py, and __file__ is absolute (Python 3.9+) with either
+# separator: no `import os` on the prompt path (see memrepo/base/_fast.py).
+tools = __file__[: __file__.rindex("hooks")] + "tools"
 
 try:
     # The prompt path from one file when SessionStart has written it (memrepo/base/bundle.py); else,
-    # or when it is stale, the import system as ever.
-    from memrepo.base import bundle
-
-    bundle.load(bundle.path(sys.path[0]), sys.path[0])
+    # or when it is stale, the import system as ever. bundle.py itself is run from its compiled code
+    # as the import system would, without the search for it and its two packages (~1 M instructions).
+    bundle = type(sys)("memrepo.base.bundle")
+    bundle.__file__ = tools + "/memrepo/base/bundle.py"
+    exec(sys.modules["_frozen_importlib_external"].SourceFileLoader(bundle.__name__, bundle.__file__).get_code(bundle.__name__),
+         bundle.__dict__)
+    loaded = bundle.load(bundle.path(tools), tools)
 except BaseException:  # noqa: BLE001
-    pass
+    loaded = False
+if not loaded:
+    # Without the bundle the import system finds memrepo in tools/; with it, memrepo's modules come
+    # from the bundle and the standard library's extension modules are not looked for in tools/.
+    sys.path.insert(0, tools)
 try:
     from memrepo.claude import hookio, prompt_hook
 except BaseException as exc:  # noqa: BLE001 — fail open even when the package cannot load
