@@ -65,6 +65,22 @@ def test_the_hook_answers_the_same_from_the_bundle_as_through_the_import_system(
                                                                            str(tmp_path)).stdout.decode()
 
 
+def test_a_prompt_that_reaches_the_cache_runs_its_modules_at_once(tmp_path: Path) -> None:
+    """The import system asks for the first module of a prompt that reaches the cache; the bundle
+    then runs them all by hand, so the others are never asked for (issue 44)."""
+    tools = _plugin(tmp_path) / "tools"
+    path = _written(tools)
+    code = ("import sys; sys.path.insert(0, {tools!r}); from memrepo.base import bundle; bundle.load({path!r}, {tools!r}); "
+            "from memrepo.base import projects; from memrepo.recall import rank, transcript_tail; "
+            "print(projects.__spec__.loader is sys.meta_path[0], rank.__spec__, "
+            "sorted(n for n in bundle.MODULES[bundle.TOGETHER:] if n not in sys.modules), "
+            "transcript_tail.__spec__.loader is sys.meta_path[0])")
+    ran = subprocess.run([sys.executable, "-I", "-S", "-c", code.format(tools=str(tools), path=path)],
+                         capture_output=True, text=True, timeout=60)
+    assert ran.stdout.strip() == "True None [] True", ran.stderr
+    assert bundle.MODULES[bundle.TOGETHER - 1] == "memrepo.recall.transcript_tail"  # a follow-up's, served alone
+
+
 def test_a_changed_source_is_never_run_from_the_bundle(tmp_path: Path) -> None:
     tools = _plugin(tmp_path) / "tools"
     path = _written(tools)

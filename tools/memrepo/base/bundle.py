@@ -37,6 +37,10 @@ MODULES = (
 # that reaches the cache does, so they are served to the import system when it asks (`_Finder`):
 # a conversational prompt runs none of them.
 EVERY_PROMPT = MODULES.index("memrepo.claude.prompt_hook") + 1
+# A prompt that reaches the cache runs all of these (the previous turn's reader before them only a
+# follow-up does): the first of them the import system asks for runs them all by hand, so its work
+# of ~100,000 instructions a module is paid once, not eight times.
+TOGETHER = MODULES.index("memrepo.base.projects")
 MAX_BYTES = 4 * 1024 * 1024  # the bundle is ~0.3 MB; a file past this is no bundle of ours
 
 
@@ -93,17 +97,13 @@ def _valid(path: str, tools: str) -> "list | None":  # type: ignore[type-arg]
     return items  # type: ignore[no-any-return]
 
 
-def load(path: str, tools: str) -> bool:
-    """Execute the bundle at `path` of the memrepo package in `tools` into `sys.modules`; False,
-    with nothing of it left behind, when it is missing, not this user's alone, foreign (another
-    interpreter's, another package's), stale or broken."""
-    items = _valid(path, tools)
-    if items is None:
-        return False
+def _run(items: "list[tuple]") -> None:  # type: ignore[type-arg]
+    """Execute each item's code into a new module in `sys.modules`, in order (each one's imports
+    before it), skipping those already there; on any failure none of them stays, and it raises."""
     added: "list[str]" = []
     module_type = type(sys)
     try:
-        for name, package, source, _size, _mtime, code in items[:EVERY_PROMPT]:
+        for name, package, source, _size, _mtime, code in items:
             if name in sys.modules:
                 continue
             module = module_type(name)
@@ -117,20 +117,37 @@ def load(path: str, tools: str) -> bool:
             if parent:
                 setattr(sys.modules[parent], child, module)
             exec(code, module.__dict__)
-    except BaseException:  # noqa: BLE001 — undo it all: the import system loads them again
+    except BaseException:
         for name in added:
             sys.modules.pop(name, None)
+        raise
+
+
+def load(path: str, tools: str) -> bool:
+    """Execute the bundle at `path` of the memrepo package in `tools` into `sys.modules`; False,
+    with nothing of it left behind, when it is missing, not this user's alone, foreign (another
+    interpreter's, another package's), stale or broken."""
+    items = _valid(path, tools)
+    if items is None:
         return False
-    sys.meta_path.insert(0, _Finder({item[0]: item for item in items[EVERY_PROMPT:]}))  # type: ignore[arg-type]
+    try:
+        _run(items[:EVERY_PROMPT])
+    except BaseException:  # noqa: BLE001 — nothing of it stays: the import system loads them again
+        return False
+    sys.meta_path.insert(0, _Finder(items[EVERY_PROMPT:], items[TOGETHER:]))  # type: ignore[arg-type]
     return True
 
 
 class _Finder:
     """The rest of the bundle, for the import system: a module's spec and its code, with none of
-    the path search and `.pyc` reads of a module found on disk."""
+    the path search and `.pyc` reads of a module found on disk. The modules of `together` are run
+    by hand, all of them, when it asks for the first (`create_module`): it then finds the others in
+    `sys.modules`."""
 
-    def __init__(self, items: "dict[str, tuple]") -> None:  # type: ignore[type-arg]
-        self._items = items
+    def __init__(self, items: "list[tuple]", together: "list[tuple]") -> None:  # type: ignore[type-arg]
+        self._items = {item[0]: item for item in items}
+        self._together = together
+        self._names = {item[0] for item in together}
 
     def find_spec(self, name: str, path: object = None, target: object = None) -> object:
         item = self._items.get(name)
@@ -142,11 +159,17 @@ class _Finder:
             spec.submodule_search_locations = [item[2].rpartition("/")[0]]
         return spec
 
-    def create_module(self, spec: object) -> None:
-        return None
+    def create_module(self, spec: object) -> object:
+        name = spec.name  # type: ignore[attr-defined]
+        if name not in self._names:
+            return None
+        _run(self._together)
+        return sys.modules[name]
 
     def exec_module(self, module: "type(sys)") -> None:  # type: ignore[valid-type]
-        exec(self._items[module.__name__][5], module.__dict__)  # type: ignore[attr-defined]
+        name = module.__name__  # type: ignore[attr-defined]
+        if name not in self._names:
+            exec(self._items[name][5], module.__dict__)  # type: ignore[attr-defined]
 
 
 def write(folder: str, tools: "str | None" = None) -> str:
