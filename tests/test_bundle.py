@@ -4,6 +4,7 @@ fails while it runs leaves nothing behind, so the import system loads memrepo as
 
 from __future__ import annotations
 
+import ast
 import json
 import marshal
 import os
@@ -79,6 +80,17 @@ def test_a_prompt_that_reaches_the_cache_runs_its_modules_at_once(tmp_path: Path
                          capture_output=True, text=True, timeout=60)
     assert ran.stdout.strip() == "True None [] True", ran.stderr
     assert bundle.MODULES[bundle.TOGETHER - 1] == "memrepo.recall.transcript_tail"  # a follow-up's, served alone
+
+
+def test_the_bundle_s_modules_need_no_docstring_and_assert_nothing() -> None:
+    """The bundle is compiled without docstrings and asserts (optimize=2): a module of the prompt
+    path that read a docstring or asserted would run differently from it."""
+    for name in bundle.MODULES:
+        source, _ = bundle._source(os.path.join(ROOT, "tools"), name)
+        tree = ast.parse(Path(source).read_text(encoding="utf-8"))
+        assert not [n for n in ast.walk(tree) if isinstance(n, ast.Assert)], name
+        assert not [n for n in ast.walk(tree) if isinstance(n, (ast.Name, ast.Attribute, ast.Constant))
+                    and "__doc__" in (getattr(n, "id", None), getattr(n, "attr", None), getattr(n, "value", None))], name
 
 
 def test_a_changed_source_is_never_run_from_the_bundle(tmp_path: Path) -> None:
