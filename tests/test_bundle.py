@@ -93,6 +93,33 @@ def test_the_bundle_s_modules_need_no_docstring_and_assert_nothing() -> None:
                     and "__doc__" in (getattr(n, "id", None), getattr(n, "attr", None), getattr(n, "value", None))], name
 
 
+def test_the_hook_script_runs_its_body_compiled_and_fails_open_without_it(tmp_path: Path, repo: str) -> None:
+    """hooks/user_prompt_submit.py runs memrepo/claude/prompt_main.py from its compiled code (Python
+    compiles a script it is started on every time: ~1 M instructions a prompt, issue 44); without
+    that file it says so in one line and exits 0, printing nothing."""
+    plugin = _plugin(tmp_path)
+    prefix = tmp_path / "pycache"
+    body = plugin / "tools" / "memrepo" / "claude" / "prompt_main.py"
+    env = {"PATH": os.environ["PATH"], "HOME": os.environ["HOME"], "MEMREPO_DIR": repo}
+    event = json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": "ok, go ahead", "cwd": str(tmp_path)}).encode()
+    ran = subprocess.run([sys.executable, "-I", "-S", "-X", f"pycache_prefix={prefix}", str(plugin / "hooks" / "user_prompt_submit.py")],
+                         input=event, env=env, capture_output=True, timeout=60)
+    assert (ran.returncode, ran.stdout, ran.stderr) == (0, b"", b"")
+    assert list(prefix.rglob("prompt_main.*.pyc"))  # compiled once, read compiled from then on
+    body.unlink()
+    ran = subprocess.run([sys.executable, "-I", "-S", str(plugin / "hooks" / "user_prompt_submit.py")],
+                         input=event, env=env, capture_output=True, timeout=60)
+    assert (ran.returncode, ran.stdout) == (0, b"") and ran.stderr.decode().count("\n") == 1, ran.stderr
+    assert "cannot load memrepo" in ran.stderr.decode()
+
+
+def test_importing_the_hook_s_body_runs_nothing() -> None:
+    ran = subprocess.run([sys.executable, "-I", "-S", "-c", "import sys; sys.path.insert(0, 'tools'); "
+                          "from memrepo.claude import prompt_main; print(callable(prompt_main.main))"],
+                         cwd=ROOT, input=b"{}", capture_output=True, timeout=60)
+    assert (ran.returncode, ran.stdout, ran.stderr) == (0, b"True\n", b"")
+
+
 def test_a_changed_source_is_never_run_from_the_bundle(tmp_path: Path) -> None:
     tools = _plugin(tmp_path) / "tools"
     path = _written(tools)
