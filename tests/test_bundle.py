@@ -113,6 +113,27 @@ def test_the_hook_script_runs_its_body_compiled_and_fails_open_without_it(tmp_pa
     assert "cannot load memrepo" in ran.stderr.decode()
 
 
+def test_the_installed_prompt_hook_runs_as_the_plugin_s_from_the_bundle(tmp_path: Path, repo: str) -> None:
+    """`python -I -S …/claude/entry.py UserPromptSubmit` (what `memrepo install claude` registers)
+    answers as the plugin's hook does, from the bundle, importing none of memrepo through the import
+    system but the first module of a prompt that reaches the cache (issue 44)."""
+    write_memory(repo, "deploy-shop", title="Deploying the shop service",
+                 description="The shop service deploys with make release from the ops checkout, Tuesday to Thursday.")
+    assert commit_all(repo, "a memory").returncode == 0
+    plugin = _plugin(tmp_path)
+    _written(plugin / "tools")
+    event = json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": "how do we deploy the shop service?",
+                        "cwd": str(tmp_path), "session_id": "s1"}).encode()
+    env = {"PATH": os.environ["PATH"], "HOME": os.environ["HOME"], "MEMREPO_DIR": repo}
+    entry = [sys.executable, "-I", "-S", "-X", "importtime", str(plugin / "tools" / "memrepo" / "claude" / "entry.py"),
+             "UserPromptSubmit"]
+    installed = subprocess.run(entry, input=event, env=env, capture_output=True, timeout=60)
+    assert installed.returncode == 0 and b"deploy-shop" in installed.stdout
+    assert installed.stdout == _hook(plugin, repo, "how do we deploy the shop service?", str(tmp_path)).stdout
+    imported = set(re.findall(r"\|\s*(memrepo[\w.]*)\s*$", installed.stderr.decode(), re.M))
+    assert imported == {bundle.MODULES[bundle.TOGETHER]}
+
+
 def test_importing_the_hook_s_body_runs_nothing() -> None:
     ran = subprocess.run([sys.executable, "-I", "-S", "-c", "import sys; sys.path.insert(0, 'tools'); "
                           "from memrepo.claude import prompt_main; print(callable(prompt_main.main))"],
