@@ -4,6 +4,7 @@ fails while it runs leaves nothing behind, so the import system loads memrepo as
 
 from __future__ import annotations
 
+import ast
 import json
 import marshal
 import os
@@ -66,6 +67,81 @@ def test_the_hook_answers_the_same_from_the_bundle_as_through_the_import_system(
         os.remove(path)
     assert "deploy-shop" in plain.stdout.decode() or "deploy-shop" in _hook(plugin, repo, "how do we deploy the shop service?",
                                                                            str(tmp_path)).stdout.decode()
+
+
+def test_a_prompt_that_reaches_the_cache_runs_its_modules_at_once(tmp_path: Path) -> None:
+    """The import system asks for the first module of a prompt that reaches the cache; the bundle
+    then runs them all by hand, so the others are never asked for (issue 44)."""
+    tools = _plugin(tmp_path) / "tools"
+    path = _written(tools)
+    code = ("import sys; sys.path.insert(0, {tools!r}); from memrepo.base import bundle; bundle.load({path!r}, {tools!r}); "
+            "from memrepo.base import projects; from memrepo.recall import rank, transcript_tail; "
+            "print(projects.__spec__.loader is sys.meta_path[0], rank.__spec__, "
+            "sorted(n for n in bundle.MODULES[bundle.TOGETHER:bundle.SOME_HOOKS] if n not in sys.modules), "
+            "transcript_tail.__spec__.loader is sys.meta_path[0])")
+    ran = subprocess.run([sys.executable, "-I", "-S", "-c", code.format(tools=str(tools), path=path)],
+                         capture_output=True, text=True, timeout=60)
+    assert ran.stdout.strip() == "True None [] True", ran.stderr
+    assert bundle.MODULES[bundle.TOGETHER - 1] == "memrepo.recall.transcript_tail"  # a follow-up's, served alone
+
+
+def test_the_bundle_s_modules_need_no_docstring_and_assert_nothing() -> None:
+    """The bundle is compiled without docstrings and asserts (optimize=2): a module of the prompt
+    path that read a docstring or asserted would run differently from it."""
+    for name in bundle.MODULES:
+        source, _ = bundle._source(os.path.join(ROOT, "tools"), name)
+        tree = ast.parse(Path(source).read_text(encoding="utf-8"))
+        assert not [n for n in ast.walk(tree) if isinstance(n, ast.Assert)], name
+        assert not [n for n in ast.walk(tree) if isinstance(n, (ast.Name, ast.Attribute, ast.Constant))
+                    and "__doc__" in (getattr(n, "id", None), getattr(n, "attr", None), getattr(n, "value", None))], name
+
+
+def test_the_hook_script_runs_its_body_compiled_and_fails_open_without_it(tmp_path: Path, repo: str) -> None:
+    """hooks/user_prompt_submit.py runs memrepo/claude/prompt_main.py from its compiled code (Python
+    compiles a script it is started on every time: ~1 M instructions a prompt, issue 44); without
+    that file it says so in one line and exits 0, printing nothing."""
+    plugin = _plugin(tmp_path)
+    prefix = tmp_path / "pycache"
+    body = plugin / "tools" / "memrepo" / "claude" / "prompt_main.py"
+    env = {"PATH": os.environ["PATH"], "HOME": os.environ["HOME"], "MEMREPO_DIR": repo}
+    event = json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": "ok, go ahead", "cwd": str(tmp_path)}).encode()
+    ran = subprocess.run([sys.executable, "-I", "-S", "-X", f"pycache_prefix={prefix}", str(plugin / "hooks" / "user_prompt_submit.py")],
+                         input=event, env=env, capture_output=True, timeout=60)
+    assert (ran.returncode, ran.stdout, ran.stderr) == (0, b"", b"")
+    assert list(prefix.rglob("prompt_main.*.pyc"))  # compiled once, read compiled from then on
+    body.unlink()
+    ran = subprocess.run([sys.executable, "-I", "-S", str(plugin / "hooks" / "user_prompt_submit.py")],
+                         input=event, env=env, capture_output=True, timeout=60)
+    assert (ran.returncode, ran.stdout) == (0, b"") and ran.stderr.decode().count("\n") == 1, ran.stderr
+    assert "cannot load memrepo" in ran.stderr.decode()
+
+
+def test_the_installed_prompt_hook_runs_as_the_plugin_s_from_the_bundle(tmp_path: Path, repo: str) -> None:
+    """`python -I -S …/claude/entry.py UserPromptSubmit` (what `memrepo install claude` registers)
+    answers as the plugin's hook does, from the bundle, importing none of memrepo through the import
+    system but the first module of a prompt that reaches the cache (issue 44)."""
+    write_memory(repo, "deploy-shop", title="Deploying the shop service",
+                 description="The shop service deploys with make release from the ops checkout, Tuesday to Thursday.")
+    assert commit_all(repo, "a memory").returncode == 0
+    plugin = _plugin(tmp_path)
+    _written(plugin / "tools")
+    event = json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": "how do we deploy the shop service?",
+                        "cwd": str(tmp_path), "session_id": "s1"}).encode()
+    env = {"PATH": os.environ["PATH"], "HOME": os.environ["HOME"], "MEMREPO_DIR": repo}
+    entry = [sys.executable, "-I", "-S", "-X", "importtime", str(plugin / "tools" / "memrepo" / "claude" / "entry.py"),
+             "UserPromptSubmit"]
+    installed = subprocess.run(entry, input=event, env=env, capture_output=True, timeout=60)
+    assert installed.returncode == 0 and b"deploy-shop" in installed.stdout
+    assert installed.stdout == _hook(plugin, repo, "how do we deploy the shop service?", str(tmp_path)).stdout
+    imported = set(re.findall(r"\|\s*(memrepo[\w.]*)\s*$", installed.stderr.decode(), re.M))
+    assert imported == {bundle.MODULES[bundle.TOGETHER]}
+
+
+def test_importing_the_hook_s_body_runs_nothing() -> None:
+    ran = subprocess.run([sys.executable, "-I", "-S", "-c", "import sys; sys.path.insert(0, 'tools'); "
+                          "from memrepo.claude import prompt_main; print(callable(prompt_main.main))"],
+                         cwd=ROOT, input=b"{}", capture_output=True, timeout=60)
+    assert (ran.returncode, ran.stdout, ran.stderr) == (0, b"True\n", b"")
 
 
 def test_a_changed_source_is_never_run_from_the_bundle(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+from typing import Callable
 
 import pytest
 
@@ -291,3 +292,29 @@ def test_ascii_text_does_not_build_the_tables_for_other_text() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30,
                          env=dict(os.environ, PYTHONPATH=os.path.join(ROOT, "tools")))
     assert (out.returncode, out.stdout, out.stderr) == (0, "False\nTrue\n", "")
+
+
+def test_inert_turns_a_text_without_controls_into_the_same_line_it_did_by_translating_it() -> None:
+    """inert skips the translation of ASCII text that holds no control (issue 44): the same line as
+    translating every text, for random texts of controls, tags, separators and other scripts."""
+    import random
+
+    def translated(text: str) -> str:  # inert as it was: every text translated
+        s = text.translate(fence._TO_SPACE) if text.isascii() else fence._drop_tag_chars(text.translate(fence._tables()["clean"]))
+        if "<" not in s and s.isascii():
+            return s
+        opens = fence._opens(s)
+        return "".join(fence.TAG_MARK if i in set(opens) else c for i, c in enumerate(s)) if opens else s
+
+    rnd = random.Random(44)
+    alphabet = ["a", "Z", " ", "<", ">", "/", "memrepo-", "\x00", "\x1f", "\x7f", "\t", "\n", "\x85", "\u2028", "\u200b", "é",
+                "\uff1c", "\U000e0041", "~", "0"]
+    def outcome(f: "Callable[[str], str]", text: str) -> object:
+        try:
+            return f(text)
+        except ValueError as exc:  # a text of invisible characters only, then as before
+            return type(exc)
+
+    for _ in range(20000):
+        text = "".join(rnd.choice(alphabet) for _ in range(rnd.randrange(12)))
+        assert outcome(fence.inert, text) == outcome(translated, text), repr(text)
