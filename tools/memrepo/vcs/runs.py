@@ -52,10 +52,7 @@ def fresh_run_id(repo: str, pass_name: str) -> str:
 def change_run_id(action: str, note_id: str) -> str:
     """A run of one person's change (an add, an edit, a retire): its own id even when ten
     terminals act on one memory in the same second."""
-    import hashlib
-
-    salt = hashlib.sha1(f"{note_id}\0{os.getpid()}\0{os.urandom(4).hex()}".encode()).hexdigest()[:6]
-    return new_run_id(f"{action}-{salt}")
+    return new_run_id(f"{action}-{os.urandom(3).hex()}")  # random, not a hash: hashlib loads OpenSSL (issue 44)
 
 
 def decision_line(action: str, note_id: str, reason: str, winner: str | None = None) -> str:
