@@ -318,3 +318,21 @@ def test_inert_turns_a_text_without_controls_into_the_same_line_it_did_by_transl
     for _ in range(20000):
         text = "".join(rnd.choice(alphabet) for _ in range(rnd.randrange(12)))
         assert outcome(fence.inert, text) == outcome(translated, text), repr(text)
+
+
+@pytest.mark.parametrize("text", ["\u200b", "\u200b\u2060\ufeff", "\U000e0041\U000e0042"])
+def test_a_text_of_invisibles_only_is_an_empty_line(text: str) -> None:
+    """Invisibles are dropped; what is left of a text made only of them is empty, not an error
+    (it raised ValueError from `max` of an empty string, in the prompt hook and at commit)."""
+    assert (fence.inert(text), fence.visible(text), fence.problem(text)) == ("", "", None)
+
+
+def test_a_memory_whose_description_is_invisible_is_committed_and_recalled(repo: str) -> None:
+    """A teammate's memory whose description is only zero-width characters: the commit checks it
+    and the hook injects its title, where both stopped on an error (the hook then said nothing)."""
+    _with_office(repo)
+    write_memory(repo, "rollback-plan", title="Deploy rollback plan", description="\u200b\u200b")
+    result = commit_all(repo, "invisible description")
+    assert (result.returncode, result.stderr) == (0, "")
+    ran = hook("user_prompt_submit", event(PROMPT), repo)
+    assert "(id: rollback-plan)" in _context(ran) and "\u200b" not in _context(ran)

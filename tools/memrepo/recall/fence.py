@@ -106,7 +106,7 @@ def _opens(text: str) -> "list[int]":
 
 
 def _drop_tag_chars(text: str) -> str:
-    if max(text) < "\U000e0000":
+    if not text or max(text) < "\U000e0000":  # empty: a text of invisibles only, translated away
         return text
     return "".join(c for c in text if not "\U000e0000" <= c <= "\U000e0fff")
 
