@@ -144,9 +144,14 @@ def rank_all(sources: "list[Source]", terms: "list[tuple[str, float]]", limit: i
 
     `check(db, hits, explain, silence)`, when given, filters each source's recalled hits while
     its cache is open (the citation check reads each memory's citations from its own cache).
-    With the personal source alone this is `rank.rank` (and `check`) itself, unchanged."""
+    With the personal source alone this is `rank.rank` (and `check`) itself, unchanged. With
+    several, the merged cache when it is current (`rank_merged`), else each source's own."""
     from memrepo.recall import rank, search
 
+    if len(sources) > 1:
+        hits = rank_merged(sources, terms, limit, explain, silence, check, **kw)
+        if hits is not None:
+            return hits
     if len(sources) == 1:
         db = search.connect(sources[0].db)
         try:
@@ -231,3 +236,161 @@ def own_rules_first(merged: "list[rank.Hit]", personal: "list[rank.Hit]", limit:
                     out.append(p)
         out.append(h)
     return out[:limit]
+
+
+# -- the merged cache (issue 41, part 2's budget) ---------------------------------------------------
+# One cache per prompt context holding every source's rows, built off the prompt path from the
+# sources' own caches (`memrepo.store.merged`); a team's or the project's memory under a tagged id.
+MERGED_DIR = "merged"
+MERGED_SUFFIX = ".merged.sqlite3"
+
+
+def tag(src: Source) -> str:
+    """The prefix of a source's ids in the merged cache: "" for the personal source, `team-NAME:`,
+    `project:` (`:` is in no memory id, so a tagged id is never another memory's)."""
+    return "" if src.kind == PERSONAL else ("project:" if src.kind == PROJECT else f"team-{src.name}:")
+
+
+def merged_db(sources: "list[Source]") -> str:
+    """The merged cache of these sources: in the personal repository's private `index/merged/`,
+    named for the project's checkout (like `project_index_dir`), or `none`."""
+    top = _checkout(sources)
+    name = "none"
+    if top:
+        name = "".join(c if c.isalnum() else "-" for c in _os.basename(top))[:40] + "-" + _fnv(top)
+    return _os.join(_os.dirname(sources[0].db), MERGED_DIR, name + MERGED_SUFFIX)
+
+
+def _checkout(sources: "list[Source]") -> str:
+    return next((_os.dirname(s.root) for s in sources if s.kind == PROJECT), "")
+
+
+def _stamp(path: str, wal: bool = False) -> str:
+    try:
+        st = _os.stat(path)
+    except OSError:
+        return "-"
+    # a reader may leave an empty -wal behind: only a write puts bytes in it
+    return "-" if wal and not st.st_size else f"{st.st_size}:{st.st_mtime_ns}:{st.st_ino}"
+
+
+def signature(sources: "list[Source]") -> str:
+    """What the merged cache of `sources` must have recorded to be current: the schema, the
+    checkout, and each source's cache file (and its write-ahead log) as it stands. A write to
+    any source's cache, a team joined or removed, another checkout: another signature."""
+    lines = [f"v{paths.SCHEMA_VERSION}\t{_checkout(sources)}"]
+    for s in sources:
+        lines.append(f"{tag(s)}\t{s.db}\t{_stamp(s.db)}\t{_stamp(s.db + '-wal', True)}")
+    return "\n".join(lines)
+
+
+def checkout_in(recorded: str) -> str:
+    """The checkout a recorded signature names ("" for none)."""
+    return recorded.split("\n", 1)[0].partition("\t")[2]
+
+
+def rank_merged(sources: "list[Source]", terms: "list[tuple[str, float]]", limit: int,
+                explain: "list[tuple[rank.Hit | None, str | None]]", silence: "list[tuple[rank.Hit | None, str]]",
+                check: "Callable[[Any, list[rank.Hit], Any, Any], list[rank.Hit]] | None" = None,
+                **kw: "Any") -> "list[rank.Hit] | None":
+    """`rank_all` from the merged cache; None, with `explain` and `silence` untouched, when it is
+    missing, not current (a source changed since it was built, the sources differ) or damaged:
+    the caller then reads each source's own cache (issue 41, part 2).
+
+    One search finds every source's candidates together, scored by the merged statistics; then
+    each source's candidates are judged as its own cache's would be (its best match decides, with
+    the margin over its own next candidate; its runners-up; a live successor from its own
+    memories), and the sources' recalled memories merge as across caches (`_merge`,
+    `own_rules_first`)."""
+    path = merged_db(sources)
+    if not _os.exists(path):
+        return None
+    from memrepo.recall import search
+
+    try:
+        db = search.connect(path)
+    except Exception:  # noqa: BLE001 — a damaged merged cache: each source's own, as before
+        return None
+    why: "list[tuple[rank.Hit | None, str | None]]" = []
+    quiet: "list[tuple[rank.Hit | None, str]]" = []
+    try:
+        row = db.execute("SELECT value FROM meta WHERE key = 'sources'").fetchone()
+        if row is None or row[0] != signature(sources):
+            return None
+        groups = _decide_each(db, sources, terms, limit, why, quiet, check, kw)
+    except Exception:  # noqa: BLE001 — the same: never silences the personal source
+        return None
+    finally:
+        db.close()
+    explain += why
+    merged = own_rules_first(_merge(groups), [h for h, _ in why if h is not None and not h.source], limit)
+    chosen = {id(h) for h in merged}
+    explain[:] = [(h, "beyond the recalled across sources" if h is not None and r is None and id(h) not in chosen else r)
+                  for h, r in explain]
+    if not merged and quiet:
+        silence.append(max(quiet, key=lambda e: e[0].p if e[0] is not None else -1.0))
+    return merged
+
+
+def _decide_each(db: "Any", sources: "list[Source]", terms: "list[tuple[str, float]]", limit: int,
+                 explain: "list[tuple[rank.Hit | None, str | None]]", quiet: "list[tuple[rank.Hit | None, str]]",
+                 check: "Callable[[Any, list[rank.Hit], Any, Any], list[rank.Hit]] | None",
+                 kw: "dict[str, Any]") -> "list[tuple[float, Source, list[rank.Hit]]]":
+    """Each source's decision over its candidates in the merged cache: `rank.rank`'s floors, per
+    source. Returns (weighted best p, source, recalled hits) of each source that speaks."""
+    from memrepo.recall import calibrate, rank, search
+
+    rows = kw.pop("explain_rows", None)
+    hush: "list[tuple[rank.Hit | None, str]]" = []
+    hits = rank.rank(db, terms, limit=search.CANDIDATES, floors=False, silence=hush, **kw)
+    if not hits:
+        explain.extend((None, r) for _, r in hush)
+        quiet.extend(hush)
+        return []
+    facts = search.Lookups(db, [t for t, _ in terms])
+    q = calibrate.Query(terms, facts.dfs, facts.n, kw.get("origin") or {}, kw.get("named", frozenset()), facts.tech,
+                        kw.get("ours", False))
+    by_tag = {tag(s): s for s in sources}
+    own = kw.get("own")
+    mine: "dict[str, list[rank.Hit]]" = {}
+    for h in hits:  # in score order, each source's in its own
+        at = h.id.find(":")
+        t = h.id[:at + 1] if at >= 0 else ""
+        if t in by_tag:
+            mine.setdefault(t, []).append(h)
+    groups: "list[tuple[float, Source, list[rank.Hit]]]" = []
+    for t, hs in mine.items():
+        src = by_tag[t]
+        rank._judge(hs, q, rank.JUDGED if rows is None else 1)
+        best = hs[0]
+        kept = [best] if best.p >= calibrate.THRESHOLD else []
+        if kept:
+            kept += [h for h in hs[1:] if h.score >= calibrate.RUNNER_UP * best.score and h.scope == 1.0]
+        if own:
+            kept = sorted(kept, key=lambda h: not h.own)
+        chosen = {h.id for h in kept[:limit]}
+        why = [(h, None if h.id in chosen else rank.why_not(h, best, i, limit)) for i, h in enumerate(hs[:rows])]
+        kept = rank._live(db, kept[:limit], {h.id: h for h in hs})
+        found = [h for h, _ in why] + kept
+        stale: "list[tuple[rank.Hit | None, str]]" = []
+        kept = check(db, kept, why, stale) if check is not None and kept else kept
+        _relabel(found, src)
+        explain += why
+        if kept:
+            groups.append((kept[0].p * WEIGHT[src.kind], src, kept))
+        else:
+            quiet.append(stale[0] if stale else (best, rank.why_not(best, best, 0, limit)
+                                                 or "no live memory: superseded or retired, without a live successor"))
+    return groups
+
+
+def _relabel(hits: "list[rank.Hit]", src: Source) -> None:
+    """The merged cache's hits of `src` under their own ids, named for their source (once each)."""
+    t = tag(src)
+    if not t:
+        return
+    for h in hits:
+        if h.id.startswith(t):
+            h.id, h.source = h.id[len(t):], src.label
+            if h.superseded_by and h.superseded_by.startswith(t):
+                h.superseded_by = h.superseded_by[len(t):]

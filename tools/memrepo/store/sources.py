@@ -213,13 +213,29 @@ def checkout_of(path: str) -> str | None:
 
 
 def refresh_all(repo: str, cwd: str | None = None) -> list[tuple[rs.Source, index.Report]]:
-    """Refresh every source but the personal one (whose cache its own git hooks keep)."""
+    """Refresh every source but the personal one (whose cache its own git hooks keep), then the
+    merged cache of the prompt context of `cwd` (`store.merged`)."""
     done = []
     for src in rs.found(repo, cwd, all_known=True)[1:]:
         report = refresh(src)
         if report is not None:
             done.append((src, report))
+    refresh_merged(repo, cwd)
     return done
+
+
+def refresh_merged(repo: str, cwd: str | None) -> Any:
+    """The merged cache of the prompt context of `cwd`, built unless current (a `merged.Built`, or
+    None). Never fails a caller: a merged cache that cannot be built leaves the prompt hook
+    reading each source's own cache, and doctor says so."""
+    import sqlite3
+
+    from memrepo.store import merged
+
+    try:
+        return merged.refresh(repo, cwd)
+    except (OSError, sqlite3.Error, MemrepoError):
+        return None
 
 
 def sync_teams(repo: str) -> list[tuple[str, Any]]:
@@ -254,6 +270,10 @@ def describe(repo: str, cwd: str | None, do_refresh: bool = False) -> list[dict[
         problem = project_problem(src) if src.kind == rs.PROJECT else None
         if do_refresh and src.kind != rs.PERSONAL and not problem:
             refresh(src)
+    if do_refresh:
+        refresh_merged(repo, cwd)
+    for src in rs.found(repo, cwd, all_known=True):
+        problem = project_problem(src) if src.kind == rs.PROJECT else None
         why = problem or (freshness_of(src))
         out.append({"kind": src.kind, "name": src.name, "root": src.root, "cache": src.db,
                     "fresh": why is None, "state": why or "fresh"})
