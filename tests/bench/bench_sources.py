@@ -9,10 +9,15 @@ prompt the personal store answers and one the team store answers (cwd in the cod
 so all three caches are read), runs the hook and the baseline interleaved, and with
 `--callgrind` counts their instructions (valgrind), which a loaded machine does not change.
 
+Each three-source prompt is measured twice: with the merged cache (`memrepo.store.merged`, one
+cache for the three, as the refresh leaves it) and without it (the three caches, as the hook reads
+them while the merged cache is stale). The prompt path's bundle is written first, as SessionStart
+writes it. `--agree N` also compares the two paths' answers on generated prompts.
+
 Target (issue 41): hook/baseline <= 2x with three stores of 10,000, on the median of the pair
 ratios and on instructions.
 
-    .venv/bin/python tests/bench/bench_sources.py [--size 10000] [--pairs 30] [--callgrind] [--quick]
+    .venv/bin/python tests/bench/bench_sources.py [--size 10000] [--pairs 30] [--callgrind] [--agree 20] [--quick]
 """
 
 from __future__ import annotations
@@ -57,7 +62,9 @@ def with_project(cwd: str, project: str) -> None:
     os.makedirs(os.path.join(top, sources.PROJECT_DIR, paths.MEMORY_DIR), exist_ok=True)
     cache = sources.project_index_dir(top)
     os.makedirs(cache, exist_ok=True)
-    shutil.copyfile(paths.index_db(project), os.path.join(cache, paths.INDEX_FILE))
+    target = os.path.join(cache, paths.INDEX_FILE)
+    if not (os.path.exists(target) and os.path.getsize(target) == os.path.getsize(paths.index_db(project))):
+        shutil.copyfile(paths.index_db(project), target)
 
 
 def alone(settings: str, cwd: str) -> None:
@@ -76,6 +83,77 @@ def alone(settings: str, cwd: str) -> None:
         shutil.rmtree(sources.project_index_dir(top), ignore_errors=True)
 
 
+def bundle_ready(python: str) -> str:
+    """Write the prompt path's bundle where the hook run as `python -I -S hooks/…` finds it (as
+    SessionStart and the installers write it), unless it is current: the hook as installed."""
+    import subprocess
+
+    from memrepo.base import bundle
+
+    tools = os.path.join(bl.ROOT, "tools")
+    if bundle.current(bundle.path(tools), tools):
+        return "current"
+    subprocess.run([python, "-I", "-S", os.path.join(tools, "memrepo", "base", "bundle.py")], check=True,
+                   capture_output=True)
+    return "written"
+
+
+def merged_on(personal: str, cwd: str, on: bool) -> None:
+    """Build the merged cache of the prompt context of `cwd` (on), or take it away (the hook then
+    reads the three caches, as it does while the merged cache is stale)."""
+    from memrepo.recall import sources as rs
+    from memrepo.store import merged
+
+    srcs = rs.found(personal, cwd)
+    if on:
+        if merged.state(personal, cwd) != "current":
+            merged.build(srcs)
+    elif os.path.exists(rs.merged_db(srcs)):
+        os.remove(rs.merged_db(srcs))
+
+
+def agreement(personal: str, team: str, project: str, workdir: str, n: int) -> dict[str, Any]:
+    """The merged cache's answers against the three caches' for generated prompts about n memories
+    of each store (bench_hook's prompt shapes, each asked from its memory's project checkout):
+    how many recall the same memories in the same order, the same first one, and how many differ
+    in what they recall at all."""
+    import sqlite3
+
+    from memrepo.base import paths
+    from memrepo.recall import decide as recall, sources as rs
+
+    counts = {"prompts": 0, "same": 0, "same_first": 0, "silent_both": 0, "differ": 0, "examples": []}
+    for store in (personal, team, project):
+        with sqlite3.connect(f"file:{paths.index_db(store)}?mode=ro", uri=True) as db:
+            rows = db.execute("SELECT m.id, m.title, m.project, f.entities FROM memories m JOIN fts f ON f.rowid = m.rowid"
+                              " ORDER BY m.id").fetchall()
+        for k, (_, title, proj, entities) in enumerate(rows[::max(1, len(rows) // n)][:n]):
+            entity = (entities or title).split(" ; ")[0]
+            prompt = bh.PROMPT_SHAPES[k % len(bh.PROMPT_SHAPES)].format(title=title, title_lc=title.lower(), entity=entity)
+            cwd = bh.project_dir(workdir, proj)
+            with_project(cwd, project)
+            merged_on(personal, cwd, True)
+            answers = [[(h.id, h.source) for h in recall.decide(personal, prompt, cwd=cwd).hits]]
+            real = rs.rank_merged
+            rs.rank_merged = lambda *a, **kw: None  # type: ignore[assignment]  # the three caches, as when stale
+            try:
+                answers.append([(h.id, h.source) for h in recall.decide(personal, prompt, cwd=cwd).hits])
+            finally:
+                rs.rank_merged = real  # type: ignore[assignment]
+            counts["prompts"] += 1
+            a, b = answers
+            counts["same"] += a == b
+            counts["same_first"] += a[:1] == b[:1]
+            counts["silent_both"] += not a and not b
+            if {x for x in a} != {x for x in b}:
+                counts["differ"] += 1
+                if len(counts["examples"]) < 5:
+                    counts["examples"].append({"prompt": prompt, "merged": a, "three": b})
+    print(f"agreement on {counts['prompts']} generated prompts: same answer {counts['same']}, same first memory "
+          f"{counts['same_first']}, silent both {counts['silent_both']}, recall other memories {counts['differ']}")
+    return counts
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -87,6 +165,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reuse", action="store_true", help="reuse stores already built in --workdir")
     ap.add_argument("--callgrind", action="store_true", help="also count instructions (valgrind --tool=callgrind)")
     ap.add_argument("--quick", action="store_true", help="sanity run: 300 memories a store, 6 rounds")
+    ap.add_argument("--agree", type=int, default=0, metavar="N",
+                    help="also compare the merged cache's answers with the three caches' on N generated prompts a store")
     ap.add_argument("--out", default=os.path.join(tempfile.gettempdir(), "memrepo-bench-sources.json"),
                     help="JSON results path (default /tmp/memrepo-bench-sources.json)")
     args = ap.parse_args(argv)
@@ -102,7 +182,12 @@ def main(argv: list[str] | None = None) -> int:
     # the figure bench_hook.py measures, here for comparison on the same machine at the same time.
     # Each prompt is asked from the checkout of the project its memory belongs to (bench_hook's
     # generator), which then holds the project memory.
-    for kind, store in (("personal alone", personal), ("personal answers", personal), ("team answers", team)):
+    results["bundle"] = bundle_ready(args.python)
+    print(f"prompt path's bundle: {results['bundle']}")
+    rounds = [("personal alone", personal, "")] + [(f"{k} ({how})", store, how) for k, store in
+                                                   (("personal answers", personal), ("team answers", team))
+                                                   for how in ("merged", "three caches")]
+    for kind, store, how in rounds:
         prompt, cwd, _ = bh.answerable_prompt(store, workdir)
         if kind == "personal alone":
             alone(settings, cwd)  # with --reuse, what the last run listed and placed is still there
@@ -113,6 +198,7 @@ def main(argv: list[str] | None = None) -> int:
 
             joined.mark_joined(team)  # as `memrepo team add` marks the clone it lists
             with_project(cwd, project)
+            merged_on(personal, cwd, how == "merged")
         ev = bh.event(prompt, cwd, "")
         cmds = {k: v for k, v in bh.commands(args.python).items() if k in ("baseline", "hook", "hook_direct", "baseline_site")}
         check = bh.check_outputs(cmds, env, ev, True)
@@ -128,6 +214,8 @@ def main(argv: list[str] | None = None) -> int:
                 line += f"; instructions {ins['ratio']:.2f}x ({min(ins['hook_ir']):,} / {min(ins['baseline_ir']):,})"
         print(line)
         results["prompts"][kind] = entry
+    if args.agree:
+        results["agreement"] = agreement(personal, team, project, workdir, args.agree)
     bl.write_json(args.out, results)
     print(f"results: {args.out}")
     if not args.workdir:

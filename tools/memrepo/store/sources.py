@@ -249,7 +249,20 @@ def sync_teams(repo: str) -> list[tuple[str, Any]]:
             out.append((name, sync_lib.sync(folder, push=writable)))
         except MemrepoError as exc:
             out.append((name, exc))
+    refresh_known(repo)  # a team that moved leaves every merged cache stale: built again here
     return out
+
+
+def refresh_known(repo: str) -> None:
+    """Bring every merged cache this machine keeps up to date (`merged.refresh_known`); never fails."""
+    import sqlite3
+
+    from memrepo.store import merged
+
+    try:
+        merged.refresh_known(repo)
+    except (OSError, sqlite3.Error, MemrepoError):
+        pass
 
 
 def source_of(repo: str, cwd: str | None, name: str) -> rs.Source:
@@ -411,7 +424,27 @@ def checks(repo: str, cwd: str | None, check: Any) -> list[Any]:
             detail.append("no git hook of memrepo's runs in a code repository: the cache is refreshed at session "
                           "start and by `memrepo sources --refresh`")
         out.append(check(name, ok, "; ".join(detail), fix, warn=ok and bool(why)))
+    if len(rs.found(repo, cwd, all_known=True)) > 1:
+        out.append(_merged_check(repo, cwd, check))
     return out
+
+
+def _merged_check(repo: str, cwd: str | None, check: Any) -> Any:
+    """doctor's line for the merged cache of the prompt context of `cwd` (issue 41, part 2)."""
+    from memrepo.store import merged
+
+    state = merged.state(repo, cwd)
+    srcs = rs.found(repo, cwd)
+    where = rs.merged_db(srcs) if len(srcs) > 1 else ""
+    if state in ("current", "single"):
+        return check("merged cache", True, f"{where}: current" if state == "current" else
+                     "one source has a cache: nothing to merge")
+    small = state == "missing" and sum(merged._count(s.db) for s in srcs) < merged.MIN_ROWS
+    if small:
+        return check("merged cache", True, f"none: under {merged.MIN_ROWS} memories in all, the prompt hook reads "
+                     "each source's cache")
+    return check("merged cache", True, f"{where}: {state}; the prompt hook reads each source's cache until it is "
+                 "built again", "memrepo sources --refresh", warn=True)
 
 
 def _remote_url(root: str, remote: str) -> str | None:
