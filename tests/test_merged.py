@@ -22,11 +22,6 @@ KAFKA = "how long do our kafka topics keep retention of events?"
 CHECKOUT = "how do I see the redesigned checkout page, which feature flag?"
 
 
-@pytest.fixture(autouse=True)
-def _small(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(merged, "MIN_ROWS", 0)  # the fixtures' stores are tiny: merge them all the same
-
-
 def drop(me: str, code: str) -> None:
     """No merged cache (the `me` fixture's refresh built one)."""
     os.remove(rs.merged_db(rs.found(me, code)))

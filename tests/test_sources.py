@@ -104,7 +104,15 @@ def test_project_memory_is_recalled_only_inside_its_repository(me: str, tmp_path
     assert "shop-checkout-flag" not in hook("how do I see the redesigned checkout page, which feature flag?", me, elsewhere)
 
 
-def test_a_personal_rule_outranks_a_conflicting_team_note(me: str, code: str) -> None:
+@pytest.mark.parametrize("how", ["merged cache", "three caches"])
+def test_a_personal_rule_outranks_a_conflicting_team_note(me: str, code: str, how: str) -> None:
+    """Both ways recall reads the sources: the merged cache (each source's own statistics: a word
+    two small stores both hold keeps its weight in each) and each source's own cache."""
+    from memrepo.store import merged
+
+    if how == "three caches":
+        os.remove(rs.merged_db(rs.found(me, code)))
+    assert merged.state(me, code) == ("current" if how == "merged cache" else "missing")
     out = hook("should I indent python with tabs or spaces?", me, code)
     lines = [line for line in out.splitlines() if line.startswith("- (")]
     assert "my-spaces" in lines[0] and "source: personal" in lines[0]

@@ -114,15 +114,16 @@ def merged_on(personal: str, cwd: str, on: bool) -> None:
 
 def agreement(personal: str, team: str, project: str, workdir: str, n: int) -> dict[str, Any]:
     """The merged cache's answers against the three caches' for generated prompts about n memories
-    of each store (bench_hook's prompt shapes, each asked from its memory's project checkout):
-    how many recall the same memories in the same order, the same first one, and how many differ
-    in what they recall at all."""
+    of each store (bench_hook's prompt shapes, each asked from its memory's project checkout, whose
+    merged cache is built once): how many recall the same memories in the same order, and each
+    kind of difference."""
     import sqlite3
 
     from memrepo.base import paths
     from memrepo.recall import decide as recall, sources as rs
+    from memrepo.store import merged
 
-    counts = {"prompts": 0, "same": 0, "same_first": 0, "silent_both": 0, "differ": 0, "examples": []}
+    asked: dict[str, list[str]] = {}
     for store in (personal, team, project):
         with sqlite3.connect(f"file:{paths.index_db(store)}?mode=ro", uri=True) as db:
             rows = db.execute("SELECT m.id, m.title, m.project, f.entities FROM memories m JOIN fts f ON f.rowid = m.rowid"
@@ -130,27 +131,44 @@ def agreement(personal: str, team: str, project: str, workdir: str, n: int) -> d
         for k, (_, title, proj, entities) in enumerate(rows[::max(1, len(rows) // n)][:n]):
             entity = (entities or title).split(" ; ")[0]
             prompt = bh.PROMPT_SHAPES[k % len(bh.PROMPT_SHAPES)].format(title=title, title_lc=title.lower(), entity=entity)
-            cwd = bh.project_dir(workdir, proj)
-            with_project(cwd, project)
-            merged_on(personal, cwd, True)
-            answers = [[(h.id, h.source) for h in recall.decide(personal, prompt, cwd=cwd).hits]]
-            real = rs.rank_merged
-            rs.rank_merged = lambda *a, **kw: None  # type: ignore[assignment]  # the three caches, as when stale
+            asked.setdefault(bh.project_dir(workdir, proj), []).append(prompt)
+    kinds = ("same", "same memories, other order", "one silent", "other memories")
+    counts: dict[str, Any] = {"prompts": 0, "silent_both": 0, "built": 0, **dict.fromkeys(kinds, 0),
+                             "differ_with_the_same_candidates": 0, "examples": []}
+    real = rs._merged
+    for cwd, prompts in asked.items():
+        with_project(cwd, project)
+        if merged.state(personal, cwd) != "current":
+            merged.refresh(personal, cwd)
+            counts["built"] += 1
+        assert merged.state(personal, cwd) == "current"
+        for prompt in prompts:
+            read: list[bool] = []
+            seen: list[Any] = [[], []]  # every candidate each path judged (explain)
+            rs._merged = lambda *a, **kw: read.append(True) or real(*a, **kw)  # type: ignore[assignment]
             try:
-                answers.append([(h.id, h.source) for h in recall.decide(personal, prompt, cwd=cwd).hits])
+                a = [(h.id, h.source) for h in recall.decide(personal, prompt, cwd=cwd, explain=seen[0]).hits]
+                rs._merged = lambda *a, **kw: None  # type: ignore[assignment]  # the three caches, as when stale
+                b = [(h.id, h.source) for h in recall.decide(personal, prompt, cwd=cwd, explain=seen[1]).hits]
             finally:
-                rs.rank_merged = real  # type: ignore[assignment]
+                rs._merged = real  # type: ignore[assignment]
+            same_candidates = len({frozenset((h.id, h.source) for h, _ in e if h is not None) for e in seen}) == 1
+            assert read, "the merged cache was not read"
             counts["prompts"] += 1
-            a, b = answers
-            counts["same"] += a == b
-            counts["same_first"] += a[:1] == b[:1]
             counts["silent_both"] += not a and not b
-            if {x for x in a} != {x for x in b}:
-                counts["differ"] += 1
-                if len(counts["examples"]) < 5:
-                    counts["examples"].append({"prompt": prompt, "merged": a, "three": b})
-    print(f"agreement on {counts['prompts']} generated prompts: same answer {counts['same']}, same first memory "
-          f"{counts['same_first']}, silent both {counts['silent_both']}, recall other memories {counts['differ']}")
+            kind = ("same" if a == b else "same memories, other order" if sorted(a) == sorted(b)
+                    else "one silent" if not a or not b else "other memories")
+            counts[kind] += 1
+            if kind != "same":
+                counts["differ_with_the_same_candidates"] += same_candidates
+            if kind != "same" and len(counts["examples"]) < 8:
+                counts["examples"].append({"kind": kind, "prompt": prompt, "merged": a, "three": b,
+                                           "same_candidates": same_candidates})
+    print(f"agreement on {counts['prompts']} generated prompts ({counts['built']} merged caches built): "
+          + ", ".join(f"{k} {counts[k]}" for k in kinds) + f" (silent both {counts['silent_both']}; of the differences, with the same candidates in both:"
+          f" {counts['differ_with_the_same_candidates']})")
+    for ex in counts["examples"]:
+        print(f"  {ex['kind']}{'' if ex['same_candidates'] else ' (other candidates)'}: {ex['prompt']!r}\n    merged {ex['merged']}\n    three  {ex['three']}")
     return counts
 
 

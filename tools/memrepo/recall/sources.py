@@ -28,7 +28,10 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable
 
-    from memrepo.recall import rank
+    from memrepo.recall import rank, search
+
+    Groups = tuple[list[tuple[float, "Source", list[rank.Hit]]], list[tuple["rank.Hit | None", "str | None"]],
+                   list[tuple["rank.Hit | None", str]]]
 
 PERSONAL, TEAM, PROJECT = "personal", "team", "project"
 PROJECT_DIR = ".memrepo"  # at the top level of a code repository: memory/ inside it, reviewed with the code
@@ -145,13 +148,10 @@ def rank_all(sources: "list[Source]", terms: "list[tuple[str, float]]", limit: i
     `check(db, hits, explain, silence)`, when given, filters each source's recalled hits while
     its cache is open (the citation check reads each memory's citations from its own cache).
     With the personal source alone this is `rank.rank` (and `check`) itself, unchanged. With
-    several, the merged cache when it is current (`rank_merged`), else each source's own."""
+    several, each source's decision is read from the merged cache when it is current (`_merged`),
+    else from each source's own cache: the same `rank.rank` over the same statistics either way."""
     from memrepo.recall import rank, search
 
-    if len(sources) > 1:
-        hits = rank_merged(sources, terms, limit, explain, silence, check, **kw)
-        if hits is not None:
-            return hits
     if len(sources) == 1:
         db = search.connect(sources[0].db)
         try:
@@ -159,33 +159,9 @@ def rank_all(sources: "list[Source]", terms: "list[tuple[str, float]]", limit: i
             return check(db, hits, explain, silence) if check is not None else hits
         finally:
             db.close()
-    groups: "list[tuple[float, Source, list[rank.Hit]]]" = []
-    quiet: "list[tuple[rank.Hit | None, str]]" = []
-    for src in sources:
-        why: "list[tuple[rank.Hit | None, str | None]]" = []
-        hush: "list[tuple[rank.Hit | None, str]]" = []
-        try:
-            db = search.connect(src.db)
-        except Exception:  # noqa: BLE001 — another source's damaged cache never silences the personal one
-            if src.kind == PERSONAL:
-                raise
-            continue
-        try:
-            hits = rank.rank(db, terms, limit=limit, explain=why, silence=hush, **kw)
-            hits = check(db, hits, why, hush) if check is not None else hits
-        except Exception:  # noqa: BLE001 — same: a team's or project's cache is untrusted input (part 5)
-            if src.kind == PERSONAL:
-                raise
-            continue
-        finally:
-            db.close()
-        for h, _ in why + hush:
-            if h is not None:
-                h.source = "" if src.kind == PERSONAL else src.label
-        explain += [(h, r) if h is not None else (None, f"{src.label}: {r}") for h, r in why]
-        quiet += hush
-        if hits:
-            groups.append((hits[0].p * WEIGHT[src.kind], src, hits))
+    got = _merged(sources, terms, limit, check, kw)
+    groups, why, quiet = got if got is not None else _each(sources, terms, limit, check, kw)
+    explain += why
     merged = own_rules_first(_merge(groups), [h for h, _ in explain if h is not None and not h.source], limit)
     chosen = {id(h) for h in merged}
     explain[:] = [(h, "beyond the recalled across sources" if h is not None and r is None and id(h) not in chosen else r)
@@ -193,6 +169,54 @@ def rank_all(sources: "list[Source]", terms: "list[tuple[str, float]]", limit: i
     if not merged and quiet:
         silence.append(max(quiet, key=lambda e: e[0].p if e[0] is not None else -1.0))
     return merged
+
+
+def _each(sources: "list[Source]", terms: "list[tuple[str, float]]", limit: int,
+          check: "Callable[[Any, list[rank.Hit], Any, Any], list[rank.Hit]] | None", kw: "dict[str, Any]",
+          merged: "tuple[Any, list[search.Lookups]] | None" = None) -> "Groups":
+    """Each source's decision: `rank.rank` over its candidates, from its own cache, or from the
+    merged cache `merged` (its connection, each source's statistics) over the source's rowids
+    with its own statistics. (weighted best p, source, recalled hits) of each source that speaks,
+    every source's explanation, and the silences."""
+    from memrepo.recall import rank, search
+
+    groups: "list[tuple[float, Source, list[rank.Hit]]]" = []
+    explain: "list[tuple[rank.Hit | None, str | None]]" = []
+    quiet: "list[tuple[rank.Hit | None, str]]" = []
+    for k, src in enumerate(sources):
+        why: "list[tuple[rank.Hit | None, str | None]]" = []
+        hush: "list[tuple[rank.Hit | None, str]]" = []
+        args = kw
+        if merged is not None:
+            db, facts = merged
+            args = {**kw, "lookups": facts[k], "within": within(k), "noisy": _tagged(kw.get("noisy"), tag(src))}
+        else:
+            try:
+                db = search.connect(src.db)
+            except Exception:  # noqa: BLE001 — another source's damaged cache never silences the personal one
+                if src.kind == PERSONAL:
+                    raise
+                continue
+        try:
+            hits = rank.rank(db, terms, limit=limit, explain=why, silence=hush, **args)
+            hits = check(db, hits, why, hush) if check is not None else hits
+        except Exception:  # noqa: BLE001 — same: a team's or project's cache is untrusted input (part 5)
+            if src.kind == PERSONAL or merged is not None:
+                raise
+            continue
+        finally:
+            if merged is None:
+                db.close()
+        if merged is not None:
+            _relabel([h for h, _ in why + hush if h is not None] + hits, src)
+        for h, _ in why + hush:
+            if h is not None:
+                h.source = "" if src.kind == PERSONAL else src.label
+        explain += [(h, r) if h is not None else (None, f"{src.label}: {r}") for h, r in why]
+        quiet += hush
+        if hits:
+            groups.append((hits[0].p * WEIGHT[src.kind], src, hits))
+    return groups, explain, quiet
 
 
 def _merge(groups: "list[tuple[float, Source, list[rank.Hit]]]") -> "list[rank.Hit]":
@@ -243,6 +267,7 @@ def own_rules_first(merged: "list[rank.Hit]", personal: "list[rank.Hit]", limit:
 # sources' own caches (`memrepo.store.merged`); a team's or the project's memory under a tagged id.
 MERGED_DIR = "merged"
 MERGED_SUFFIX = ".merged.sqlite3"
+SHIFT = 40  # a source's rows in a merged cache: rowid k << SHIFT | its rowid in its own cache
 
 
 def tag(src: Source) -> str:
@@ -289,21 +314,27 @@ def checkout_in(recorded: str) -> str:
     return recorded.split("\n", 1)[0].partition("\t")[2]
 
 
-def rank_merged(sources: "list[Source]", terms: "list[tuple[str, float]]", limit: int,
-                explain: "list[tuple[rank.Hit | None, str | None]]", silence: "list[tuple[rank.Hit | None, str]]",
-                check: "Callable[[Any, list[rank.Hit], Any, Any], list[rank.Hit]] | None" = None,
-                **kw: "Any") -> "list[rank.Hit] | None":
-    """`rank_all` from the merged cache; None, with `explain` and `silence` untouched, when it is
-    missing, not current (a source changed since it was built, the sources differ) or damaged:
-    the caller then reads each source's own cache (issue 41, part 2).
+def within(k: int) -> "tuple[int, int]":
+    """The rowids of the `k`th source's rows in a merged cache: its own rowids, shifted."""
+    return k << SHIFT, ((k + 1) << SHIFT) - 1
 
-    One search finds every source's candidates together, scored by the merged statistics; then
-    each source's candidates are judged as its own cache's would be (its best match decides, with
-    the margin over its own next candidate; its runners-up; a live successor from its own
-    memories), and the sources' recalled memories merge as across caches (`_merge`,
-    `own_rules_first`)."""
+
+def _tagged(noisy: "Any", t: str) -> "Any":
+    """The noisy ids (`recall.noisy.Usage`) as a tagged source's ids read in the merged cache."""
+    if not t or not noisy and not getattr(noisy, "renewed", None):
+        return noisy
+    renewed = {t + i: day for i, day in getattr(noisy, "renewed", {}).items()}
+    return type(noisy)((t + i for i in noisy), renewed) if hasattr(noisy, "renewed") else frozenset(t + i for i in noisy)
+
+
+def _merged(sources: "list[Source]", terms: "list[tuple[str, float]]", limit: int,
+            check: "Callable[[Any, list[rank.Hit], Any, Any], list[rank.Hit]] | None",
+            kw: "dict[str, Any]") -> "Groups | None":
+    """`_each` from the merged cache; None when it is missing, not current (a source changed since
+    it was written, the sources differ) or damaged: the caller then reads each source's own cache
+    (issue 41, part 2). One statement reads the signature and every source's statistics."""
     path = merged_db(sources)
-    if not _os.exists(path):
+    if not terms or not _os.exists(path):
         return None
     from memrepo.recall import search
 
@@ -311,77 +342,47 @@ def rank_merged(sources: "list[Source]", terms: "list[tuple[str, float]]", limit
         db = search.connect(path)
     except Exception:  # noqa: BLE001 — a damaged merged cache: each source's own, as before
         return None
-    why: "list[tuple[rank.Hit | None, str | None]]" = []
-    quiet: "list[tuple[rank.Hit | None, str]]" = []
     try:
-        row = db.execute("SELECT value FROM meta WHERE key = 'sources'").fetchone()
-        if row is None or row[0] != signature(sources):
-            return None
-        groups = _decide_each(db, sources, terms, limit, why, quiet, check, kw)
+        facts = _facts(db, sources, [t for t, _ in terms])
+        return _each(sources, terms, limit, check, kw, (db, facts)) if facts is not None else None
     except Exception:  # noqa: BLE001 — the same: never silences the personal source
         return None
     finally:
         db.close()
-    explain += why
-    merged = own_rules_first(_merge(groups), [h for h, _ in why if h is not None and not h.source], limit)
-    chosen = {id(h) for h in merged}
-    explain[:] = [(h, "beyond the recalled across sources" if h is not None and r is None and id(h) not in chosen else r)
-                  for h, r in explain]
-    if not merged and quiet:
-        silence.append(max(quiet, key=lambda e: e[0].p if e[0] is not None else -1.0))
-    return merged
 
 
-def _decide_each(db: "Any", sources: "list[Source]", terms: "list[tuple[str, float]]", limit: int,
-                 explain: "list[tuple[rank.Hit | None, str | None]]", quiet: "list[tuple[rank.Hit | None, str]]",
-                 check: "Callable[[Any, list[rank.Hit], Any, Any], list[rank.Hit]] | None",
-                 kw: "dict[str, Any]") -> "list[tuple[float, Source, list[rank.Hit]]]":
-    """Each source's decision over its candidates in the merged cache: `rank.rank`'s floors, per
-    source. Returns (weighted best p, source, recalled hits) of each source that speaks."""
-    from memrepo.recall import calibrate, rank, search
+def _facts(db: "Any", sources: "list[Source]", words: "list[str]") -> "list[search.Lookups] | None":
+    """Each source's `search.Lookups` for `words` from its own statistics in the merged cache
+    (`store.merged`), as its own cache gives them; None when the cache is not current."""
+    from memrepo.recall import search
 
-    rows = kw.pop("explain_rows", None)
-    hush: "list[tuple[rank.Hit | None, str]]" = []
-    hits = rank.rank(db, terms, limit=search.CANDIDATES, floors=False, silence=hush, **kw)
-    if not hits:
-        explain.extend((None, r) for _, r in hush)
-        quiet.extend(hush)
-        return []
-    facts = search.Lookups(db, [t for t, _ in terms])
-    q = calibrate.Query(terms, facts.dfs, facts.n, kw.get("origin") or {}, kw.get("named", frozenset()), facts.tech,
-                        kw.get("ours", False))
-    by_tag = {tag(s): s for s in sources}
-    own = kw.get("own")
-    mine: "dict[str, list[rank.Hit]]" = {}
-    for h in hits:  # in score order, each source's in its own
-        at = h.id.find(":")
-        t = h.id[:at + 1] if at >= 0 else ""
-        if t in by_tag:
-            mine.setdefault(t, []).append(h)
-    groups: "list[tuple[float, Source, list[rank.Hit]]]" = []
-    for t, hs in mine.items():
-        src = by_tag[t]
-        rank._judge(hs, q, rank.JUDGED if rows is None else 1)
-        best = hs[0]
-        kept = [best] if best.p >= calibrate.THRESHOLD else []
-        if kept:
-            kept += [h for h in hs[1:] if h.score >= calibrate.RUNNER_UP * best.score and h.scope == 1.0]
-        if own:
-            kept = sorted(kept, key=lambda h: not h.own)
-        chosen = {h.id for h in kept[:limit]}
-        why = [(h, None if h.id in chosen else rank.why_not(h, best, i, limit)) for i, h in enumerate(hs[:rows])]
-        kept = rank._live(db, kept[:limit], {h.id: h for h in hs})
-        found = [h for h, _ in why] + kept
-        stale: "list[tuple[rank.Hit | None, str]]" = []
-        kept = check(db, kept, why, stale) if check is not None and kept else kept
-        _relabel(found, src)
-        explain += why
-        if kept:
-            groups.append((kept[0].p * WEIGHT[src.kind], src, kept))
-        else:
-            quiet.append(stale[0] if stale else (best, rank.why_not(best, best, 0, limit)
-                                                 or "no live memory: superseded or retired, without a live successor"))
-    return groups
+    tokens = {w: search._token(w) for w in words}
+    known = sorted({t for t in tokens.values() if t is not None})
+    slow = [i for i, w in enumerate(words) if tokens[w] is None]
+    cap = f"(SELECT max({search.COMMON_DF_MIN}, CAST(count * {search.COMMON_DF_SHARE} AS INTEGER)) + 1 FROM src WHERE k = {{k}})"
+    walks = "".join(f" UNION ALL SELECT 'd', {k}, {i}, (SELECT count(*) FROM (SELECT 1 FROM fts WHERE fts MATCH ?"
+                    f" AND rowid BETWEEN {within(k)[0]} AND {within(k)[1]} LIMIT {cap.format(k=k)})), NULL"
+                    for i in slow for k in range(len(sources)))
+    marks = ",".join("?" * len(words))
+    sql = ("SELECT 'm', NULL, value, NULL, NULL FROM meta WHERE key = 'sources'"
+           " UNION ALL SELECT 's', k, count, averages, docstats FROM src"
+           f" UNION ALL SELECT 't', k, word, NULL, NULL FROM srctech WHERE word IN ({marks})"
+           + (f" UNION ALL SELECT 'f', k, term, df, NULL FROM srcterms WHERE term IN ({','.join('?' * len(known))})"
+              if known else "") + walks)
+    rows = db.execute(sql, words + known + [search.quote(words[i]) for i in slow for _ in sources]).fetchall()
+    if next((v for kind, _, v, _, _ in rows if kind == "m"), None) != signature(sources):
+        return None
+    out = []
+    for k in range(len(sources)):
+        n, block, sig = next(((a, b, c) for kind, j, a, b, c in rows if kind == "s" and j == k), (0, None, None))
+        most = max(search.COMMON_DF_MIN, int(n * search.COMMON_DF_SHARE)) + 1
+        by_token = {t: min(int(df), most) for kind, j, t, df, _ in rows if kind == "f" and j == k}
+        dfs = {w: by_token.get(t, 0) for w, t in tokens.items() if t is not None}
+        dfs.update({words[i]: int(v) for kind, j, i, v, _ in rows if kind == "d" and j == k})
+        stats = search._averages(block) if sig == search.DOCSTATS else None
+        out.append(search.Lookups.given(int(n), {w for kind, j, w, _, _ in rows if kind == "t" and j == k}, dfs,
+                                        dict(tokens) if stats is not None else dict.fromkeys(words), stats))
+    return out
 
 
 def _relabel(hits: "list[rank.Hit]", src: Source) -> None:

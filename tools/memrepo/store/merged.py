@@ -1,22 +1,30 @@
 """The merged cache (issue 41, part 2's budget): one cache per prompt context holding the rows of
-every source a prompt there reads, so the prompt hook searches one cache instead of three.
+every source a prompt there reads, so the prompt hook opens one cache instead of three.
 
 A prompt context is the personal repository, the teams this machine joined and the project of
 the checkout the prompt comes from; its merged cache lives in the personal repository's private
 `index/merged/` (`recall.sources.merged_db`), named for the checkout (or `none`). It is built off
-the prompt path (`memrepo sources --refresh`, the SessionStart refresh, `memrepo sync`, the
-personal repository's git hooks) from the sources' own caches: copying rows is far cheaper than
-parsing files again. It is the same schema as a source's cache (`store.index.SCHEMA`), so recall
-reads it as it reads any cache; a team's or a project's memory is stored under a prefixed id
-(`acme:deploy`, `project:deploy`: `recall.sources.tag`), so ids never collide and a supersession
-stays inside its source.
+the prompt path from the sources' own caches (copying rows is far cheaper than parsing files
+again) and then kept up to date incrementally (`refresh`): only the rows of a source whose cache
+changed since, and only that source's statistics of the words those rows hold.
+
+It has the schema of a source's cache (`store.index.SCHEMA`) plus each source's own statistics,
+under its number `k` (its place in `recall.sources.found`): `src` (its row count, FTS5's
+`averages` record and the `docstats` signature of its cache), `srcterms` (each word's document
+count in it) and `srctech` (its words that only name technologies). Recall scores each source's
+candidates with that source's own statistics, as its own cache would (`recall.sources`). A source's
+rows keep their rowid in their own cache, shifted into the source's range (`recall.sources.SHIFT`),
+so FTS5 searches one source's rows alone (`rowid BETWEEN`); a team's or a project's memory is
+stored under a prefixed id (`team-acme:deploy`, `project:deploy`: `recall.sources.tag`), so ids
+never collide and a supersession stays inside its source.
 
 Trust: a team's or a project's cache was built on this machine, but from files anyone with push
 access wrote, and its file may be damaged; each row copied passes the checks `store.rows` makes
-of a memory file (id, class, status, text types and sizes, a positive half-life) or is left out.
-The meta row `sources` records each source's cache file as it was when it was read (its
-`recall.sources.signature`): the prompt hook uses the merged cache only while every source
-still matches it, and reads the sources' own caches otherwise.
+of a memory file (id, class, status, text types and sizes, a positive half-life) or is left out,
+and each statistic is checked for its type and size. The meta row `sources` records each source's
+cache file as it was before it was read (its `recall.sources.signature`): the prompt hook uses
+the merged cache only while every source still matches it, and reads the sources' own caches
+otherwise.
 """
 
 from __future__ import annotations
@@ -28,24 +36,29 @@ import os
 import re
 import sqlite3
 import time
+import urllib.parse
 from typing import Any
 
 from memrepo.base import paths
 from memrepo.errors import CacheError
 from memrepo.format import spec
-from memrepo.recall import sources as rs
-from memrepo.store import docstats, index
+from memrepo.recall import search, sources as rs
+from memrepo.store import index
 
 ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 MAX_TEXT = 2 * spec.MAX_BODY_BYTES  # a cached field past this is no memory's (the body is the largest)
 MAX_CITATIONS = 32  # as format.mentions keeps
+MAX_TERM = 200  # a token FTS5 stores is a word: past this, no statistic of ours
+DOCTERMS = re.compile(r"(?: [^\s:]{1,200}:\d{1,9}:[0-7])*")  # store/docstats.py's text, whole
 KEEP = 8  # merged caches kept: the most recently refreshed prompt contexts
-# Below this many memories in all the sources, three caches cost little and BM25's statistics of
-# the union differ most from each source's own (a word two small stores both hold is worth
-# nothing in their union): no merged cache. See docs/sharing.md, "The merged cache".
-MIN_ROWS = 3000
+SCHEMA = """
+CREATE TABLE src(k INTEGER PRIMARY KEY, tag TEXT NOT NULL, count INTEGER NOT NULL, averages BLOB, docstats TEXT);
+CREATE TABLE srcterms(term TEXT NOT NULL, k INTEGER NOT NULL, df INTEGER NOT NULL, PRIMARY KEY(term, k)) WITHOUT ROWID;
+CREATE TABLE srctech(word TEXT NOT NULL, k INTEGER NOT NULL, PRIMARY KEY(word, k)) WITHOUT ROWID;
+"""
 _MEMORY_COLUMNS = ("id, path, class, source, status, superseded_by, project, created, updated, half_life,"
                    " verification, verify_reason, title, description, session, hash, mtime_ns, size, subjects")
+_INSERT = (f"INSERT INTO memories(rowid, {_MEMORY_COLUMNS}) VALUES ({', '.join('?' * 20)})")
 
 
 class Built:
@@ -53,14 +66,16 @@ class Built:
 
     def __init__(self, path: str) -> None:
         self.path = path
-        self.rows = 0
+        self.rows = 0  # rows copied
+        self.removed = 0  # rows taken out (a memory changed or gone in its source)
+        self.synced: list[str] = []  # the sources whose rows and statistics were brought up to date
         self.skipped: list[tuple[str, str]] = []  # (source label, why) of each row left out
         self.rebuilt = False
         self.seconds = 0.0
 
     def as_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "rows": self.rows, "skipped": len(self.skipped), "rebuilt": self.rebuilt,
-                "seconds": round(self.seconds, 3)}
+        return {"path": self.path, "rows": self.rows, "removed": self.removed, "synced": self.synced,
+                "skipped": len(self.skipped), "rebuilt": self.rebuilt, "seconds": round(self.seconds, 3)}
 
 
 def state(repo: str, cwd: str | None) -> str:
@@ -77,38 +92,73 @@ def state(repo: str, cwd: str | None) -> str:
             row = db.execute("SELECT value FROM meta WHERE key = 'sources'").fetchone()
             if db.execute("PRAGMA user_version").fetchone()[0] != index.SCHEMA_VERSION:
                 return "stale"
+            db.execute("SELECT k FROM src LIMIT 1").fetchall()
     except sqlite3.DatabaseError:
         return "damaged"
     return "current" if row is not None and row[0] == rs.signature(srcs) else "stale"
 
 
 def refresh(repo: str, cwd: str | None) -> Built | None:
-    """Build the merged cache of the prompt context of `cwd` unless it is current; None when a
-    prompt there reads one source (nothing to merge), the sources hold fewer than MIN_ROWS
-    memories together (a merged cache there is removed), or it was current."""
+    """Bring the merged cache of the prompt context of `cwd` up to date: only the sources whose
+    cache changed since it was written, row by row (`update`), else a whole build (`build`: none
+    yet, damaged, other sources). None when a prompt there reads one source or it was current."""
     srcs = rs.found(repo, cwd)
-    if len(srcs) < 2 or state(repo, cwd) == "current":
+    if len(srcs) < 2:
         return None
-    if sum(_count(s.db) for s in srcs) < MIN_ROWS:
-        with contextlib.suppress(FileNotFoundError):
-            os.remove(rs.merged_db(srcs))
-        return None
-    return build(srcs)
+    signature = rs.signature(srcs)  # before any source is read: a write meanwhile leaves it stale, never wrong
+    path = rs.merged_db(srcs)
+    if os.path.exists(path):
+        try:
+            return update(srcs, signature)
+        except (sqlite3.DatabaseError, CacheError):
+            pass
+    return build(srcs, signature)
 
 
-def _count(db_path: str) -> int:
-    try:
-        with contextlib.closing(sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)) as db:
-            row = db.execute("SELECT value FROM meta WHERE key = 'count'").fetchone()
-        return int(row[0]) if row else 0
-    except (sqlite3.DatabaseError, ValueError):
-        return 0
+def update(srcs: list[rs.Source], signature: str) -> Built | None:
+    """Copy into the merged cache what changed in each source whose cache changed since (its line
+    of the signature differs): the rows whose content hash or rowid moved, that source's
+    statistics of the words they hold, its row count and averages. None when it was current;
+    raises CacheError when it must be built whole (another set of sources, an older schema)."""
+    start = time.perf_counter()
+    path = rs.merged_db(srcs)
+    out = Built(path)
+    with contextlib.closing(sqlite3.connect(_uri(path), uri=True, timeout=10, isolation_level=None)) as db:
+        if db.execute("PRAGMA user_version").fetchone()[0] != index.SCHEMA_VERSION:
+            raise CacheError("an older schema")
+        db.execute("SELECT k FROM src LIMIT 1").fetchall()  # a merged cache without its sources' statistics: built whole
+        db.execute("BEGIN IMMEDIATE")  # one refresher at a time reads what the last one wrote
+        try:
+            row = db.execute("SELECT value FROM meta WHERE key = 'sources'").fetchone()
+            old = (row[0] if row else "").split("\n")
+            new = signature.split("\n")
+            if old == new:
+                db.execute("ROLLBACK")
+                return None
+            if len(old) != len(new) or old[0] != new[0] or any(_where(a) != _where(b) for a, b in zip(old[1:], new[1:])):
+                raise CacheError("other sources")
+            changed = [k for k, (a, b) in enumerate(zip(old[1:], new[1:])) if a != b]
+            for k in changed:
+                _sync(db, k, srcs[k], out)
+            _finish(db, signature)
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+    out.seconds = time.perf_counter() - start
+    return out
 
 
-def build(srcs: list[rs.Source]) -> Built:
-    """Build the merged cache of `srcs` into a temp file and put it in place (readers see the old
-    file or the new one). The signature recorded is taken before any source is read: a source
-    written meanwhile leaves the merged cache stale, never wrong."""
+def _where(line: str) -> str:
+    """A signature line without its stamps: which source, from which cache file."""
+    return "\t".join(line.split("\t")[:2])
+
+
+def build(srcs: list[rs.Source], signature: str | None = None) -> Built:
+    """Build the merged cache of `srcs` whole into a temp file and put it in place (readers see the
+    old file or the new one). The signature recorded is taken before any source is read (by the
+    caller, or here): a source written meanwhile leaves the merged cache stale, never wrong."""
     start = time.perf_counter()
     path = rs.merged_db(srcs)
     out = Built(path)
@@ -116,24 +166,20 @@ def build(srcs: list[rs.Source]) -> Built:
     folder = os.path.dirname(path)
     os.makedirs(folder, mode=0o700, exist_ok=True)
     os.chmod(folder, 0o700)
-    signature = rs.signature(srcs)
+    signature = signature or rs.signature(srcs)
     tmp = f"{path}.tmp-{os.getpid()}"
     with contextlib.suppress(FileNotFoundError):
         os.remove(tmp)
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         os.close(fd)
-        with contextlib.closing(sqlite3.connect(tmp)) as db:
-            db.executescript(index.SCHEMA)
-            with db:
-                for src in srcs:
-                    _copy(db, src, out)
-                docstats.build_all(db, index.FTS_COLUMNS)
-                index._set_techwords(db)
-                count = db.execute("SELECT count(*) FROM memories").fetchone()[0]
-                db.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
-                               [("sources", signature), ("count", str(count)), ("commit", ""),
-                                ("updated_at", f"{time.time():.6f}")])
+        with contextlib.closing(sqlite3.connect(_uri(tmp), uri=True, isolation_level=None)) as db:
+            db.executescript(index.SCHEMA + SCHEMA)
+            db.execute("BEGIN")
+            for k, src in enumerate(srcs):
+                _sync(db, k, src, out)
+            _finish(db, signature)
+            db.execute("COMMIT")
         os.replace(tmp, path)
     finally:
         with contextlib.suppress(FileNotFoundError):
@@ -143,38 +189,143 @@ def build(srcs: list[rs.Source]) -> Built:
     return out
 
 
-def _copy(db: sqlite3.Connection, src: rs.Source, out: Built) -> None:
-    """Every row of `src`'s cache that passes the checks, under its tagged id and path. A source
-    whose cache cannot be read is left out whole (the prompt hook skips it the same way)."""
+def _uri(path: str, ro: bool = False) -> str:
+    return "file:" + urllib.parse.quote(path) + ("?mode=ro" if ro else "")
+
+
+def _finish(db: sqlite3.Connection, signature: str) -> None:
+    count = db.execute("SELECT count(*) FROM memories").fetchone()[0]
+    db.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+                   [("sources", signature), ("count", str(count)), ("commit", ""), ("updated_at", f"{time.time():.6f}")])
+
+
+def _sync(db: sqlite3.Connection, k: int, src: rs.Source, out: Built) -> None:
+    """Make source `k`'s rows and statistics in the merged cache `db` (in a transaction) those of
+    its own cache: rows whose rowid and content hash both match stay; the others go, and the
+    source's rows that are new or changed come in, each checked (`_problem`). A source whose cache
+    cannot be read is left out whole (the prompt hook skips it the same way); the personal one's
+    is an error. ATTACH needs no open transaction, so it is read through a second connection."""
+    lo, hi = rs.within(k)
     tag = rs.tag(src)
     try:
-        with contextlib.closing(sqlite3.connect(f"file:{src.db}?mode=ro", uri=True)) as sdb:
+        sdb = sqlite3.connect(_uri(src.db, ro=True), uri=True, timeout=10)
+    except sqlite3.Error as exc:
+        return _unreadable(db, k, src, out, exc)
+    with contextlib.closing(sdb):
+        try:
             if sdb.execute("PRAGMA user_version").fetchone()[0] != index.SCHEMA_VERSION:
                 raise sqlite3.DatabaseError("an older schema")
-            cites: dict[int, list[tuple[Any, ...]]] = {}
-            for rowid, cpath, line, symbol in sdb.execute("SELECT rowid, path, line, symbol FROM citations"):
-                cites.setdefault(rowid, []).append((cpath, line, symbol))
-            rows = sdb.execute(f"SELECT m.rowid, {', '.join('m.' + c.strip() for c in _MEMORY_COLUMNS.split(','))},"
-                               f" {', '.join('f.' + c for c in index.FTS_COLUMNS)}"
-                               " FROM memories m JOIN fts f ON f.rowid = m.rowid ORDER BY m.rowid").fetchall()
-    except sqlite3.DatabaseError as exc:
-        out.skipped.append((src.label, f"its cache cannot be read: {exc}"))
-        if src.kind == rs.PERSONAL:
-            raise
-        return
-    seen: set[str] = set()
+            sdb.execute("BEGIN")  # one snapshot of the source for everything read from it
+            theirs = dict(sdb.execute("SELECT rowid, hash FROM memories WHERE rowid BETWEEN 1 AND ?", (hi - lo,)))
+            ours = {r - lo: h for r, h in db.execute("SELECT rowid, hash FROM memories WHERE rowid BETWEEN ? AND ?", (lo, hi))}
+            gone = [r for r, h in ours.items() if theirs.get(r) != h]
+            new = [r for r, h in theirs.items() if ours.get(r) != h]
+            touched: set[str] = set()
+            for r in gone:
+                row = db.execute("SELECT terms FROM docterms WHERE rowid = ?", (lo + r,)).fetchone()
+                touched.update(_tokens(row[0] if row else ""))
+                for table in ("fts", "citations", "docterms", "memories"):
+                    db.execute(f"DELETE FROM {table} WHERE rowid = ?", (lo + r,))
+                out.removed += 1
+            for part in range(0, len(new), 500):
+                touched.update(_copy(db, sdb, lo, tag, src, new[part:part + 500], out))
+            full = not ours  # a first copy: every statistic
+            _statistics(db, sdb, k, tag, None if full else touched)
+            sdb.execute("ROLLBACK")
+        except sqlite3.DatabaseError as exc:
+            return _unreadable(db, k, src, out, exc)
+    out.synced.append(src.label)
+    return None
+
+
+def _unreadable(db: sqlite3.Connection, k: int, src: rs.Source, out: Built, exc: Exception) -> None:
+    if src.kind == rs.PERSONAL:
+        raise exc
+    out.skipped.append((src.label, f"its cache cannot be read: {exc}"))
+    lo, hi = rs.within(k)
+    for table in ("fts", "citations", "docterms", "memories"):
+        db.execute(f"DELETE FROM {table} WHERE rowid BETWEEN ? AND ?", (lo, hi))
+    db.execute("DELETE FROM srcterms WHERE k = ?", (k,))
+    db.execute("DELETE FROM srctech WHERE k = ?", (k,))
+    db.execute("INSERT OR REPLACE INTO src(k, tag, count, averages, docstats) VALUES (?, ?, 0, NULL, NULL)",
+               (k, rs.tag(src)))
+
+
+def _tokens(text: Any) -> list[str]:
+    return [part.rsplit(":", 2)[0] for part in text.split()] if isinstance(text, str) else []
+
+
+def _copy(db: sqlite3.Connection, sdb: sqlite3.Connection, lo: int, tag: str, src: rs.Source,
+          rowids: list[int], out: Built) -> set[str]:
+    """Copy these rows of the source's cache under their tagged ids and shifted rowids, each that
+    passes the checks; the words they hold (their source's statistics of those change)."""
+    marks = ",".join("?" * len(rowids))
+    cites: dict[int, list[tuple[Any, ...]]] = {}
+    for rowid, cpath, line, symbol in sdb.execute(f"SELECT rowid, path, line, symbol FROM citations WHERE rowid IN ({marks})",
+                                                  rowids):
+        cites.setdefault(rowid, []).append((cpath, line, symbol))
+    rows = sdb.execute(f"SELECT m.rowid, {', '.join('m.' + c.strip() for c in _MEMORY_COLUMNS.split(','))},"
+                       f" {', '.join('f.' + c for c in index.FTS_COLUMNS)}, d.dl, d.terms"
+                       " FROM memories m JOIN fts f ON f.rowid = m.rowid LEFT JOIN docterms d ON d.rowid = m.rowid"
+                       f" WHERE m.rowid IN ({marks}) ORDER BY m.rowid", rowids).fetchall()
+    touched: set[str] = set()
     for row in rows:
-        rowid, record, text = row[0], row[1:20], row[20:]
-        problem = _problem(record, text) or ("a second row for this id" if record[0] in seen else "")
+        rowid, record, text, (dl, terms) = row[0], row[1:20], row[20:27], row[27:]
+        problem = _problem(record, text) or _docterms_problem(dl, terms)
+        if not problem and db.execute("SELECT 1 FROM memories WHERE id = ?", (tag + record[0],)).fetchone():
+            problem = "a second row for this id"
         if problem:
             out.skipped.append((src.label, f"{str(record[0])[:80]!r}: {problem}"))
             continue
-        seen.add(record[0])
-        tagged = (tag + record[0], tag + record[1], *record[2:5],
+        tagged = (lo + rowid, tag + record[0], tag + record[1], *record[2:5],
                   tag + record[5] if record[5] else None, *record[6:])
-        kept = [c for c in cites.get(rowid, [])[:MAX_CITATIONS] if _citation_ok(c)]
-        index._insert(db, (tagged, tuple(t or "" for t in text), kept), stats=False)
+        db.execute(_INSERT, tagged)
+        db.execute(f"INSERT INTO fts(rowid, {', '.join(index.FTS_COLUMNS)}) VALUES (?,?,?,?,?,?,?,?)",
+                   (lo + rowid, *(t or "" for t in text)))
+        db.executemany("INSERT INTO citations(rowid, path, line, symbol) VALUES (?, ?, ?, ?)",
+                       ((lo + rowid, *c) for c in cites.get(rowid, [])[:MAX_CITATIONS] if _citation_ok(c)))
+        db.execute("INSERT INTO docterms(rowid, dl, terms) VALUES (?, ?, ?)", (lo + rowid, dl, terms))
+        touched.update(_tokens(terms))
         out.rows += 1
+    return touched
+
+
+def _docterms_problem(dl: Any, terms: Any) -> str:
+    """Why a row's term statistics (store/docstats.py) are not what recall can read, or ""."""
+    if not (isinstance(dl, int) and not isinstance(dl, bool) and 0 <= dl and isinstance(terms, str)
+            and len(terms) <= 4 * MAX_TEXT):
+        return "no term statistics"
+    return "" if terms == " " or DOCTERMS.fullmatch(terms) else "its term statistics are malformed"
+
+
+def _statistics(db: sqlite3.Connection, sdb: sqlite3.Connection, k: int, tag: str, words: set[str] | None) -> None:
+    """Source `k`'s own statistics, copied from its cache: its row count, FTS5's `averages` record
+    and the docstats signature; its technology words; the document counts of `words` (None: of
+    every word), the only counts a change of those rows can move."""
+    count = sdb.execute("SELECT coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'count'),"
+                        " (SELECT count(*) FROM memories))").fetchone()[0]
+    block = sdb.execute("SELECT block FROM fts_data WHERE id = 1").fetchone()
+    averages = block[0] if block and isinstance(block[0], bytes) and len(block[0]) <= 128 else None
+    sig = sdb.execute("SELECT value FROM meta WHERE key = 'docstats'").fetchone()
+    docstats = sig[0] if sig and sig[0] == search.DOCSTATS else None
+    db.execute("INSERT OR REPLACE INTO src(k, tag, count, averages, docstats) VALUES (?, ?, ?, ?, ?)",
+               (k, tag, count if isinstance(count, int) and count >= 0 else 0, averages, docstats))
+    db.execute("DELETE FROM srctech WHERE k = ?", (k,))
+    db.executemany("INSERT OR IGNORE INTO srctech(word, k) VALUES (?, ?)",
+                   ((w, k) for (w,) in sdb.execute("SELECT word FROM techwords")
+                    if isinstance(w, str) and 0 < len(w) <= MAX_TERM))
+    if words is None:
+        db.execute("DELETE FROM srcterms WHERE k = ?", (k,))
+        found: Any = sdb.execute("SELECT term, df FROM terms")
+    else:
+        listed = sorted(words)
+        db.executemany("DELETE FROM srcterms WHERE term = ? AND k = ?", ((w, k) for w in listed))
+        found = (row for part in range(0, len(listed), 500)
+                 for row in sdb.execute(f"SELECT term, df FROM terms WHERE term IN ({','.join('?' * len(listed[part:part + 500]))})",
+                                        listed[part:part + 500]).fetchall())
+    db.executemany("INSERT OR IGNORE INTO srcterms(term, k, df) VALUES (?, ?, ?)",
+                   ((t, k, df) for t, df in found if isinstance(t, str) and 0 < len(t) <= MAX_TERM
+                    and isinstance(df, int) and not isinstance(df, bool) and df > 0))
 
 
 def _problem(record: tuple[Any, ...], text: tuple[Any, ...]) -> str:

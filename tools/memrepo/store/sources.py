@@ -439,10 +439,6 @@ def _merged_check(repo: str, cwd: str | None, check: Any) -> Any:
     if state in ("current", "single"):
         return check("merged cache", True, f"{where}: current" if state == "current" else
                      "one source has a cache: nothing to merge")
-    small = state == "missing" and sum(merged._count(s.db) for s in srcs) < merged.MIN_ROWS
-    if small:
-        return check("merged cache", True, f"none: under {merged.MIN_ROWS} memories in all, the prompt hook reads "
-                     "each source's cache")
     return check("merged cache", True, f"{where}: {state}; the prompt hook reads each source's cache until it is "
                  "built again", "memrepo sources --refresh", warn=True)
 
