@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from typing import Any
 
 import pytest
@@ -143,3 +144,55 @@ def test_ids_shared_by_two_sources_stay_apart(me: str, code: str, team: tuple[st
     assert not built.skipped
     d = decide.decide(me, "should I indent python with tabs or spaces?", cwd=code)
     assert ("my-spaces", "") in [(h.id, h.source) for h in d.hits]
+
+
+def _dump(path: str) -> dict[str, list[Any]]:
+    """What recall reads of a merged cache: its rows, texts, term statistics, each source's own."""
+    with sqlite3.connect(path) as db:
+        return {table: sorted(db.execute(sql).fetchall()) for table, sql in (
+            ("memories", "SELECT rowid, id, path, hash, status, superseded_by FROM memories"),
+            ("fts", "SELECT rowid, title, description, body FROM fts"),
+            ("docterms", "SELECT rowid, dl, terms FROM docterms"),
+            ("citations", "SELECT rowid, path FROM citations"),
+            ("src", "SELECT k, tag, count, averages, docstats FROM src"),
+            ("srcterms", "SELECT term, k, df FROM srcterms"),
+            ("srctech", "SELECT word, k FROM srctech"))}
+
+
+def test_a_refresh_copies_only_what_changed_and_equals_a_whole_build(me: str, code: str,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from memrepo.store import githooks
+
+    monkeypatch.setattr(githooks, "_refresh_merged", lambda *a: None)  # no detached refresh racing this one
+    run("sources", "--cwd", code, "--refresh", repo=me)
+    run("add", "--class", "fact", "--title", "Payment latency alerts page the payments on-call",
+        "-d", "Grafana's payment latency alert pages the payments on-call rotation.", "--topic", "grafana", repo=me)
+    run("forget", "my-spaces", "--reason", "tabs after all", repo=me)
+    srcs = rs.found(me, code)
+    built = merged.refresh(me, code)
+    assert built is not None and not built.rebuilt and built.synced == ["personal"]
+    assert (built.rows, built.removed) == (2, 1)  # the new memory, and my-spaces again (retired)
+    assert merged.state(me, code) == "current"
+    after = _dump(rs.merged_db(srcs))
+    assert after == _dump(merged.build(srcs).path)
+    assert merged.refresh(me, code) is None  # current: nothing to do
+
+
+def test_an_add_brings_the_merged_cache_up_to_date_off_the_add_s_path(me: str, code: str,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """After `memrepo add` the post-commit hook starts the merged caches' refresh, detached; then
+    the prompt hook reads the merged cache alone and recalls the new memory."""
+    run("sources", "--cwd", code, "--refresh", repo=me)
+    run("add", "--class", "fact", "--title", "Payment latency alerts page the payments on-call",
+        "-d", "Grafana's payment latency alert pages the payments on-call rotation.", "--topic", "grafana",
+        "--id", "payment-latency-alerts", repo=me)
+    deadline = time.monotonic() + 60
+    while merged.state(me, code) != "current" and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert merged.state(me, code) == "current"
+    prompt = "who gets paged by the grafana payment latency alert?"
+    seen = opened(monkeypatch)
+    d = decide.decide(me, prompt, cwd=code)
+    assert seen == [rs.merged_db(rs.found(me, code))]  # the merged cache alone, not the three
+    assert "payment-latency-alerts" in [h.id for h in d.hits]
+    assert "payment-latency-alerts" in hook(prompt, me, code)

@@ -139,7 +139,7 @@ def update(srcs: list[rs.Source], signature: str) -> Built | None:
                 raise CacheError("other sources")
             changed = [k for k, (a, b) in enumerate(zip(old[1:], new[1:])) if a != b]
             for k in changed:
-                _sync(db, k, srcs[k], out)
+                _sync(db, path, k, srcs[k], out)
             _finish(db, signature)
             db.execute("COMMIT")
         except BaseException:
@@ -175,9 +175,11 @@ def build(srcs: list[rs.Source], signature: str | None = None) -> Built:
         os.close(fd)
         with contextlib.closing(sqlite3.connect(_uri(tmp), uri=True, isolation_level=None)) as db:
             db.executescript(index.SCHEMA + SCHEMA)
+            for k, src in enumerate(srcs):  # a transaction each: the next one's comparison reads this file
+                db.execute("BEGIN")
+                _sync(db, tmp, k, src, out)
+                db.execute("COMMIT")
             db.execute("BEGIN")
-            for k, src in enumerate(srcs):
-                _sync(db, k, src, out)
             _finish(db, signature)
             db.execute("COMMIT")
         os.replace(tmp, path)
@@ -199,12 +201,16 @@ def _finish(db: sqlite3.Connection, signature: str) -> None:
                    [("sources", signature), ("count", str(count)), ("commit", ""), ("updated_at", f"{time.time():.6f}")])
 
 
-def _sync(db: sqlite3.Connection, k: int, src: rs.Source, out: Built) -> None:
-    """Make source `k`'s rows and statistics in the merged cache `db` (in a transaction) those of
-    its own cache: rows whose rowid and content hash both match stay; the others go, and the
-    source's rows that are new or changed come in, each checked (`_problem`). A source whose cache
-    cannot be read is left out whole (the prompt hook skips it the same way); the personal one's
-    is an error. ATTACH needs no open transaction, so it is read through a second connection."""
+def _sync(db: sqlite3.Connection, path: str, k: int, src: rs.Source, out: Built) -> None:
+    """Make source `k`'s rows and statistics in the merged cache `db` (the file `path`, in a
+    transaction) those of its own cache: rows whose rowid and content hash both match stay; the
+    others go, and the source's rows that are new or changed come in, each checked (`_problem`).
+    A source whose cache cannot be read is left out whole (the prompt hook skips it the same way);
+    the personal one's is an error.
+
+    Which rows differ is one comparison in SQLite over both files (a Python diff of 10,000 rows
+    each took 0.2 s), read through a second connection with the merged file attached read-only
+    (ATTACH is refused inside the writer's transaction), and released before anything is written."""
     lo, hi = rs.within(k)
     tag = rs.tag(src)
     try:
@@ -215,22 +221,26 @@ def _sync(db: sqlite3.Connection, k: int, src: rs.Source, out: Built) -> None:
         try:
             if sdb.execute("PRAGMA user_version").fetchone()[0] != index.SCHEMA_VERSION:
                 raise sqlite3.DatabaseError("an older schema")
-            sdb.execute("BEGIN")  # one snapshot of the source for everything read from it
-            theirs = dict(sdb.execute("SELECT rowid, hash FROM memories WHERE rowid BETWEEN 1 AND ?", (hi - lo,)))
-            ours = {r - lo: h for r, h in db.execute("SELECT rowid, hash FROM memories WHERE rowid BETWEEN ? AND ?", (lo, hi))}
-            gone = [r for r, h in ours.items() if theirs.get(r) != h]
-            new = [r for r, h in theirs.items() if ours.get(r) != h]
+            sdb.execute("ATTACH DATABASE ? AS mg", (_uri(path, ro=True),))
+            gone = [r for (r,) in sdb.execute(
+                "SELECT x.rowid FROM mg.memories x WHERE x.rowid BETWEEN ? AND ? AND NOT EXISTS"
+                " (SELECT 1 FROM main.memories m WHERE m.rowid = x.rowid - ? AND m.hash IS x.hash)", (lo, hi, lo))]
+            new = [r for (r,) in sdb.execute(
+                "SELECT m.rowid FROM main.memories m WHERE m.rowid BETWEEN 1 AND ? AND NOT EXISTS"
+                " (SELECT 1 FROM mg.memories x WHERE x.rowid = m.rowid + ? AND x.hash IS m.hash)", (hi - lo, lo))]
+            sdb.execute("DETACH DATABASE mg")
+            sdb.execute("BEGIN")  # one snapshot of the source for everything copied from it
             touched: set[str] = set()
             for r in gone:
-                row = db.execute("SELECT terms FROM docterms WHERE rowid = ?", (lo + r,)).fetchone()
+                row = db.execute("SELECT terms FROM docterms WHERE rowid = ?", (r,)).fetchone()
                 touched.update(_tokens(row[0] if row else ""))
                 for table in ("fts", "citations", "docterms", "memories"):
-                    db.execute(f"DELETE FROM {table} WHERE rowid = ?", (lo + r,))
+                    db.execute(f"DELETE FROM {table} WHERE rowid = ?", (r,))
                 out.removed += 1
             for part in range(0, len(new), 500):
                 touched.update(_copy(db, sdb, lo, tag, src, new[part:part + 500], out))
-            full = not ours  # a first copy: every statistic
-            _statistics(db, sdb, k, tag, None if full else touched)
+            full = db.execute("SELECT 1 FROM src WHERE k = ? AND tag = ?", (k, tag)).fetchone() is None
+            _statistics(db, sdb, k, tag, None if full else touched)  # a first copy: every statistic
             sdb.execute("ROLLBACK")
         except sqlite3.DatabaseError as exc:
             return _unreadable(db, k, src, out, exc)
