@@ -1,7 +1,9 @@
 """Codex CLI hooks of the memrepo plugin (`.codex-plugin/plugin.json`): `hooks/run codex EVENT`.
 
 Standard library only; finds the memrepo package in the plugin's tools/ directory, as the
-Claude Code hooks beside it do. The event table is `memrepo.agents.codex.entry`.
+Claude Code hooks beside it do. The event table is `memrepo.agents.codex.handlers`; a prompt takes
+the prompt path from its bundle (`memrepo.base.bundle`) before anything loads, as
+`user_prompt_submit.py` does.
 """
 import gc
 import sys
@@ -16,10 +18,14 @@ else:
     sys.path.insert(0, __file__.rsplit("/", 2)[0] + "/tools")
 
 try:
-    from memrepo.agents.codex import entry
+    if sys.argv[1:2] == ["UserPromptSubmit"]:
+        from memrepo.base import bundle
+
+        bundle.use()
+    from memrepo.agents.codex import handlers
     from memrepo.claude import hookio
 except BaseException as exc:  # noqa: BLE001 — fail open even when the package cannot load
     sys.stderr.write(f"memrepo (codex): cannot load memrepo: {exc}\n")
     raise SystemExit(0)
 
-hookio.exit_now(entry.main(sys.argv[1:]))
+hookio.exit_now(handlers.main(sys.argv[1:]))

@@ -18,8 +18,10 @@ from pathlib import Path
 import pytest
 
 from helpers import commit_all, write_memory
+from test_hook import SLOW
+from memrepo.base import bundle
 from memrepo.agents.codex import install as codex_install, tail as codex_tail
-from memrepo.agents.gemini import entry as gemini_entry, install as gemini_install, tail as gemini_tail
+from memrepo.agents.gemini import handlers as gemini_handlers, install as gemini_install, tail as gemini_tail
 from memrepo.format import transcript
 from memrepo.worker import jobs
 
@@ -121,8 +123,8 @@ def test_gemini_reads_the_prompt_without_another_hook_s_session_context(store: s
     proc = run("gemini", "BeforeAgent", fixture("gemini", "before_agent", prompt=glued, transcript_path=""), store)
     assert (proc.returncode, proc.stdout) == (0, b"")
     assert log_lines(store)[-1]["silent"] == "conversational"
-    assert gemini_entry.own_prompt(glued) == "ok, go ahead"
-    assert gemini_entry.own_prompt("<hook_context>unclosed") == "<hook_context>unclosed"
+    assert gemini_handlers.own_prompt(glued) == "ok, go ahead"
+    assert gemini_handlers.own_prompt("<hook_context>unclosed") == "<hook_context>unclosed"
 
 
 # -- session start ----------------------------------------------------------------------------------
@@ -195,7 +197,7 @@ def test_gemini_pre_compress_is_not_a_capture(store: str) -> None:
     """PreCompress fires before every model call (GEMINI-NOTES.md §2): not registered, not handled."""
     from memrepo.agents.gemini import install
 
-    assert "PreCompress" not in install.EVENTS and "PreCompress" not in gemini_entry.HANDLERS
+    assert "PreCompress" not in install.EVENTS and "PreCompress" not in gemini_handlers.HANDLERS
 
 
 def test_the_turn_end_judges_usage_from_the_agent_s_reply_field(store: str, tmp_path: Path) -> None:
@@ -273,8 +275,31 @@ def test_the_prompt_hook_loads_no_heavy_module(store: str, agent: str, event: st
                           capture_output=True, env=dict(os.environ, MEMREPO_DIR=store), timeout=60)
     assert proc.returncode == 0 and b"build-command" in proc.stdout, proc.stderr[-2000:]
     loaded = {row.rsplit("|", 1)[-1].strip() for row in proc.stderr.decode().splitlines() if row.startswith("import time:")}
-    assert {"memrepo.recall.search", f"memrepo.agents.{agent}.tail"} <= loaded
+    # the first module of those a prompt that reaches the cache runs: the bundle runs the others by hand
+    assert {bundle.MODULES[bundle.TOGETHER], f"memrepo.agents.{agent}.tail"} <= loaded
     assert sorted(m for m in loaded if m.split(".")[0] in HEAVY) == []
+    # nor what Claude Code's prompt hook keeps out for its cost (Gemini's custom commands loaded
+    # `os` and `re` on every prompt: 1.25x a bare start, issue 44)
+    assert sorted(m for m in loaded if m in SLOW) == []
+
+
+@pytest.mark.parametrize("agent, event, name, transcript", [
+    ("codex", "UserPromptSubmit", "user_prompt_submit", CODEX_ROLLOUT),
+    ("gemini", "BeforeAgent", "before_agent", GEMINI_CHAT),
+])
+def test_a_prompt_that_stands_alone_never_loads_the_transcript_reader(store: str, agent: str, event: str, name: str,
+                                                                       transcript: Path) -> None:
+    """The previous turn is read only for a follow-up that leans on it (0.5 M instructions a prompt), as
+    Claude Code's hook does."""
+    stdin = fixture(agent, name, prompt="which build and test command runs the whole suite of this repository before a release?",
+                    transcript_path=str(transcript))
+    cmd = command(agent, event)
+    proc = subprocess.run([cmd[0], "-X", "importtime", *cmd[1:]], input=stdin,
+                          capture_output=True, env=dict(os.environ, MEMREPO_DIR=store), timeout=60)
+    assert proc.returncode == 0 and b"build-command" in proc.stdout, proc.stderr[-2000:]
+    loaded = {row.rsplit("|", 1)[-1].strip() for row in proc.stderr.decode().splitlines() if row.startswith("import time:")}
+    assert bundle.MODULES[bundle.TOGETHER] in loaded
+    assert {f"memrepo.agents.{agent}.tail", "memrepo.recall.transcript_tail"} & loaded == set()
 
 
 def test_the_codex_plugin_hook_runs_through_hooks_run(store: str) -> None:

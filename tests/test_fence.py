@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+from typing import Callable
 
 import pytest
 
@@ -291,3 +292,47 @@ def test_ascii_text_does_not_build_the_tables_for_other_text() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30,
                          env=dict(os.environ, PYTHONPATH=os.path.join(ROOT, "tools")))
     assert (out.returncode, out.stdout, out.stderr) == (0, "False\nTrue\n", "")
+
+
+def test_inert_turns_a_text_without_controls_into_the_same_line_it_did_by_translating_it() -> None:
+    """inert skips the translation of ASCII text that holds no control (issue 44): the same line as
+    translating every text, for random texts of controls, tags, separators and other scripts."""
+    import random
+
+    def translated(text: str) -> str:  # inert as it was: every text translated
+        s = text.translate(fence._TO_SPACE) if text.isascii() else fence._drop_tag_chars(text.translate(fence._tables()["clean"]))
+        if "<" not in s and s.isascii():
+            return s
+        opens = fence._opens(s)
+        return "".join(fence.TAG_MARK if i in set(opens) else c for i, c in enumerate(s)) if opens else s
+
+    rnd = random.Random(44)
+    alphabet = ["a", "Z", " ", "<", ">", "/", "memrepo-", "\x00", "\x1f", "\x7f", "\t", "\n", "\x85", "\u2028", "\u200b", "é",
+                "\uff1c", "\U000e0041", "~", "0"]
+    def outcome(f: "Callable[[str], str]", text: str) -> object:
+        try:
+            return f(text)
+        except ValueError as exc:  # a text of invisible characters only, then as before
+            return type(exc)
+
+    for _ in range(20000):
+        text = "".join(rnd.choice(alphabet) for _ in range(rnd.randrange(12)))
+        assert outcome(fence.inert, text) == outcome(translated, text), repr(text)
+
+
+@pytest.mark.parametrize("text", ["\u200b", "\u200b\u2060\ufeff", "\U000e0041\U000e0042"])
+def test_a_text_of_invisibles_only_is_an_empty_line(text: str) -> None:
+    """Invisibles are dropped; what is left of a text made only of them is empty, not an error
+    (it raised ValueError from `max` of an empty string, in the prompt hook and at commit)."""
+    assert (fence.inert(text), fence.visible(text), fence.problem(text)) == ("", "", None)
+
+
+def test_a_memory_whose_description_is_invisible_is_committed_and_recalled(repo: str) -> None:
+    """A teammate's memory whose description is only zero-width characters: the commit checks it
+    and the hook injects its title, where both stopped on an error (the hook then said nothing)."""
+    _with_office(repo)
+    write_memory(repo, "rollback-plan", title="Deploy rollback plan", description="\u200b\u200b")
+    result = commit_all(repo, "invisible description")
+    assert (result.returncode, result.stderr) == (0, "")
+    ran = hook("user_prompt_submit", event(PROMPT), repo)
+    assert "(id: rollback-plan)" in _context(ran) and "\u200b" not in _context(ran)

@@ -111,6 +111,31 @@ def test_writers_that_wait_land_as_one_chain_each_its_own_commit_and_run(repo: s
     clean(repo)
 
 
+# What only a lock holder needs: the commit machinery and the cache (issue 44).
+HOLDER_ONLY = {"memrepo.vcs.commit", "memrepo.vcs.chain", "memrepo.vcs.journal", "memrepo.vcs.staging",
+               "memrepo.store.index", "sqlite3", "hashlib", "shutil"}
+
+
+def test_a_writer_whose_change_a_holder_commits_loads_no_commit_machinery(repo: str) -> None:
+    base = head(repo)
+    with lock.held(repo):
+        procs = []
+        for i in range(2):  # the first in the lock's queue leads and commits the second's change
+            procs.append(start([sys.executable, "-X", "importtime", *add_argv(repo, i)[1:]]))
+            queued(repo, i + 1)
+    results = finish(procs)
+    assert [r[0] for r in results] == [0, 0], results
+    loaded = [{line.rsplit("|", 1)[-1].strip() for line in err.splitlines() if "|" in line} for _, _, err in results]
+    assert HOLDER_ONLY <= loaded[0]
+    assert HOLDER_ONLY & loaded[1] == set(), results[1][2]
+    assert len(commits(repo, base)) == 2 and holds_one_chain(repo, base)
+
+
+def holds_one_chain(repo: str, base: str) -> bool:
+    """Whether HEAD moved from `base` in one step (one lock hold's chain)."""
+    return git(repo, "reflog", "-n1", "--format=%H", "HEAD@{1}").stdout.strip() == base
+
+
 def test_undo_of_one_grouped_change_takes_back_only_that_one(repo: str) -> None:
     _, _, replies = grouped_adds(repo, 3)
     gone = replies[1]

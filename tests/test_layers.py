@@ -29,8 +29,9 @@ OWNED_IMPORTS = {"yaml": "format", "frontmatter": "format", "detect_secrets": "f
 # other violation, and on an entry here that no longer happens (delete it then).
 KNOWN = {
 }
-# What the prompt hook may load: the base, the prompt path, and these entry points.
-HOOK = "hooks/user_prompt_submit.py"
+# What the prompt hook may load: the base, the prompt path, and these entry points. The plugin's
+# hooks/user_prompt_submit.py runs this file's compiled code (issue 44).
+HOOK = "tools/memrepo/claude/prompt_main.py"
 HOOK_ENTRY = {"memrepo", "memrepo.claude", "memrepo.claude.hookio", "memrepo.claude.prompt_hook"}
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import posixpath
+import random
 import subprocess
 import sys
 
@@ -84,6 +85,34 @@ def test_json_writes_non_finite_numbers_as_null_and_refuses_other_types() -> Non
     assert lightos.dumps([float("nan"), float("inf")]) == "[null, null]"
     with pytest.raises(TypeError):
         lightos.dumps({1, 2})
+
+
+def test_json_from_the_c_encoder_is_the_text_the_python_writer_writes() -> None:
+    """dumps writes through `_json`'s C encoder (issue 44): byte for byte what `_emit`, the
+    writer it replaced, writes for JSON data, non-finite numbers (null) included."""
+    rnd = random.Random(44)
+    chars = ["a", "é", "\u2028", '"', "\\", "\x00", "\x1f", "\n", "\t", "😀", "\ud800", " ", "/", "\x7f"]
+    numbers = [0, -1, 2**70, 7, 0.0, -0.0, 1.5, 1e-7, 1e16, 1e300, 0.1 + 0.2, float("nan"), float("inf"), -float("inf")]
+
+    def value(depth: int = 0) -> object:
+        kind = rnd.randrange(8 if depth < 4 else 5)
+        if kind == 0:
+            return "".join(rnd.choice(chars) for _ in range(rnd.randrange(6)))
+        if kind == 1:
+            return rnd.choice(numbers + [round(rnd.random() * 100, 4), rnd.randrange(-1000, 1000)])
+        if kind in (2, 3, 4):
+            return (True, False, None)[kind - 2]
+        if kind == 5:
+            return [value(depth + 1) for _ in range(rnd.randrange(4))]
+        if kind == 6:
+            return tuple(value(depth + 1) for _ in range(rnd.randrange(3)))
+        return {"".join(rnd.choice(chars) for _ in range(rnd.randrange(4))): value(depth + 1) for _ in range(rnd.randrange(4))}
+
+    for _ in range(5000):
+        v = value()
+        parts: list[str] = []
+        lightos._emit(v, parts)
+        assert lightos.dumps(v) == "".join(parts), v
 
 
 def test_sqlite_loads_without_functools_and_leaves_no_stand_in() -> None:

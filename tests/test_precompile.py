@@ -12,9 +12,11 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from helpers import ROOT
+from memrepo.base import bundle
 from memrepo.cli.main import cli
 from memrepo.worker import precompile
 
@@ -72,15 +74,34 @@ def test_session_start_compiles_only_when_the_prompt_path_is_not_current(tmp_pat
     assert not precompile.current(str(package))
 
 
+@pytest.mark.parametrize("agent", ["codex", "gemini"])
 def test_install_compiles_the_package_for_the_interpreter_it_writes(isolated_env: str, tmp_path: Path,
-                                                                     monkeypatch: object) -> None:
+                                                                     monkeypatch: object, agent: str) -> None:
     package = tmp_path / "site" / "memrepo"
     shutil.copytree(os.path.join(ROOT, "tools", "memrepo"), package, ignore=shutil.ignore_patterns("__pycache__"))
     monkeypatch.setattr(precompile, "PACKAGE", str(package))  # type: ignore[attr-defined]
     monkeypatch.setattr(precompile.compile_for, "__defaults__", (str(package),))  # type: ignore[attr-defined]
-    result = CliRunner().invoke(cli, ["install", "codex"], catch_exceptions=False)
+    result = CliRunner().invoke(cli, ["install", agent], catch_exceptions=False)
     assert result.exit_code == 0, result.output
     sources = [p for p in package.rglob("*.py")]
     tag = sys.implementation.cache_tag
     missing = [str(p) for p in sources if not (p.parent / "__pycache__" / f"{p.stem}.{tag}.pyc").exists()]
     assert missing == []
+    tools = str(package.parent)  # and the prompt path's bundle, where that agent's prompt hook reads it
+    assert bundle.current(bundle.path(tools), tools)
+
+
+@pytest.mark.parametrize("agent", ["codex", "gemini"])
+def test_an_agent_s_session_start_writes_the_prompt_path_s_bundle(tmp_path: Path, repo: str, agent: str) -> None:
+    """Codex's and Gemini's SessionStart, as `memrepo install` registers it, compiles ahead like
+    Claude Code's: a new version's first prompt reads the bundle, not the import system."""
+    tools = _plugin_copy(tmp_path) / "tools"
+    env = {"PATH": os.environ["PATH"], "HOME": os.environ["HOME"], "MEMREPO_DIR": repo}
+    start = json.dumps({"hook_event_name": "SessionStart", "source": "startup", "session_id": "s1", "cwd": str(tmp_path)})
+    ran = subprocess.run([sys.executable, "-I", "-S", str(tools / "memrepo" / "agents" / agent / "entry.py"), "SessionStart"],
+                         input=start.encode(), env=env, capture_output=True, timeout=60)
+    assert (ran.returncode, ran.stderr) == (0, b"")
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not bundle.current(bundle.path(str(tools)), str(tools)):
+        time.sleep(0.2)  # written by a detached process
+    assert bundle.current(bundle.path(str(tools)), str(tools))

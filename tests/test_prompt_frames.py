@@ -21,7 +21,7 @@ import pytest
 
 from helpers import commit_all, write_memory
 from memrepo.agents.codex import install as codex_install
-from memrepo.agents.gemini import commands, entry as gemini_entry, install as gemini_install
+from memrepo.agents.gemini import commands, handlers as gemini_handlers, install as gemini_install
 from memrepo.recall import frames, query
 from memrepo.store import index
 
@@ -128,7 +128,7 @@ def test_every_recorded_prompt_is_read_as_who_wrote_it(agent: str, case: str, n:
     assert entry["silent"] != "not-typed"
     typed = stdin["prompt"]
     if agent == "gemini":
-        typed = gemini_entry.own_prompt(typed)
+        typed = gemini_handlers.own_prompt(typed)
         expanded = None if (agent, case, n) in UNRECOGNISED else commands.typed_part(typed, world["project"], world["home"])
         typed = typed if expanded is None else expanded
     # the terms come from what the user typed, never from a template or a file the agent added

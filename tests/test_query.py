@@ -459,3 +459,24 @@ def test_import_loads_only_the_standard_library_it_needs() -> None:
     assert "memrepo.recall.query" in loaded
     forbidden = {"dataclasses", "typing", "pathlib", "git", "yaml", "click", "frontmatter"}
     assert loaded & forbidden == set()
+
+
+def test_each_word_is_looked_for_in_the_other_languages_lists_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A prompt asks about each of its words three times (the languages it shows, whether it is
+    filler, whether it is a subject): each list is searched once per word (issue 44)."""
+    from collections import Counter
+
+    from memrepo.recall import query
+
+    looked: list[str] = []
+
+    class Searched(str):
+        def __contains__(self, key: object) -> bool:
+            looked.append(str(key))
+            return super().__contains__(str(key))
+
+    monkeypatch.setattr(query, "_LANGS", {})
+    monkeypatch.setattr(query, "_FOREIGN", {lang: Searched(text) for lang, text in query._FOREIGN.items()})
+    q = query.build_query("Abel is splitting the webhooks consumer into payouts-svc: is that still how it works?")
+    assert q.terms[:3] == ("abel", "splitting", "webhooks")
+    assert looked and set(Counter(looked).values()) == {len(query._FOREIGN)}

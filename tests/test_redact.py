@@ -725,3 +725,29 @@ def test_a_password_holding_an_ampersand(text: str, expected: str) -> None:
 ])
 def test_a_password_word_before_a_name_or_words_is_kept(text: str) -> None:
     assert find_secrets(text) == []
+
+
+PATTERNS = """
+import sys
+from memrepo.format import redact
+redact.find_secrets(sys.stdin.read())
+print(" ".join(name for name in ("_ASSIGNMENT", "_PROSE", "_BEARER", "_URL_CREDENTIALS", "_PEM_MARKER")
+               if getattr(redact, name) in redact._COMPILED))
+"""
+
+
+@pytest.mark.parametrize("text, compiled", [
+    ("Deploys are frozen on Fridays after 16:00; ask in #ops.\n", ""),
+    ("The API token lives in the vault, ask Ana.\n", "_ASSIGNMENT _PROSE"),
+    ("Clone over https://git.example.org/team/repo.git\n", "_URL_CREDENTIALS"),
+    ("curl -H 'Authorization: Bearer $T'\n", "_BEARER"),
+    ("-----BEGIN CERTIFICATE-----\n", "_PEM_MARKER"),
+])
+def test_a_pattern_is_compiled_only_for_a_text_holding_its_literal(text: str, compiled: str) -> None:
+    # Compiling every pattern cost an ordinary add ~2 ms (issue 44); what is found stays the same
+    # (test_redact_corpus.py holds every finding of the labeled corpus).
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", PATTERNS], input=text, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == compiled

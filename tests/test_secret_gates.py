@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -58,6 +59,8 @@ def test_the_record_holds_the_librarys_own_patterns(tmp_path) -> None:
         record = json.load(fh)
     assert record["patterns"] == [[g.pattern, int(g.flags)] for g in catalogue._gates]
     assert len(record["patterns"]) >= 40
+    assert record["needles"] == [catalogue._needles(g) for g in catalogue._gates]
+    assert sum(n is not None for n in record["needles"]) >= 40
 
 
 def test_a_record_for_another_install_loads_the_library_and_is_written_again(tmp_path) -> None:
@@ -87,8 +90,52 @@ TEXTS = [c.text for c in cases()] + negatives() + [LIBRARY_ONLY, 'api_key = "Sho
 
 def test_the_gate_keeps_every_text_the_library_reports_on(monkeypatch: pytest.MonkeyPatch) -> None:
     catalogue._scanner()
-    monkeypatch.setattr(catalogue, "_known", list(catalogue._gates))
+    monkeypatch.setattr(catalogue, "_known", [catalogue.Gate.of(g) for g in catalogue._gates])
     reported = [text for text in TEXTS if list(catalogue.library_findings(text))]
     assert len(reported) >= 70
     assert [text for text in reported if not catalogue._may_report(text)] == []
     assert not catalogue._may_report(ORDINARY)
+
+
+# Each text as written, and in other cases (a gate that ignores case matches them all), and beside
+# characters outside ASCII (then no gate is skipped: under IGNORECASE `ſ` matches an `s`).
+CASED = [variant for text in TEXTS for variant in (text, text.upper(), text.lower(), text.swapcase())] + [
+    'CONTRASEÑA = "Hunter2Hunter2x"', 'pasſword = "hunter2hunter2"', "AKIA" + "Z" * 16, "xoxb-1-abc"]
+
+
+def test_a_gate_is_skipped_only_for_texts_it_cannot_match() -> None:
+    catalogue._scanner()
+    wrongly = [(gate.pattern, text) for gate in catalogue._gates for text in CASED
+               if gate.search(text) and catalogue.Gate.of(gate).excludes(text, text.lower() if text.isascii() else None)]
+    assert wrongly == []
+    assert len(catalogue._gates) >= 40
+
+
+def test_an_ordinary_memory_compiles_only_the_gates_its_words_could_match(monkeypatch: pytest.MonkeyPatch) -> None:
+    catalogue._scanner()
+    gates = [catalogue.Gate.of(g) for g in catalogue._gates]
+    monkeypatch.setattr(catalogue, "_known", gates)
+    assert not catalogue._may_report(ORDINARY)
+    compiled = [g.pattern for g in gates if g._compiled is not None]
+    assert 0 < len(compiled) <= len(gates) // 4, compiled
+    assert catalogue._may_report(LIBRARY_ONLY)
+    monkeypatch.setattr(catalogue, "_known", [catalogue.Gate.of(g) for g in catalogue._gates])
+    assert catalogue._may_report("contraseña: " + LIBRARY_ONLY.upper())  # not ASCII: every gate is searched
+
+
+@pytest.mark.parametrize("pattern, needles", [
+    ("AKIA[0-9A-Z]{16}", ["AKIA"]),
+    ("x?yz", ["yz"]),
+    ("(?:abc|de)f?", ["abc", "de"]),
+    ("(?:abc|)", None),  # an empty alternative: nothing is certain
+    ("a{0,3}", None),
+    ("(?:ab){1,2}c", ["ab"]),
+    ("[ab]cd", ["cd"]),
+    ("(?i)Secret", ["secret"]),
+    ("(?i:Secret)x", ["x"]),  # a group that sets its own flags counts for nothing
+    ("contraseña", ["contrase"]),
+    ("(?=abc)\\w+", None),  # a lookahead consumes nothing
+    ("\\d+", None),
+])
+def test_needles_are_what_every_match_must_contain(pattern: str, needles: list[str] | None) -> None:
+    assert catalogue._needles(re.compile(pattern)) == needles

@@ -18,13 +18,19 @@ of the tree computed by `git merge-tree`, validated, then pushed). Each case is 
 ROUNDS times. Also `memrepo sync` with nothing to do.
 
     .venv/bin/python tests/bench/bench_writes.py [--memories 1000] [--adds 10] [--sync-memories 10000]
-        [--remote-commits 100] [--rounds 5] [--reuse DIR] [--no-sync] [--compare] [--out FILE]
+        [--remote-commits 100] [--rounds 5] [--reuse DIR] [--no-sync] [--compare] [--callgrind] [--out FILE]
 
 Issue 44's goals are printed beside the figures: a lone add ≤ 0.3 s at 10,000 memories and ≤ 1 s
 at 100,000; ten writers' median ≤ 3× a lone add. `--reuse DIR` keeps the generated repository
 as DIR/<memories> for the next run (100,000 take minutes to make). Each add also reports the CPU
 time of its whole process tree (user + system, the hooks and git included), a figure a loaded
 machine inflates far less than wall time. Run it from a folder that is no memory repository.
+
+`--callgrind` also counts instructions (valgrind, children traced), which a loaded machine does
+not change: a lone add's process tree (the CLI's own process, and git), then ten adds started at
+once, each a process tree: which of them held the lock (its tree ran `git update-ref`) and which
+only waited for a holder to commit its change, and the floor instructions set: ten adds' count
+shared by this machine's cores, over a lone add's.
 """
 
 from __future__ import annotations
@@ -115,8 +121,58 @@ def ten_summary(runs: list[dict[str, Any]], single: list[float]) -> dict[str, An
             "cpu_floor_vs_one": round(WRITERS * per_add / (os.cpu_count() or 1) / lone, 2)}
 
 
+def _counted(where: str) -> dict[str, Any]:
+    """The callgrind files of one process tree: its instructions, the CLI process's, whether it held the lock."""
+    total = own = 0
+    held = False
+    for name in os.listdir(where):
+        with open(os.path.join(where, name), encoding="utf-8", errors="replace") as fh:
+            head = {k: v.strip() for k, _, v in (line.partition(":") for line in fh.read().splitlines()) if k in ("cmd", "summary", "totals")}
+        count = int(head.get("summary") or head.get("totals") or 0)
+        total += count
+        own += count if " -m memrepo " in head.get("cmd", "") else 0
+        held = held or " update-ref " in head.get("cmd", "")
+    return {"ir": total, "cli_ir": own, "git_ir": total - own, "held": held}
+
+
+def callgrind_adds(repo: str, python: str, env: dict[str, str], writers: int) -> list[dict[str, Any]]:
+    """`writers` adds started at once, each under callgrind with its children: each one's counts."""
+    valgrind = shutil.which("valgrind")
+    if not valgrind:
+        raise SystemExit("--callgrind needs valgrind")
+    out = tempfile.mkdtemp(prefix="memrepo-bench-writes-cg-")
+    try:
+        procs = []
+        for w in range(writers):
+            os.makedirs(os.path.join(out, str(w)))
+            argv = cli(repo, python, "add", "--class", "fact", "--title", f"Counted note {w} {time.time_ns()}",
+                       "-d", f"Written by the write benchmark, counted {w}.", "--topic", "benchmark")
+            procs.append(subprocess.Popen([valgrind, "--tool=callgrind", "--trace-children=yes",
+                                           f"--callgrind-out-file={os.path.join(out, str(w))}/cg.%p", *argv],
+                                          env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
+        for p in procs:
+            _, err = p.communicate()
+            if p.returncode != 0:
+                raise RuntimeError(f"an add under callgrind exited {p.returncode}: {err.decode(errors='replace')[-1000:]}")
+        return [_counted(os.path.join(out, str(w))) for w in range(writers)]
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+
+
+def callgrind_summary(lone: list[dict[str, Any]], ten: list[dict[str, Any]]) -> dict[str, Any]:
+    """Instructions of a lone add (the least of its runs) and of ten at once, and the floor they set."""
+    one = min(lone, key=lambda c: c["ir"])
+    per_add = sum(c["ir"] for c in ten) / len(ten)
+    waiters = [c["ir"] for c in ten if not c["held"]]
+    holders = [c["ir"] for c in ten if c["held"]]
+    return {"lone": one, "ten_per_add_ir": round(per_add), "holds": len(holders),
+            "waiter_ir_median": round(statistics.median(waiters)) if waiters else None,
+            "holder_ir_median": round(statistics.median(holders)) if holders else None,
+            "ir_floor_vs_one": round(len(ten) * per_add / (os.cpu_count() or 1) / one["ir"], 2)}
+
+
 def bench_add(root: str, n: int, adds: int, python: str, reuse: str | None = None, compare: bool = False,
-              rounds: int = 1) -> dict[str, Any]:
+              rounds: int = 1, callgrind: bool = False) -> dict[str, Any]:
     repo = os.path.join(reuse, str(n)) if reuse else os.path.join(root, "add-repo")
     info = {"n": n, "seed": 11} if os.path.isdir(os.path.join(repo, "memory")) else benchlib.make_repo(repo, n, seed=11, python=python)
     env = benchlib.bench_env(repo, python)
@@ -137,10 +193,14 @@ def bench_add(root: str, n: int, adds: int, python: str, reuse: str | None = Non
     for grouped, key in ((True, "ten_writers"), (False, "ten_writers_ungrouped")):
         if runs[grouped]:
             result[key] = ten_summary(runs[grouped], single)
+    if callgrind:
+        lone = [c for _ in range(2) for c in callgrind_adds(repo, python, env, 1)]
+        result["callgrind"] = callgrind_summary(lone, callgrind_adds(repo, python, env, WRITERS))
     out = subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True).stdout
     count = subprocess.run(["git", "log", "--format=%s"], cwd=repo, capture_output=True, text=True).stdout
     result["check"] = {"status_clean": out == "", "add_commits": sum(s.startswith("add: ") for s in count.splitlines()),
-                       "expected": 1 + adds + WRITERS * adds * (2 * rounds if compare else 1)}
+                       "expected": 1 + adds + WRITERS * adds * (2 * rounds if compare else 1)
+                       + (2 + WRITERS if callgrind else 0)}
     if reuse:
         result["check"]["expected"] = "(a reused repository: all earlier runs' adds too)"
     result["repo"] = {k: info[k] for k in ("n", "seed")}
@@ -229,13 +289,16 @@ def main() -> int:
     ap.add_argument("--compare", action="store_true",
                     help="run the ten writers with the group commit off (each add its own lock hold) and on, "
                          "interleaved, --rounds times each")
+    ap.add_argument("--callgrind", action="store_true",
+                    help="also count instructions (valgrind --tool=callgrind): a lone add, and ten at once")
     ap.add_argument("--out", help="write the figures as JSON here")
     args = ap.parse_args()
     python = sys.executable
     data: dict[str, Any] = {"machine": benchlib.machine()}
     root = tempfile.mkdtemp(prefix="memrepo-bench-writes-")
     try:
-        data["add"] = add = bench_add(root, args.memories, args.adds, python, args.reuse, args.compare, args.rounds)
+        data["add"] = add = bench_add(root, args.memories, args.adds, python, args.reuse, args.compare, args.rounds,
+                                      args.callgrind)
         goal = {10000: "≤ 300 ms", 100000: "≤ 1,000 ms"}.get(args.memories, "≤ 300 ms at 10,000, ≤ 1,000 ms at 100,000")
         print(f"add, {args.memories:,} memories:")
         print(f"  1 writer   {fmt(add['one_writer']['latency_ms'])}  p90 {add['one_writer']['p90_ms']} ms, "
@@ -246,6 +309,12 @@ def main() -> int:
                 print(f"  {label:<10} {fmt(ten['latency_ms'])}  p90 {ten['p90_ms']} ms, {ten['adds_per_s']} adds/s, "
                       f"median {ten['vs_one']}x one writer's (goal ≤ 3x); CPU {ten['cpu_s_per_add']:.3f} s per add, "
                       f"{ten['commits_per_hold']} commits per lock hold, CPU floor on {os.cpu_count()} cores {ten['cpu_floor_vs_one']}x")
+        if "callgrind" in add:
+            cg, one = add["callgrind"], add["callgrind"]["lone"]
+            print(f"  instructions: 1 writer {one['ir'] / 1e6:.0f} M (the CLI process {one['cli_ir'] / 1e6:.0f} M, git "
+                  f"{one['git_ir'] / 1e6:.0f} M); 10 writers {cg['ten_per_add_ir'] / 1e6:.0f} M per add, {cg['holds']} lock "
+                  f"holds, a holder {(cg['holder_ir_median'] or 0) / 1e6:.0f} M, a waiter {(cg['waiter_ir_median'] or 0) / 1e6:.0f} M "
+                  f"(medians); floor on {os.cpu_count()} cores {cg['ir_floor_vs_one']}x a lone add (goal ≤ 3x)")
         print(f"  check: {add['check']}")
         if not args.no_sync:
             data["sync"] = s = bench_sync(root, args.sync_memories, args.remote_commits, args.rounds, python)

@@ -20,6 +20,7 @@ Functions:
 
 from __future__ import annotations
 
+import atexit
 import functools
 import json
 import os
@@ -29,6 +30,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -53,6 +55,36 @@ _EXIT_OFFLINE = 3
 
 # The only variables of the caller's environment passed to claude (and so to hooks). Everything
 # else -- ANTHROPIC_*, CLAUDE*, MEMREPO_*, proxies, a developer's own settings -- stays out.
+# Home folders whose cleanup left something behind: SessionStart's detached compile (issue 44)
+# may still have been writing under plugins/data; removed again when the test process exits.
+_LEFT_BEHIND: list[str] = []
+
+
+def _still_used(paths: list[str]) -> bool:
+    """Whether a process still runs with one of `paths` in its arguments or environment (the
+    detached compile a hook started: its pycache prefix is under the run's plugin data folder)."""
+    marks = [p.encode() for p in paths]
+    for pid in os.listdir("/proc") if os.path.isdir("/proc") else []:
+        for part in ("cmdline", "environ"):
+            try:
+                with open(f"/proc/{pid}/{part}", "rb") as fh:
+                    text = fh.read()
+            except OSError:
+                continue
+            if any(m in text for m in marks):
+                return True
+    return False
+
+
+@atexit.register
+def _remove_left_behind() -> None:
+    deadline = time.monotonic() + 30
+    while _LEFT_BEHIND and _still_used(_LEFT_BEHIND) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    for path in _LEFT_BEHIND:
+        shutil.rmtree(path, ignore_errors=True)
+
+
 _PASSTHROUGH_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "SYSTEMROOT")
 
 # A fixed git identity, so git commands in hooks and in test setup work in a bare HOME.
@@ -269,6 +301,8 @@ def run_claude(
     finally:
         if tmp is not None:
             tmp.cleanup()
+            if os.path.exists(tmp.name):
+                _LEFT_BEHIND.append(tmp.name)
     return proc, fake_api.requests[seen:]
 
 

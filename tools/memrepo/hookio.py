@@ -3,7 +3,7 @@
 `memrepo install claude` now registers `memrepo.claude.entry` and replaces these entries.
 """
 
-from memrepo.claude.entry import main
+from memrepo.claude.handlers import main
 from memrepo.claude.hookio import exit_now
 
 if __name__ == "__main__":

@@ -3,14 +3,13 @@
 Settings installs (`memrepo install claude|codex|gemini`) write the interpreter's path into the
 hook command. A packaged extension cannot (Gemini CLI's, in `gemini-extension/`, is a folder
 copied as it is), so its hooks run this console script, which pip puts next to `memrepo` on
-PATH. Standard library only: it dispatches to the agent's entry module like the `-m` form.
+PATH. Standard library only: it dispatches to the agent's `handlers` module as its `entry` script does.
 """
 
 import sys
 
-from memrepo.claude import hookio
-
 AGENTS = ("claude", "codex", "gemini")
+PROMPTS = {"claude": "UserPromptSubmit", "codex": "UserPromptSubmit", "gemini": "BeforeAgent"}
 
 
 def main(argv: "list[str] | None" = None) -> int:
@@ -19,19 +18,26 @@ def main(argv: "list[str] | None" = None) -> int:
         sys.stderr.write("usage: memrepo-hook claude|codex|gemini EVENT (the event's JSON on stdin)\n")
         return 0  # a hook fails open, even when misconfigured
     agent, event = args
+    if event == PROMPTS[agent]:  # a prompt: the prompt path from its bundle before the rest loads
+        from memrepo.base import bundle
+
+        bundle.use()
     if agent == "gemini":
-        from memrepo.agents.gemini import entry as gemini
+        from memrepo.agents.gemini import handlers as gemini
 
         return gemini.main([event])
     if agent == "codex":
-        from memrepo.agents.codex import entry as codex
+        from memrepo.agents.codex import handlers as codex
 
         return codex.main([event])
-    from memrepo.claude import entry as claude
+    from memrepo.claude import handlers as claude
 
     return claude.main([event])
 
 
 def run() -> None:
     """The console script: the hook's answer flushed, then out without the interpreter's teardown."""
-    hookio.exit_now(main())
+    code = main()
+    from memrepo.claude import hookio
+
+    hookio.exit_now(code)

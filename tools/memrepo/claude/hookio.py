@@ -1,6 +1,6 @@
 """Claude Code's hook contract (stdlib only): JSON in on stdin, JSON out on stdout, fail open.
 
-The contract only: which handler answers which event is `memrepo.claude.entry` (and the
+The contract only: which handler answers which event is `memrepo.claude.handlers` (and the
 plugin's hooks/*.py scripts).
 
 A hook that hits any error writes one line to stderr and exits 0 with no output, so the

@@ -36,7 +36,16 @@ MIN_GENERIC_LEN = 12
 MIN_GENERIC_ENTROPY = 3.0
 MAX_PEM_BYTES = 65536
 
+# Every pattern here is compiled on first use, and only searched where its literal is in the text
+# (the secret words, `bearer`, `://`, `-----`): an ordinary memory compiles few (issue 44).
 _COMPILED: dict[str, re.Pattern[str]] = {}
+# One of these is in every match of _ASSIGNMENT and _PROSE (each a piece of a secret word).
+_SECRET_NEEDLES = ("pass", "pwd", "secret", "token", "key", "credential")
+
+
+def _rx(source: str) -> re.Pattern[str]:
+    return _COMPILED.get(source) or _COMPILED.setdefault(source, re.compile(source))
+
 
 # Matched against an ASCII-lowercased copy of the text (same offsets), so the engine can
 # jump to keyword candidates; case-insensitive alternation is several times slower.
@@ -48,7 +57,7 @@ _SECRET_WORDS = (
 _BARE = r"(?:[^\s\"'`,;()<>&{stop}]|&(?![a-z_][a-z0-9_.-]{{0,40}}=))"
 # A key holding a secret word, a separator, then a quoted or a bare value on the same line.
 # `(?=(?P<sfx>…))(?P=sfx)` is an atomic group: the rest of the key is never backtracked.
-_ASSIGNMENT = re.compile(
+_ASSIGNMENT = (
     r"(?:" + _SECRET_WORDS + r")(?=(?P<sfx>[a-z0-9_.-]{0,40}))(?P=sfx)"
     r"[\"']?[ \t]{0,8}(?::=|=>|[:=])[ \t]{0,8}"
     r"(?:\"(?P<dq>[^\"\n]{1,512})\"|'(?P<sq>[^'\n]{1,512})'|(?P<v>" + _BARE.format(stop="") + r"{1,512}))"
@@ -56,7 +65,7 @@ _ASSIGNMENT = re.compile(
 # The same words in prose: "with password X", "the password is X", "token set to `X`",
 # "**Password:** X" — the word, up to four fillers or separators, then the value. A bare value
 # is at least MIN_GENERIC_LEN long here, so a short word after the keyword is not consumed.
-_PROSE = re.compile(
+_PROSE = (
     # Not inside a word: "1Password" names a vault, and `1Password "Backups age key"` names an
     # item in it (two memories of the tuning set lost those words to the index, issue 38).
     r"(?<![a-z0-9])(?P<word>passw(?:or)?d|passphrase|passcode|pwd|secret|token|api[ _.-]?key|apikey"
@@ -66,20 +75,20 @@ _PROSE = re.compile(
     r"(?:`(?P<bq>[^`\n]{1,512})`|\"(?P<dq>[^\"\n]{1,512})\"|'(?P<sq>[^'\n]{1,512})'"
     r"|(?P<v>" + _BARE.format(stop="*") + "{" + str(MIN_GENERIC_LEN) + r",512}))"
 )
-_BEARER = re.compile(r"bearer[ \t]{1,8}(?P<v>[a-z0-9._~+/-]{12,2048}=*)")
-_AWS_SECRET_VALUE = re.compile(r"[A-Za-z0-9/+]{40}")
+_BEARER = r"bearer[ \t]{1,8}(?P<v>[a-z0-9._~+/-]{12,2048}=*)"
+_AWS_SECRET_VALUE = r"[A-Za-z0-9/+]{40}"
 
-_URL_CREDENTIALS = re.compile(
+_URL_CREDENTIALS = (
     r"://(?P<user>[^\s:/?#@\[\]\"'<>]{0,128}):(?P<v>[^\s/?#@\[\]\"'<>]{1,256})@(?=[A-Za-z0-9\[])"
 )
 
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
-_PEM_MARKER = re.compile(r"-----(BEGIN|END) [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
+_PEM_MARKER = r"-----(BEGIN|END) [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
 # An unterminated block (a truncated paste) still covers its header and base64 lines, their
 # line breaks written out (`\n` in a JSON string or a .env value) or not.
-_PEM_BODY = re.compile(r"(?:[ \t]*(?:\r?\n|\\(?:r\\)?n)(?:[A-Za-z-]{1,40}: [^\n\\]{1,200}|[A-Za-z0-9+/=]{16,128}))+")
-_PEM_BASE64 = re.compile(r"[A-Za-z0-9+/]{16}")
+_PEM_BODY = r"(?:[ \t]*(?:\r?\n|\\(?:r\\)?n)(?:[A-Za-z-]{1,40}: [^\n\\]{1,200}|[A-Za-z0-9+/=]{16,128}))+"
+_PEM_BASE64 = r"[A-Za-z0-9+/]{16}"
 
 _PLACEHOLDER_WORDS = (
     "changeme",
@@ -95,9 +104,9 @@ _PLACEHOLDER_WORDS = (
     "your-",
     "1password",
 )
-_RANDOM_RUN = re.compile(r"[A-Za-z0-9]{8,}")
+_RANDOM_RUN = r"[A-Za-z0-9]{8,}"
 # A name or a dotted path to one: what a password assignment refers to rather than holds.
-_REFERENCE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:[.:-][A-Za-z_][A-Za-z0-9_]*)*(?:\(\))?")
+_REFERENCE = r"[A-Za-z_][A-Za-z0-9_]*(?:[.:-][A-Za-z_][A-Za-z0-9_]*)*(?:\(\))?"
 
 
 def find_secrets(text: str, extra: Extra | None = None) -> list[tuple[int, str, str]]:
@@ -163,22 +172,24 @@ def _candidates(text: str, extra: Extra | None = None) -> Iterator[tuple[int, in
 def _candidates_here(text: str) -> Iterator[tuple[int, int, str, str]]:
     yield from _pem_blocks(text)
     yield from _tokens(text)
-    for m in _URL_CREDENTIALS.finditer(text):
+    for m in _rx(_URL_CREDENTIALS).finditer(text) if "://" in text else ():
         user, value = m.group("user"), m.group("v")
         # Same user and password is a local default (postgres:postgres@localhost), not a leak.
         if value != user and value != "password" and not _is_placeholder(value):
             yield m.start("v"), m.end("v"), "url-credentials", _mask(value, 0)
     low = text.lower() if text.isascii() else text.translate(_ASCII_LOWER)
-    for m in _BEARER.finditer(low):
+    for m in _rx(_BEARER).finditer(low) if "bearer" in low else ():
         value = text[m.start("v") : m.end("v")]
         if looks_random(value):
             yield m.start("v"), m.end("v"), "bearer-token", _mask(value, 0)
+    if not any(needle in low for needle in _SECRET_NEEDLES):
+        return
     judged: set[int] = set()  # where an assignment's value starts: prose need not judge it again
-    for m in _ASSIGNMENT.finditer(low):
+    for m in _rx(_ASSIGNMENT).finditer(low):
         start, end, value = _value(text, m)
         judged.add(start)
         yield from _assignment(low, m, start, end, value)
-    for m in _PROSE.finditer(low):
+    for m in _rx(_PROSE).finditer(low):
         start, end, value = _value(text, m)
         # After "password" a value is one; after "token" or "secret" it may name a thing.
         if start in judged:
@@ -195,7 +206,7 @@ def _tokens(text: str) -> Iterator[tuple[int, int, str, str]]:
                 break
         else:
             continue
-        pattern = _COMPILED.get(source) or _COMPILED.setdefault(source, re.compile(source))
+        pattern = _rx(source)
         value, lead = "v" in pattern.groupindex, "lead" in pattern.groupindex
         for m in pattern.finditer(text):
             start, end = m.span("v") if value else m.span()
@@ -222,7 +233,7 @@ def _assignment(
 ) -> Iterator[tuple[int, int, str, str]]:
     key = _name(low, m.start(), m.end("sfx"))
     aws_name = "secret" in key and ("aws" in key or "access" in key)
-    if aws_name and _AWS_SECRET_VALUE.fullmatch(value):
+    if aws_name and _rx(_AWS_SECRET_VALUE).fullmatch(value):
         if "EXAMPLE" not in value:  # AWS's documentation keys
             yield start, end, "aws-secret-access-key", _mask(value, 0)
     elif "public" in key or "pub_" in key:
@@ -243,18 +254,18 @@ def _name(low: str, start: int, end: int) -> str:
 
 
 def _pem_blocks(text: str) -> Iterator[tuple[int, int, str, str]]:
-    markers = list(_PEM_MARKER.finditer(text))
+    markers = list(_rx(_PEM_MARKER).finditer(text)) if "-----" in text else []
     for i, m in enumerate(markers):
         if m.group(1) != "BEGIN":
             continue
         header = m.group().strip("-")
         nxt = markers[i + 1] if i + 1 < len(markers) else None
         if nxt and nxt.group(1) == "END" and nxt.start() - m.end() <= MAX_PEM_BYTES:
-            if _PEM_BASE64.search(text, m.end(), nxt.start()):
+            if _rx(_PEM_BASE64).search(text, m.end(), nxt.start()):
                 yield m.start(), nxt.end(), "private-key", header + "…"
             continue
-        body = _PEM_BODY.match(text, m.end())
-        if body and _PEM_BASE64.search(text, body.start(), body.end()):
+        body = _rx(_PEM_BODY).match(text, m.end())
+        if body and _rx(_PEM_BASE64).search(text, body.start(), body.end()):
             yield m.start(), body.end(), "private-key", header + "…"
 
 
@@ -269,7 +280,7 @@ def looks_random(value: str) -> bool:
         return False
     if value[0] in "/~." or "://" in value:
         return False
-    if not any(_mixed(run) for run in _RANDOM_RUN.findall(value)):
+    if not any(_mixed(run) for run in _rx(_RANDOM_RUN).findall(value)):
         return False
     return shannon_entropy(value) >= MIN_GENERIC_ENTROPY
 
@@ -280,7 +291,7 @@ def looks_like_password(value: str) -> bool:
     has no run of 8 letters and digits that `looks_random` asks of a generated key)."""
     if len(value) < MIN_GENERIC_LEN or _is_placeholder(value) or value[0] in "/~." or "://" in value:
         return False
-    if _REFERENCE.fullmatch(value):
+    if _rx(_REFERENCE).fullmatch(value):
         return False  # `process.env.DB_PASSWORD`, `settings.DATABASE_PASSWORD_2024`
     classes = (any(c.islower() for c in value), any(c.isupper() for c in value),
                any(c.isdigit() for c in value), any(not c.isalnum() and c not in "._-" for c in value))
@@ -310,14 +321,14 @@ def _mixed(run: str) -> bool:
     return not run.isdigit() and not run.isalpha()
 
 
-_WORD_PIECE = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+|[^A-Za-z0-9]")
+_WORD_PIECE = r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+|[^A-Za-z0-9]"
 
 
 def _identifier_like(value: str) -> bool:
     """True for a name made of words, acronyms and at most two numbers (`AuthProvider2Client`,
     `utf8mb4_unicode`); a generated string has lone lowercase letters or more numbers."""
     numbers = 0
-    for piece in _WORD_PIECE.findall(value):
+    for piece in _rx(_WORD_PIECE).findall(value):
         if piece.isdigit():
             numbers += 1
         elif piece.isalpha() and not piece.isupper() and len(piece) - piece[0].isupper() < 2:

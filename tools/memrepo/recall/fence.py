@@ -106,7 +106,7 @@ def _opens(text: str) -> "list[int]":
 
 
 def _drop_tag_chars(text: str) -> str:
-    if max(text) < "\U000e0000":
+    if not text or max(text) < "\U000e0000":  # empty: a text of invisibles only, translated away
         return text
     return "".join(c for c in text if not "\U000e0000" <= c <= "\U000e0fff")
 
@@ -119,7 +119,10 @@ def visible(text: str) -> str:
 def inert(text: object) -> str:
     """`text` as one inert line: separators and controls as spaces, invisibles gone, tag openings as `‹`."""
     s = text if isinstance(text, str) else str(text)
-    s = s.translate(_TO_SPACE) if s.isascii() else _drop_tag_chars(s.translate(_tables()["clean"]))
+    if not s.isascii():
+        s = _drop_tag_chars(s.translate(_tables()["clean"]))
+    elif not s.isprintable():  # an ASCII control to turn into a space (else the translation changes nothing)
+        s = s.translate(_TO_SPACE)
     if "<" not in s and s.isascii():
         return s
     opens = _opens(s)

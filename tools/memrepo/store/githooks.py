@@ -22,6 +22,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from memrepo.format import validate
     from memrepo.vcs import commit
+    from memrepo.vcs.change import Hooks
 
 # pre-merge-commit runs before `git merge` commits a merge it made without conflicts; the index
 # then holds the merge result, so it validates exactly as pre-commit does.
@@ -291,11 +292,11 @@ def _keep_commit_graph(root: str, hook: str, head: str | None = None) -> None:
         print(f"memrepo {hook}: could not start a commit-graph write ({safe(exc)})", file=sys.stderr)
 
 
-def in_process() -> commit.Hooks:
-    """These hooks' work for a writer to do itself where they are all git would run (`vcs.commit.Hooks`)."""
-    from memrepo.vcs import commit
+def in_process() -> Hooks:
+    """These hooks' work for a writer to do itself where they are all git would run (`vcs.change.Hooks`)."""
+    from memrepo.vcs.change import Hooks
 
-    return commit.Hooks(pre_commit=_validate_for_writer, post_commit=_index_for_writer)
+    return Hooks(pre_commit=_validate_for_writer, post_commit=_index_for_writer)
 
 
 def _validate_for_writer(root: str, env: dict[str, str]) -> int:

@@ -5,19 +5,20 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import sqlite3
 from typing import TYPE_CHECKING, Any
 
-from memrepo.store import index
 from memrepo.base import paths
 from memrepo.format import files as memfiles, spec
 from memrepo.errors import NoteInvalid, NoteNotFound, RepoNotFound
 
 if TYPE_CHECKING:
+    import sqlite3
+
     from memrepo.format import notes
 
 # git helpers and PyYAML load inside the functions that write or parse: `memrepo search` and
-# `memrepo list` only read the cache and should start fast.
+# `memrepo list` only read the cache and should start fast; the cache's modules load where the
+# cache is read, not in an `add` whose change another writer's lock hold commits (issue 44).
 
 
 ADD_TRIES = 20  # ids an add tries when other terminals keep taking the one it chose
@@ -241,8 +242,12 @@ def show(repo: str, note_id: str) -> dict[str, Any]:
 def fresh_db(repo: str, fresh: bool = True) -> sqlite3.Connection:
     """The cache, brought up to date first (`fresh`; a scan of the memory files, ~0.3 s at 10,000),
     read-only. A caller that keeps the cache fresh itself (`memrepo serve`) passes fresh=False."""
+    import sqlite3
+
     require_repo(repo)
     if fresh:
+        from memrepo.store import index
+
         index.update(repo)
     return sqlite3.connect(f"file:{paths.index_db(repo)}?mode=ro", uri=True)
 

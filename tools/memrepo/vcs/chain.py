@@ -11,41 +11,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
 
 from memrepo.errors import GitError
 from memrepo.vcs import commit, gitcmd, staging
-from memrepo.vcs.commit import HEAD_MOVED_TRIES, Hooks, message, transaction
+from memrepo.vcs.change import Change, Hooks, Outcome
+from memrepo.vcs.commit import HEAD_MOVED_TRIES, message, transaction
 from memrepo.vcs.journal import FROM_STDIN, Snapshot, nul, read, restore
-
-@dataclass
-class Change:
-    """One writer's change as `commit_if_unchanged` takes it: files to write, what it read of them
-    (None: absent), and its own message and trailers."""
-
-    files: dict[str, str | None]
-    expect: dict[str, str | None]
-    subject: str
-    trailers: dict[str, Any]
-    body: str = ""
-
-
-@dataclass
-class Outcome:
-    """What became of one change: its commit (or ""), the paths skipped because they changed
-    since its writer read them, or the error its commit raised (message, hint)."""
-
-    sha: str = ""
-    stale: list[str] = field(default_factory=list)
-    error: tuple[str, str | None] | None = None
-
-    def result(self) -> tuple[str, list[str]]:
-        """`commit_if_unchanged`'s return value, or its GitError."""
-        if self.error is not None:
-            raise GitError(self.error[0], hint=self.error[1])
-        return self.sha, self.stale
-
 
 def commit_chain(repo: str, changes: list[Change], hooks: Hooks,
                  landing: Callable[[list[Outcome]], None] = lambda _: None) -> list[Outcome]:

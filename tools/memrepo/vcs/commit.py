@@ -36,11 +36,11 @@ import contextlib
 import io
 import os
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from memrepo.errors import Deferred, GitError
 from memrepo.vcs import gitcmd, hookwire, journal, lock, staging, trailers as trailer_text
+from memrepo.vcs.change import Hooks
 from memrepo.vcs.journal import Snapshot, nul as _nul, read, restore, write_atomic as _write
 
 # What a person may be in the middle of, by the file git keeps for it (in the worktree's git dir).
@@ -115,20 +115,6 @@ def _stage(repo: str, rels: list[str], env: dict[str, str] | None = None) -> Non
         if rc != 0:
             raise GitError(f"git update-index failed: {(err or out).decode('utf-8', 'replace').strip()}",
                            hint="check the repository with `git status` and `memrepo doctor`")
-
-
-@dataclass(frozen=True)
-class Hooks:
-    """The work of memrepo's own pre-commit and post-commit hooks, for a writer to do itself.
-
-    `store.githooks.IN_PROCESS` is the one there is: the same validation and index update the
-    shims run, passed down by the writers above this layer. Used only where those two shims are
-    all `git commit` would run, with this interpreter (`hookwire.only_ours`); anywhere else git
-    runs the hooks. A one-file `add` at 10,000 memories started three interpreters (issue 44).
-    """
-
-    pre_commit: Callable[[str, dict[str, str]], int]  # (repo, env naming the index) -> 0, or 1 with problems on stderr
-    post_commit: Callable[[str, list[str], str | None, str], object]  # (repo, the paths changed, the commit they were changed from, HEAD now)
 
 
 def commit_staged(repo: str, rels: list[str], subject: str, trailers: dict[str, Any], body: str = "",

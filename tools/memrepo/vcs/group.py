@@ -39,9 +39,11 @@ from dataclasses import asdict
 from typing import Any
 
 from memrepo.errors import GitError
-from memrepo.vcs import chain, commit, gitcmd, hookwire, journal, lock
-from memrepo.vcs.chain import Change, Outcome
-from memrepo.vcs.commit import Hooks
+from memrepo.vcs import gitcmd, lock
+from memrepo.vcs.change import Change, Hooks, Outcome
+
+# `chain`, `commit`, `hookwire` and `journal` load in `_lead`: a writer whose change a holder
+# commits never needs them (issue 44).
 
 NAME = "memrepo-group"
 gitcmd.ask_together(NAME)
@@ -91,6 +93,8 @@ def submit(repo: str, change: Change, hooks: Hooks, wait: float = lock.WAIT) -> 
 
 def _lead(repo: str, change: Change, entry: Entry | None, hooks: Hooks) -> tuple[str, list[str]]:
     """Holding the lock: this writer's change, and every waiting one that fits, in one chain."""
+    from memrepo.vcs import chain, commit, hookwire, journal
+
     journal.recover(repo)  # a dead holder's group: what did not land is put back before anything is judged
     if entry is not None:
         settled = entry.settle(repo)

@@ -166,14 +166,18 @@ def _wait_in_line(repo: str, where: str, fd: int, deadline: float, waiting: Call
     to stop (False); LockTimeout at `deadline`."""
     queue = where + ".queue"
     with _in_line(queue) as name:
-        while _ahead(queue, name) or not _try(fd):
+        while True:
+            # Asked before the lock is tried: a group commit's waiter whose change the holder
+            # committed is done, and taking the lock its holder just freed would only make the
+            # next writer wait (and load what a holder needs, issue 44).
             if waiting is not None and waiting():
                 return False
+            if not _ahead(queue, name) and _try(fd):
+                return True
             if time.monotonic() >= deadline:
                 raise LockTimeout(f"another memrepo process holds the commit lock of {repo} ({_holder(fd)})",
                                   hint=f"wait for it to finish, or if that pid is gone, run the command again ({where})")
             time.sleep(_POLL)
-    return True
 
 
 @contextlib.contextmanager

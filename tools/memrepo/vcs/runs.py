@@ -21,7 +21,7 @@ import re
 import time
 from typing import Any
 
-from memrepo.vcs import commit, gitcmd, lock, trailers
+from memrepo.vcs import gitcmd, lock, trailers
 from memrepo.errors import GitError, MemrepoError
 
 RUN_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-[a-z][a-z0-9-]*$")
@@ -52,10 +52,7 @@ def fresh_run_id(repo: str, pass_name: str) -> str:
 def change_run_id(action: str, note_id: str) -> str:
     """A run of one person's change (an add, an edit, a retire): its own id even when ten
     terminals act on one memory in the same second."""
-    import hashlib
-
-    salt = hashlib.sha1(f"{note_id}\0{os.getpid()}\0{os.urandom(4).hex()}".encode()).hexdigest()[:6]
-    return new_run_id(f"{action}-{salt}")
+    return new_run_id(f"{action}-{os.urandom(3).hex()}")  # random, not a hash: hashlib loads OpenSSL (issue 44)
 
 
 def decision_line(action: str, note_id: str, reason: str, winner: str | None = None) -> str:
@@ -227,6 +224,8 @@ def undo(repo: str, run_id: str) -> list[str]:
         subject = f"undo: run {run_id} ({len(shas)} commit{'s' * (len(shas) != 1)})"
         body = "Reverts, newest first:\n" + "\n".join(f"  {s}" for s in shas)
         found = {"Action": "undo", "Run": fresh_run_id(repo, "undo"), "Undoes": run_id}
+        from memrepo.vcs import commit
+
         return [commit.commit_files(repo, contents, subject, found, body)]
 
 
@@ -296,6 +295,8 @@ def _record_undo(repo: str, run_id: str, why: str = "its review decisions") -> s
     """An empty `Memrepo-Action: undo` commit on HEAD (the work tree and index untouched)."""
     found = {"Action": "undo", "Run": fresh_run_id(repo, "undo"), "Undoes": run_id}
     try:
+        from memrepo.vcs import commit
+
         return commit.record(repo, f"undo: run {run_id} ({why})", found)
     except GitError as exc:
         raise UndoError(str(exc), hint=exc.hint) from None

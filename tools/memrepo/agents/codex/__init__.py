@@ -1,1 +1,1 @@
-"""Codex CLI: its hook events (`entry`), `memrepo install codex` (`install`, `trust`), its rollout's last turn (`tail`)."""
+"""Codex CLI: its hook command (`entry`) and events (`handlers`), `memrepo install codex` (`install`, `trust`), its rollout's last turn (`tail`)."""

@@ -1,66 +1,24 @@
-"""`python -I -m memrepo.agents.codex.entry EVENT`: the hook command `memrepo install codex` registers.
+"""`python -I -S …/memrepo/agents/codex/entry.py EVENT`: the hook command `memrepo install codex` registers.
 
-Codex CLI 0.171 runs it through `bash -c` with the event on stdin. Its hooks speak Claude
-Code's contract (the same stdin fields, `hookSpecificOutput.additionalContext` out, shown to
-the model as a developer message; tests/e2e/CODEX-NOTES.md), so each event goes to the handler
-Claude Code's hook uses, with the agent named:
-
-- UserPromptSubmit: recall (the previous turn read from Codex's rollout);
-- SessionStart: refresh the cache when needed, note the session, the profile as context;
-- Stop (`last_assistant_message`): the usage verdicts, a capture at most every few minutes;
-- PreCompact, SessionEnd: a capture.
-
-Nothing but that one JSON object is printed (Codex drops the output of a hook that prints an
-unknown key), and the exit code is always 0: exit 2 would block the prompt.
+Kept this small: a script run by path is compiled on every run, a module (`handlers`) once.
+A prompt takes the prompt path from its bundle (`memrepo.base.bundle`) before anything loads.
 """
 
+import gc
 import sys
 
-if __name__ == "__main__" and not __package__:  # run by path, `python -I -S …/entry.py` (the installed hooks)
-    sys.path.insert(0, __file__.rsplit("/", 4)[0])  # the folder holding the memrepo package
-
-from memrepo.claude import hookio  # noqa: E402
-
-AGENT = "codex"
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
-
-
-def on_prompt(event: "dict[str, Any]") -> str:
-    from memrepo.agents.codex import tail
-    from memrepo.claude import prompt_hook
-
-    return prompt_hook.on_prompt(event, AGENT, tail.previous_turn)
-
-
-def on_session_start(event: "dict[str, Any]") -> str:
-    from memrepo.claude import session_start
-
-    return session_start.on_session_start(event, AGENT)
-
-
-def on_stop(event: "dict[str, Any]") -> str:
-    from memrepo.claude import stop_hook
-
-    return stop_hook.on_stop(event, AGENT)
-
-
-def on_capture(event: "dict[str, Any]") -> str:
-    from memrepo.worker import jobs
-
-    return jobs.on_capture_event(event, "", AGENT)
-
-
-HANDLERS = {"UserPromptSubmit": on_prompt, "SessionStart": on_session_start, "Stop": on_stop,
-            "PreCompact": on_capture, "SessionEnd": on_capture}
-
-
-def main(argv: "list[str] | None" = None) -> int:
-    """Run the handler of the event named by the first argument; fails open like every hook."""
-    return hookio.dispatch(argv, HANDLERS, AGENT)
-
-
 if __name__ == "__main__":
-    hookio.exit_now(main())
+    gc.disable()  # the process lives for one event, as the plugin's hooks do
+    if not __package__:  # run by path (the installed hooks): the folder holding the memrepo package
+        sys.path.insert(0, __file__.rsplit("/", 4)[0])
+    try:
+        if sys.argv[1:2] == ["UserPromptSubmit"]:  # handlers.PROMPT
+            from memrepo.base import bundle
+
+            bundle.use()
+        from memrepo.agents.codex import handlers
+        from memrepo.claude import hookio
+    except BaseException as exc:  # noqa: BLE001 — fail open even when the package cannot load
+        sys.stderr.write(f"memrepo (codex): cannot load memrepo: {exc}\n")
+        raise SystemExit(0) from None
+    hookio.exit_now(handlers.main())

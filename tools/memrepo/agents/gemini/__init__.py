@@ -1,1 +1,1 @@
-"""Gemini CLI: its hook events (`entry`), `memrepo install gemini` (`install`), its transcript's last turn (`tail`)."""
+"""Gemini CLI: its hook command (`entry`) and events (`handlers`), `memrepo install gemini` (`install`), its transcript's last turn (`tail`)."""

@@ -10,43 +10,56 @@ output the machine's, so recall reads only the arguments.
 
 The command files are the ones the session can read: `.gemini/commands/` in the prompt's folder
 or any folder above it, and `~/.gemini/commands/`, each searched to a bounded depth, with at most
-MAX_FILES files of at most MAX_BYTES each (stdlib only: the prompt path; `tomllib` is loaded only
-when a commands folder exists).
+MAX_FILES files of at most MAX_BYTES each (stdlib only: the prompt path; `os`, `re` and `tomllib`
+are loaded only when a commands folder exists: every Gemini prompt runs `folders`, and `os` with
+`re` cost it 1.2x a bare interpreter start, issue 44).
 """
 
-import os
-import re
+from memrepo.base import _fast
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import re
 
 MAX_FILES = 200
 MAX_BYTES = 64 * 1024
 MAX_DEPTH = 4
 MAX_UP = 40
-_HOLE = re.compile(r"\{\{args\}\}|!\{[^}]*\}|@\{[^}]*\}")
+_HOLE = r"\{\{args\}\}|!\{[^}]*\}|@\{[^}]*\}"
+
+
+def _isdir(path: str) -> bool:
+    try:
+        return (_fast.stat(path).st_mode & 0o170000) == 0o040000
+    except (OSError, ValueError):
+        return False
 
 
 def folders(cwd: "str | None", home: "str | None") -> "list[str]":
     """The commands folders a session in `cwd` reads, nearest first."""
     out = []
-    cur = os.path.abspath(cwd) if cwd else ""
+    cur = _fast.abspath(cwd) if cwd else ""
     for _ in range(MAX_UP):
         if not cur:
             break
-        found = os.path.join(cur, ".gemini", "commands")
-        if os.path.isdir(found):
+        found = _fast.join(cur, ".gemini", "commands")
+        if _isdir(found):
             out.append(found)
-        parent = os.path.dirname(cur)
+        parent = _fast.dirname(cur)
         if parent == cur:
             break
         cur = parent
     if home:
-        user = os.path.join(home, ".gemini", "commands")
-        if os.path.isdir(user) and user not in out:
+        user = _fast.join(home, ".gemini", "commands")
+        if _isdir(user) and user not in out:
             out.append(user)
     return out
 
 
 def templates(folder: str) -> "list[str]":
     """The `prompt` of each command file under `folder` (bounded; unreadable files skipped)."""
+    import os
+
     out: list[str] = []
     count = 0
     for root, dirs, files in os.walk(folder):
@@ -81,14 +94,16 @@ def _prompt_of(path: str) -> "str | None":
     return value if isinstance(value, str) else None
 
 
-_STRING = re.compile(r'^prompt\s*=\s*(?:"""(.*?)"""|\'\'\'(.*?)\'\'\'|"((?:[^"\\\n]|\\.)*)"|\'([^\'\n]*)\')', re.S | re.M)
+_STRING = r'^prompt\s*=\s*(?:"""(.*?)"""|\'\'\'(.*?)\'\'\'|"((?:[^"\\\n]|\\.)*)"|\'([^\'\n]*)\')'
 _ESCAPES = {"n": "\n", "t": "\t", '"': '"', "\\": "\\"}
 
 
 def _plain_prompt(text: str) -> "str | None":
     """`prompt = …` of a command file without tomllib (Python 3.10): a basic or literal string,
     on one line or in triple quotes; None for anything else."""
-    found = _STRING.search(text)
+    import re
+
+    found = re.search(_STRING, text, re.S | re.M)
     if found is None:
         return None
     basic, literal_multi, basic_line, literal = found.groups()
@@ -102,8 +117,10 @@ def _pattern(template: str) -> "re.Pattern[str] | None":
     """A pattern of the template expanded: its words as they are (any run of spaces as any
     other), each hole as any text, and for a template without `{{args}}` the line Gemini
     appends, "/name args"."""
-    chunks = _HOLE.split(template)
-    holes = _HOLE.findall(template)
+    import re
+
+    chunks = re.split(_HOLE, template)
+    holes = re.findall(_HOLE, template)
     if not "".join(chunks).strip():
         return None  # a template of holes alone would match anything
     parts = [r"\s*"]

@@ -1,0 +1,57 @@
+"""What a one-file writer hands the commit machinery, and what it gets back: a `Change`, the
+`Hooks` whose work it does in-process, an `Outcome`.
+
+Apart from `vcs.commit` and `vcs.chain` on purpose (issue 44): a writer that finds the lock held
+leaves its change to the holder (`vcs.group`) and never commits, so it need not load the commit
+machinery (the journal, the staging, hashlib, shutil) to say what it wants committed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from memrepo.errors import GitError
+
+
+@dataclass
+class Change:
+    """One writer's change as `commit_if_unchanged` takes it: files to write, what it read of them
+    (None: absent), and its own message and trailers."""
+
+    files: dict[str, str | None]
+    expect: dict[str, str | None]
+    subject: str
+    trailers: dict[str, Any]
+    body: str = ""
+
+
+@dataclass
+class Outcome:
+    """What became of one change: its commit (or ""), the paths skipped because they changed
+    since its writer read them, or the error its commit raised (message, hint)."""
+
+    sha: str = ""
+    stale: list[str] = field(default_factory=list)
+    error: tuple[str, str | None] | None = None
+
+    def result(self) -> tuple[str, list[str]]:
+        """`commit_if_unchanged`'s return value, or its GitError."""
+        if self.error is not None:
+            raise GitError(self.error[0], hint=self.error[1])
+        return self.sha, self.stale
+
+
+@dataclass(frozen=True)
+class Hooks:
+    """The work of memrepo's own pre-commit and post-commit hooks, for a writer to do itself.
+
+    `store.githooks.in_process` is the one there is: the same validation and index update the
+    shims run, passed down by the writers above this layer. Used only where those two shims are
+    all `git commit` would run, with this interpreter (`hookwire.only_ours`); anywhere else git
+    runs the hooks. A one-file `add` at 10,000 memories started three interpreters (issue 44).
+    """
+
+    pre_commit: Callable[[str, dict[str, str]], int]  # (repo, env naming the index) -> 0, or 1 with problems on stderr
+    post_commit: Callable[[str, list[str], str | None, str], object]  # (repo, the paths changed, the commit they were changed from, HEAD now)
