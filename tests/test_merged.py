@@ -1,6 +1,6 @@
 """The merged cache (issue 41, part 2's budget): one cache for the personal, team and project
-memory of a prompt context, read by the prompt hook only while it is current; the hook as a
-subprocess, real repositories and caches (the fixtures of test_sources.py)."""
+memory of a prompt context, ranked once by the prompt hook as one store, stale or not; the hook
+as a subprocess, real repositories and caches (the fixtures of test_sources.py)."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ def test_the_refresh_builds_the_merged_cache_and_recall_reads_it_alone(me: str, 
     assert seen == [rs.merged_db(srcs)]
 
 
-def test_merged_and_three_cache_answers_are_the_same(me: str, code: str) -> None:
+def test_the_merged_cache_answers_what_the_three_caches_answer(me: str, code: str) -> None:
     prompts = (KAFKA, CHECKOUT, "ok, go ahead", "which grafana dashboard shows the payment latency?")
     drop(me, code)
     three = [hook(p, me, code) for p in prompts]
@@ -59,8 +59,8 @@ def test_merged_and_three_cache_answers_are_the_same(me: str, code: str) -> None
     assert "source: team acme" in three[0] and "source: project shop" in three[1]
 
 
-def test_a_source_changed_after_the_merge_is_read_from_its_own_cache_until_the_refresh(me: str, code: str,
-                                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_stale_merged_cache_answers_as_it_stands_until_its_refresh(me: str, code: str,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     run("sources", "--cwd", code, "--refresh", repo=me)
     write_file(code, ".memrepo/memory/shop-payments.md", memory_text(
         "shop-payments", class_="project", title="Payments go through Adyen in the shop",
@@ -70,13 +70,30 @@ def test_a_source_changed_after_the_merge_is_read_from_its_own_cache_until_the_r
     assert sources.refresh(project) is not None  # the project's cache moves; the merged one does not
     assert merged.state(me, code) == "stale"
     prompt = "which payment provider processes the shop's payments, adyen?"
-    assert "shop-payments" in hook(prompt, me, code)  # from the project's own cache
     seen = opened(monkeypatch)
-    decide.decide(me, prompt, cwd=code)
-    assert rs.merged_db(rs.found(me, code)) not in seen[1:] and len(seen) == 4  # tried, then the three
-    sources.refresh_known(me)  # as the SessionStart refresh and `memrepo sync` do
+    assert "shop-payments" not in [h.id for h in decide.decide(me, prompt, cwd=code).hits]
+    assert seen == [rs.merged_db(rs.found(me, code))]  # the merged cache alone, as it stands
+    assert "team-kafka-retention" in hook(KAFKA, me, code)
+    sources.refresh_known(me)  # as the SessionStart refresh, `memrepo sync` and the commit's worker do
     assert merged.state(me, code) == "current"
     assert "shop-payments" in hook(prompt, me, code)
+
+
+def test_a_commit_in_a_team_clone_refreshes_the_merged_caches_off_its_path(me: str, code: str) -> None:
+    """The team clone's post-commit hook starts the refresh of the merged caches of the personal
+    repository that joined it (its mark names it), detached."""
+    clone = sources.teams(me)["acme"]["path"]
+    write_file(clone, "memory/team-zookeeper.md", memory_text(
+        "team-zookeeper", title="Zookeeper quorum needs three nodes",
+        description="A Zookeeper quorum needs three nodes in every cluster.", topics=["zookeeper", "quorum"]))
+    from helpers import commit_all
+
+    assert commit_all(clone, "zookeeper").returncode == 0
+    deadline = time.monotonic() + 60
+    while merged.state(me, code) != "current" and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert merged.state(me, code) == "current"
+    assert "team-zookeeper" in hook("how many zookeeper nodes does a quorum need?", me, code)
 
 
 def test_a_team_removed_is_not_read_from_the_merged_cache(me: str, code: str) -> None:
@@ -147,16 +164,20 @@ def test_ids_shared_by_two_sources_stay_apart(me: str, code: str, team: tuple[st
 
 
 def _dump(path: str) -> dict[str, list[Any]]:
-    """What recall reads of a merged cache: its rows, texts, term statistics, each source's own."""
+    """What recall reads of a merged cache: its rows, texts, the union's term statistics, and each
+    source's own (the refresh's bookkeeping)."""
     with sqlite3.connect(path) as db:
         return {table: sorted(db.execute(sql).fetchall()) for table, sql in (
             ("memories", "SELECT rowid, id, path, hash, status, superseded_by FROM memories"),
             ("fts", "SELECT rowid, title, description, body FROM fts"),
             ("docterms", "SELECT rowid, dl, terms FROM docterms"),
             ("citations", "SELECT rowid, path FROM citations"),
-            ("src", "SELECT k, tag, count, averages, docstats FROM src"),
+            ("src", "SELECT k, tag, count, docstats FROM src"),
             ("srcterms", "SELECT term, k, df FROM srcterms"),
-            ("srctech", "SELECT word, k FROM srctech"))}
+            ("srctech", "SELECT word, k FROM srctech"),
+            ("terms", "SELECT term, df FROM terms"),
+            ("techwords", "SELECT word FROM techwords"),
+            ("meta", "SELECT key, value FROM meta WHERE key IN ('count', 'docstats', 'sources')"))}
 
 
 def test_a_refresh_copies_only_what_changed_and_equals_a_whole_build(me: str, code: str,

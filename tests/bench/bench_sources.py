@@ -10,8 +10,8 @@ so all three caches are read), runs the hook and the baseline interleaved, and w
 `--callgrind` counts their instructions (valgrind), which a loaded machine does not change.
 
 Each three-source prompt is measured twice: with the merged cache (`memrepo.store.merged`, one
-cache for the three, as the refresh leaves it) and without it (the three caches, as the hook reads
-them while the merged cache is stale). The prompt path's bundle is written first, as SessionStart
+cache for the three, ranked once as one store, as the refresh leaves it) and without it (the three
+caches, as the hook reads them before a prompt context's first refresh). The prompt path's bundle is written first, as SessionStart
 writes it. `--agree N` also compares the two paths' answers on generated prompts.
 
 Target (issue 41): hook/baseline <= 2x with three stores of 10,000, on the median of the pair
@@ -100,7 +100,7 @@ def bundle_ready(python: str) -> str:
 
 def merged_on(personal: str, cwd: str, on: bool) -> None:
     """Build the merged cache of the prompt context of `cwd` (on), or take it away (the hook then
-    reads the three caches, as it does while the merged cache is stale)."""
+    reads the three caches, as it does before the first refresh)."""
     from memrepo.recall import sources as rs
     from memrepo.store import merged
 
@@ -135,7 +135,7 @@ def agreement(personal: str, team: str, project: str, workdir: str, n: int) -> d
     kinds = ("same", "same memories, other order", "one silent", "other memories")
     counts: dict[str, Any] = {"prompts": 0, "silent_both": 0, "built": 0, **dict.fromkeys(kinds, 0),
                              "differ_with_the_same_candidates": 0, "examples": []}
-    real = rs._merged
+    real = rs._union
     for cwd, prompts in asked.items():
         with_project(cwd, project)
         if merged.state(personal, cwd) != "current":
@@ -145,13 +145,13 @@ def agreement(personal: str, team: str, project: str, workdir: str, n: int) -> d
         for prompt in prompts:
             read: list[bool] = []
             seen: list[Any] = [[], []]  # every candidate each path judged (explain)
-            rs._merged = lambda *a, **kw: read.append(True) or real(*a, **kw)  # type: ignore[assignment]
+            rs._union = lambda *a, **kw: read.append(True) or real(*a, **kw)  # type: ignore[assignment]
             try:
                 a = [(h.id, h.source) for h in recall.decide(personal, prompt, cwd=cwd, explain=seen[0]).hits]
-                rs._merged = lambda *a, **kw: None  # type: ignore[assignment]  # the three caches, as when stale
+                rs._union = lambda *a, **kw: None  # type: ignore[assignment]  # the three caches, as before the first refresh
                 b = [(h.id, h.source) for h in recall.decide(personal, prompt, cwd=cwd, explain=seen[1]).hits]
             finally:
-                rs._merged = real  # type: ignore[assignment]
+                rs._union = real  # type: ignore[assignment]
             same_candidates = len({frozenset((h.id, h.source) for h, _ in e if h is not None) for e in seen}) == 1
             assert read, "the merged cache was not read"
             counts["prompts"] += 1

@@ -122,8 +122,7 @@ def rank(db: "sqlite3.Connection", terms: list[tuple[str, float]], project: "str
          explain: "list[tuple[Hit | None, str | None]] | None" = None,
          silence: "list[tuple[Hit | None, str]] | None" = None,
          origin: "dict[str, str] | None" = None, named: frozenset[str] | set[str] = frozenset(),
-         ours: bool = False, explain_rows: int | None = None, lookups: "search.Lookups | None" = None,
-         within: "tuple[int, int] | None" = None) -> list[Hit]:
+         ours: bool = False, explain_rows: int | None = None, weights: "dict[str, float] | None" = None) -> list[Hit]:
     """The memories to recall for weighted terms, best first; [] when the decision is silence.
 
     `project` is a key (`--project`) or a Project. `own` names the prompt's own terms (its words
@@ -133,15 +132,16 @@ def rank(db: "sqlite3.Connection", terms: list[tuple[str, float]], project: "str
     `ours`: the prompt speaks of the user's own team ("our", "we").
     `explain`, when given, receives every candidate in score order with why it was left out
     (None: injected), or (None, why) when there were no candidates to judge; only the first
-    `explain_rows` of them when it is given. `lookups` and `within`: one source's own statistics and
-    its rowids in a merged cache (recall/sources.py). `silence`, when
+    `explain_rows` of them when it is given. `weights`: in a merged cache, the weight of each
+    source's memories by their id's prefix (`recall.sources.tag`: "" for the personal source),
+    part of their priority: a tie-breaker as decay is, never part of the decision's evidence. `silence`, when
     given, receives one entry when nothing is recalled: the best candidate and why, or (None,
     why) without candidates (what the recall log keeps).
     """
     if not terms:
         return []
     origin = origin or {}
-    facts = lookups or search.Lookups(db, [t for t, _ in terms])
+    facts = search.Lookups(db, [t for t, _ in terms])
     if own and not any(facts.dfs.get(t, 0) for t in own):
         # The previous turn sharpens a prompt whose own words the store knows; when it knows none
         # of them ("explain that again but shorter" after a deploy turn), it alone never recalls.
@@ -151,7 +151,7 @@ def rank(db: "sqlite3.Connection", terms: list[tuple[str, float]], project: "str
     # On a large store the search looks first at memories holding two of a longer prompt's words
     # (search._candidates); a store under its walk budget searches them all.
     together = 2 if n_own >= 3 else 1
-    scored = search.relevance(db, terms, own=own, lookups=facts, together=together, within=within)
+    scored = search.relevance(db, terms, own=own, lookups=facts, together=together)
     if not scored:
         return _nothing("no memory holds any of the prompt's words (or they are in too many to tell any apart)",
                         explain, silence)
@@ -166,6 +166,8 @@ def rank(db: "sqlite3.Connection", terms: list[tuple[str, float]], project: "str
         hit.own = ev.own or not own
         hit.scope = _scope(hit, scope, words)
         hit.priority = _priority(hit, now, noisy)
+        if weights:
+            hit.priority *= weights.get(hit.id[:hit.id.find(":") + 1], 1.0)
         hit.score = hit.relevance * hit.scope * hit.priority * (1.0 if hit.own else CONTEXT_ONLY)
         hits.append(hit)
     hits.sort(key=lambda h: (-h.score, h.id))

@@ -93,14 +93,6 @@ class Lookups:
 
     __slots__ = ("n", "tech", "dfs", "tokens", "stats")
 
-    @classmethod
-    def given(cls, n: int, tech: set[str], dfs: dict[str, int], tokens: "dict[str, str | None]",
-              stats: "tuple[int, float] | None") -> "Lookups":
-        """The same facts read elsewhere: one source's own statistics in a merged cache (recall/sources.py)."""
-        self = cls.__new__(cls)
-        self.n, self.tech, self.dfs, self.tokens, self.stats = n, tech, dfs, tokens, stats
-        return self
-
     def __init__(self, db: "sqlite3.Connection", words: list[str]) -> None:
         marks = _marks(len(words))
         # An index without the recorded count (an older build in progress) still answers, by a scan.
@@ -178,16 +170,13 @@ def _averages(block: "bytes | None") -> "tuple[int, float] | None":
     return values[0], float(sum(values[1:])) / float(values[0])
 
 
-def _top(db: "sqlite3.Connection", expr: str, limit: int, within: "tuple[int, int] | None" = None) -> list[int]:
-    if within is None:
-        sql = f"SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY {_bm25(WEIGHTS)} LIMIT ?"
-        return [r[0] for r in db.execute(sql, (expr, limit))]
-    sql = f"SELECT rowid FROM fts WHERE fts MATCH ? AND rowid BETWEEN ? AND ? ORDER BY {_bm25(WEIGHTS)} LIMIT ?"
-    return [r[0] for r in db.execute(sql, (expr, within[0], within[1], limit))]
+def _top(db: "sqlite3.Connection", expr: str, limit: int) -> list[int]:
+    sql = f"SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY {_bm25(WEIGHTS)} LIMIT ?"
+    return [r[0] for r in db.execute(sql, (expr, limit))]
 
 
 def _candidates(db: "sqlite3.Connection", seeds: list[str], active: list[str], dfs: dict[str, int],
-                limit: int, together: int = 1, within: "tuple[int, int] | None" = None) -> list[int]:
+                limit: int, together: int = 1) -> list[int]:
     """The memories the seeds find best, by bm25 over the OR of the seeds.
 
     bm25() costs FTS5 a call per row that holds a seed: at 100,000 memories, three seeds of a
@@ -199,12 +188,11 @@ def _candidates(db: "sqlite3.Connection", seeds: list[str], active: list[str], d
     the search, not a rule of the decision (issue 36 removed the rule that a memory must hold two
     words): on such a store a memory holding one of a longer prompt's words alone is not found.
     On a store where the seeds' rows fit the budget, the search is the OR of the seeds.
-    `within`: the rowids of one source in a merged cache (recall/sources.py).
     """
     if together < 2 or len(active) < 2 or sum(dfs[t] for t in seeds) <= WALK_BUDGET:
-        return _top(db, " OR ".join(quote(t) for t in seeds), limit, within)
+        return _top(db, " OR ".join(quote(t) for t in seeds), limit)
     pairs = [f"({quote(a)} AND {quote(b)})" for i, a in enumerate(seeds) for b in seeds[i + 1:]]
-    found = _top(db, " OR ".join(pairs), limit, within) if pairs else []
+    found = _top(db, " OR ".join(pairs), limit) if pairs else []
     # the rarest other terms, as many as fit the budget (at least one): bm25 scores only rows in
     # both lists, at most the others' rows, so long doclists of everyday words are never scored
     others: list[str] = []
@@ -217,7 +205,7 @@ def _candidates(db: "sqlite3.Connection", seeds: list[str], active: list[str], d
     if len(found) < limit and others:
         expr = f"({' OR '.join(quote(t) for t in seeds)}) AND ({' OR '.join(quote(t) for t in others)})"
         have = set(found)
-        found += [r for r in _top(db, expr, limit, within) if r not in have][:limit - len(found)]
+        found += [r for r in _top(db, expr, limit) if r not in have][:limit - len(found)]
     return found
 
 
@@ -341,10 +329,9 @@ class Evidence:
 
 def relevance(db: "sqlite3.Connection", terms: list[tuple[str, float]], limit: int = CANDIDATES,
               own: frozenset[str] | set[str] = frozenset(), lookups: Lookups | None = None,
-              together: int = 1, within: "tuple[int, int] | None" = None) -> dict[int, Evidence]:
+              together: int = 1) -> dict[int, Evidence]:
     """rowid -> Evidence for the best candidates of weighted terms; `together`: how many of the
-    terms the best memories are known to hold, which bounds the search on a large store;
-    `within`: the rowid range of one source of a merged cache, with that source's `lookups`."""
+    terms the best memories are known to hold, which bounds the search on a large store."""
     if not terms:
         return {}
     facts = lookups or Lookups(db, [t for t, _ in terms])
@@ -353,7 +340,7 @@ def relevance(db: "sqlite3.Connection", terms: list[tuple[str, float]], limit: i
     dfs = facts.dfs
     active = [(t, w) for t, w in terms if 0 < dfs[t] <= cap]
     seeds = _seeds(active, dfs, n) if active else []
-    rowids = _candidates(db, seeds, [t for t, _ in active], dfs, limit, together, within) if seeds else []
+    rowids = _candidates(db, seeds, [t for t, _ in active], dfs, limit, together) if seeds else []
     if not rowids:
         return {}
     rows, docs = _rows(db, rowids, facts.stats is not None and any(facts.tokens.get(t) is not None for t, _ in active))

@@ -15,11 +15,16 @@ A machine recalls from
 Each source's cache is read as it is: a missing one is skipped (a `stat`), a stale one answers
 as it stands; both are refreshed off the prompt path (`memrepo.store.sources`).
 
-One decision: each source ranks its candidates and applies the same floors (`rank.rank`; the
-decision's features mean the same in any store), then the sources' recalled memories are merged
-in the order of their best match's p_inject, weighted so that between comparable matches the
-user's own memory comes before a project's and a project's before a team's (`WEIGHT`): a team
-note never outranks a personal rule it contradicts on equal evidence. At most MAX memories in all.
+One decision: recall over every source is recall over one store of all their memories. The
+merged cache (`store.merged`, built and refreshed off the prompt path) holds every source's rows
+with the union's statistics, and `rank.rank` runs once over it: one candidate search, one set of
+candidates, the same floors, each candidate's score weighted by its source (`WEIGHT`, a tie-breaker
+as decay is) so that between comparable matches the user's own memory comes before a project's and
+a project's before a team's; then a personal rule on the same subject comes with any team or
+project memory recalled (`own_rules_first`): a team note never outranks a personal rule it
+contradicts. At most MAX memories in all. Before a prompt context's first refresh there is no
+merged cache: each source then ranks its own candidates and their recalled memories are merged in
+the order of their best match's weighted p_inject (`_each`, `_merge`).
 """
 
 from memrepo.base import _fast as _os, paths, projects
@@ -79,18 +84,36 @@ def joined_here(folder: str) -> bool:
     TEAM_MARK). The commands refuse a `teams` list that git tracks; the prompt hook can't ask git,
     so a list that arrived in a commit (a teammate's force-added `index/local.json`) names folders
     no `team add` here marked, and recall reads none of them (issue 41, part 5)."""
+    mark = team_mark(folder)
+    return bool(mark) and _os.exists(mark)
+
+
+def team_mark(folder: str) -> str:
+    """Where TEAM_MARK is in `folder`'s git dir (it may not exist), or "" without a git dir."""
     dot = _os.join(folder, ".git")
     try:
         with open(dot, "rb") as fh:  # a gitfile (`gitdir: <path>`): a worktree or a separate git dir
             line = fh.read(4096).decode("utf-8", "replace").strip()
     except IsADirectoryError:
-        return _os.exists(_os.join(dot, TEAM_MARK))
+        return _os.join(dot, TEAM_MARK)
     except OSError:
-        return False
+        return ""
     if not line.startswith("gitdir:"):
-        return False
+        return ""
     gitdir = line[len("gitdir:"):].strip()
-    return _os.exists(_os.join(gitdir if gitdir.startswith("/") else _os.join(folder, gitdir), TEAM_MARK))
+    return _os.join(gitdir if gitdir.startswith("/") else _os.join(folder, gitdir), TEAM_MARK)
+
+
+def joined_by(folder: str) -> "str | None":
+    """The personal repository whose `memrepo team add` marked the team clone `folder` (its
+    merged caches hold the team's memory), as the mark records it; None when unmarked or older."""
+    mark = team_mark(folder)
+    try:
+        with open(mark, encoding="utf-8") as fh:
+            lines = fh.read(8192).splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return next((line[len("personal\t"):] for line in lines if line.startswith("personal\t/")), None)
 
 
 def cache_home() -> str:
@@ -145,11 +168,10 @@ def rank_all(sources: "list[Source]", terms: "list[tuple[str, float]]", limit: i
              **kw: "Any") -> "list[rank.Hit]":
     """One decision over every source's candidates (see the module's docstring); `kw` goes to `rank.rank`.
 
-    `check(db, hits, explain, silence)`, when given, filters each source's recalled hits while
-    its cache is open (the citation check reads each memory's citations from its own cache).
-    With the personal source alone this is `rank.rank` (and `check`) itself, unchanged. With
-    several, each source's decision is read from the merged cache when it is current (`_merged`),
-    else from each source's own cache: the same `rank.rank` over the same statistics either way."""
+    `check(db, hits, explain, silence)`, when given, filters the recalled hits while the cache
+    they came from is open (the citation check reads each memory's citations from it). With the
+    personal source alone this is `rank.rank` (and `check`) itself, unchanged. With several, one
+    `rank.rank` over the merged cache when there is one (`_union`), else each source's own."""
     from memrepo.recall import rank, search
 
     if len(sources) == 1:
@@ -159,56 +181,49 @@ def rank_all(sources: "list[Source]", terms: "list[tuple[str, float]]", limit: i
             return check(db, hits, explain, silence) if check is not None else hits
         finally:
             db.close()
-    got = _merged(sources, terms, limit, check, kw)
-    groups, why, quiet = got if got is not None else _each(sources, terms, limit, check, kw)
+    got = _union(sources, terms, limit, check, kw)
+    if got is None:
+        groups, why, quiet = _each(sources, terms, limit, check, kw)
+        got = _merge(groups), why, quiet
+    hits, why, quiet = got
     explain += why
-    merged = own_rules_first(_merge(groups), [h for h, _ in explain if h is not None and not h.source], limit)
+    merged = own_rules_first(hits, [h for h, _ in explain if h is not None and not h.source], limit)
     chosen = {id(h) for h in merged}
-    explain[:] = [(h, "beyond the recalled across sources" if h is not None and r is None and id(h) not in chosen else r)
-                  for h, r in explain]
+    explain[:] = [(h, None if h is not None and id(h) in chosen else
+                   "beyond the recalled across sources" if h is not None and r is None else r) for h, r in explain]
     if not merged and quiet:
         silence.append(max(quiet, key=lambda e: e[0].p if e[0] is not None else -1.0))
     return merged
 
 
 def _each(sources: "list[Source]", terms: "list[tuple[str, float]]", limit: int,
-          check: "Callable[[Any, list[rank.Hit], Any, Any], list[rank.Hit]] | None", kw: "dict[str, Any]",
-          merged: "tuple[Any, list[search.Lookups]] | None" = None) -> "Groups":
-    """Each source's decision: `rank.rank` over its candidates, from its own cache, or from the
-    merged cache `merged` (its connection, each source's statistics) over the source's rowids
-    with its own statistics. (weighted best p, source, recalled hits) of each source that speaks,
-    every source's explanation, and the silences."""
+          check: "Callable[[Any, list[rank.Hit], Any, Any], list[rank.Hit]] | None", kw: "dict[str, Any]") -> "Groups":
+    """Each source's decision, from its own cache (no merged cache yet): `rank.rank` over its
+    candidates. (weighted best p, source, recalled hits) of each source that speaks, every
+    source's explanation, and the silences."""
     from memrepo.recall import rank, search
 
     groups: "list[tuple[float, Source, list[rank.Hit]]]" = []
     explain: "list[tuple[rank.Hit | None, str | None]]" = []
     quiet: "list[tuple[rank.Hit | None, str]]" = []
-    for k, src in enumerate(sources):
+    for src in sources:
         why: "list[tuple[rank.Hit | None, str | None]]" = []
         hush: "list[tuple[rank.Hit | None, str]]" = []
-        args = kw
-        if merged is not None:
-            db, facts = merged
-            args = {**kw, "lookups": facts[k], "within": within(k), "noisy": _tagged(kw.get("noisy"), tag(src))}
-        else:
-            try:
-                db = search.connect(src.db)
-            except Exception:  # noqa: BLE001 — another source's damaged cache never silences the personal one
-                if src.kind == PERSONAL:
-                    raise
-                continue
         try:
-            hits = rank.rank(db, terms, limit=limit, explain=why, silence=hush, **args)
+            db = search.connect(src.db)
+        except Exception:  # noqa: BLE001 — another source's damaged cache never silences the personal one
+            if src.kind == PERSONAL:
+                raise
+            continue
+        try:
+            hits = rank.rank(db, terms, limit=limit, explain=why, silence=hush, **kw)
             hits = check(db, hits, why, hush) if check is not None else hits
         except Exception:  # noqa: BLE001 — same: a team's or project's cache is untrusted input (part 5)
-            if src.kind == PERSONAL or merged is not None:
+            if src.kind == PERSONAL:
                 raise
             continue
         finally:
-            if merged is None:
-                db.close()
-        if merged is not None:
-            _relabel([h for h, _ in why + hush if h is not None] + hits, src)
+            db.close()
         for h, _ in why + hush:
             if h is not None:
                 h.source = "" if src.kind == PERSONAL else src.label
@@ -267,6 +282,7 @@ def own_rules_first(merged: "list[rank.Hit]", personal: "list[rank.Hit]", limit:
 # sources' own caches (`memrepo.store.merged`); a team's or the project's memory under a tagged id.
 MERGED_DIR = "merged"
 MERGED_SUFFIX = ".merged.sqlite3"
+MERGED_FORMAT = "u1"  # in the signature: a merged cache of another layout is rebuilt, never read
 SHIFT = 40  # a source's rows in a merged cache: rowid k << SHIFT | its rowid in its own cache
 
 
@@ -299,14 +315,25 @@ def _stamp(path: str, wal: bool = False) -> str:
     return "-" if wal and not st.st_size else f"{st.st_size}:{st.st_mtime_ns}:{st.st_ino}"
 
 
+def _heading(sources: "list[Source]") -> str:
+    return f"v{paths.SCHEMA_VERSION}{MERGED_FORMAT}\t{_checkout(sources)}"
+
+
 def signature(sources: "list[Source]") -> str:
-    """What the merged cache of `sources` must have recorded to be current: the schema, the
+    """What the merged cache of `sources` must have recorded to be current: the layout, the
     checkout, and each source's cache file (and its write-ahead log) as it stands. A write to
     any source's cache, a team joined or removed, another checkout: another signature."""
-    lines = [f"v{paths.SCHEMA_VERSION}\t{_checkout(sources)}"]
+    lines = [_heading(sources)]
     for s in sources:
         lines.append(f"{tag(s)}\t{s.db}\t{_stamp(s.db)}\t{_stamp(s.db + '-wal', True)}")
     return "\n".join(lines)
+
+
+def same_sources(recorded: str, sources: "list[Source]") -> bool:
+    """Whether a recorded signature is of these sources, in this layout, current or not (no `stat`)."""
+    lines = recorded.split("\n")
+    return (len(lines) == len(sources) + 1 and lines[0] == _heading(sources)
+            and all(line.startswith(f"{tag(s)}\t{s.db}\t") for line, s in zip(lines[1:], sources)))
 
 
 def checkout_in(recorded: str) -> str:
@@ -319,79 +346,61 @@ def within(k: int) -> "tuple[int, int]":
     return k << SHIFT, ((k + 1) << SHIFT) - 1
 
 
-def _tagged(noisy: "Any", t: str) -> "Any":
-    """The noisy ids (`recall.noisy.Usage`) as a tagged source's ids read in the merged cache."""
-    if not t or not noisy and not getattr(noisy, "renewed", None):
+def _tagged(noisy: "Any", sources: "list[Source]") -> "Any":
+    """The noisy ids (`recall.noisy.Usage`, read from the personal repository's log, where a team's
+    or a project's memory is named by its own id) as every source's ids read in the merged cache."""
+    tags = [tag(s) for s in sources if tag(s)]
+    if not noisy and not getattr(noisy, "renewed", None):
         return noisy
-    renewed = {t + i: day for i, day in getattr(noisy, "renewed", {}).items()}
-    return type(noisy)((t + i for i in noisy), renewed) if hasattr(noisy, "renewed") else frozenset(t + i for i in noisy)
+    ids = set(noisy) | {t + i for t in tags for i in noisy}
+    if not hasattr(noisy, "renewed"):
+        return frozenset(ids)
+    renewed = dict(noisy.renewed)
+    renewed.update({t + i: day for t in tags for i, day in noisy.renewed.items()})
+    return type(noisy)(ids, renewed)
 
 
-def _merged(sources: "list[Source]", terms: "list[tuple[str, float]]", limit: int,
-            check: "Callable[[Any, list[rank.Hit], Any, Any], list[rank.Hit]] | None",
-            kw: "dict[str, Any]") -> "Groups | None":
-    """`_each` from the merged cache; None when it is missing, not current (a source changed since
-    it was written, the sources differ) or damaged: the caller then reads each source's own cache
-    (issue 41, part 2). One statement reads the signature and every source's statistics."""
+def _union(sources: "list[Source]", terms: "list[tuple[str, float]]", limit: int,
+           check: "Callable[[Any, list[rank.Hit], Any, Any], list[rank.Hit]] | None",
+           kw: "dict[str, Any]") -> "tuple[list[rank.Hit], list[tuple[rank.Hit | None, str | None]], list[tuple[rank.Hit | None, str]]] | None":
+    """One `rank.rank` over the merged cache of `sources`, as over a single store: (recalled hits,
+    explanation, silences), each hit named for its source. A stale merged cache answers as it
+    stands (its refresh is under way: `store.merged`); None when there is none, it is of other
+    sources or another layout, or it is damaged: the caller then reads each source's own cache."""
     path = merged_db(sources)
     if not terms or not _os.exists(path):
         return None
-    from memrepo.recall import search
+    from memrepo.recall import rank, search
 
+    why: "list[tuple[rank.Hit | None, str | None]]" = []
+    hush: "list[tuple[rank.Hit | None, str]]" = []
     try:
         db = search.connect(path)
     except Exception:  # noqa: BLE001 — a damaged merged cache: each source's own, as before
         return None
     try:
-        facts = _facts(db, sources, [t for t, _ in terms])
-        return _each(sources, terms, limit, check, kw, (db, facts)) if facts is not None else None
+        row = db.execute("SELECT value FROM meta WHERE key = 'sources'").fetchone()
+        if row is None or not isinstance(row[0], str) or not same_sources(row[0], sources):
+            return None
+        weights = {tag(s): WEIGHT[s.kind] for s in sources}
+        hits = rank.rank(db, terms, limit=limit, explain=why, silence=hush,
+                         **{**kw, "noisy": _tagged(kw.get("noisy"), sources), "weights": weights})
+        hits = check(db, hits, why, hush) if check is not None else hits
     except Exception:  # noqa: BLE001 — the same: never silences the personal source
         return None
     finally:
         db.close()
+    _relabel([h for h, _ in why + hush if h is not None] + hits, sources)
+    return hits, why, hush
 
 
-def _facts(db: "Any", sources: "list[Source]", words: "list[str]") -> "list[search.Lookups] | None":
-    """Each source's `search.Lookups` for `words` from its own statistics in the merged cache
-    (`store.merged`), as its own cache gives them; None when the cache is not current."""
-    from memrepo.recall import search
-
-    tokens = {w: search._token(w) for w in words}
-    known = sorted({t for t in tokens.values() if t is not None})
-    slow = [i for i, w in enumerate(words) if tokens[w] is None]
-    cap = f"(SELECT max({search.COMMON_DF_MIN}, CAST(count * {search.COMMON_DF_SHARE} AS INTEGER)) + 1 FROM src WHERE k = {{k}})"
-    walks = "".join(f" UNION ALL SELECT 'd', {k}, {i}, (SELECT count(*) FROM (SELECT 1 FROM fts WHERE fts MATCH ?"
-                    f" AND rowid BETWEEN {within(k)[0]} AND {within(k)[1]} LIMIT {cap.format(k=k)})), NULL"
-                    for i in slow for k in range(len(sources)))
-    marks = ",".join("?" * len(words))
-    sql = ("SELECT 'm', NULL, value, NULL, NULL FROM meta WHERE key = 'sources'"
-           " UNION ALL SELECT 's', k, count, averages, docstats FROM src"
-           f" UNION ALL SELECT 't', k, word, NULL, NULL FROM srctech WHERE word IN ({marks})"
-           + (f" UNION ALL SELECT 'f', k, term, df, NULL FROM srcterms WHERE term IN ({','.join('?' * len(known))})"
-              if known else "") + walks)
-    rows = db.execute(sql, words + known + [search.quote(words[i]) for i in slow for _ in sources]).fetchall()
-    if next((v for kind, _, v, _, _ in rows if kind == "m"), None) != signature(sources):
-        return None
-    out = []
-    for k in range(len(sources)):
-        n, block, sig = next(((a, b, c) for kind, j, a, b, c in rows if kind == "s" and j == k), (0, None, None))
-        most = max(search.COMMON_DF_MIN, int(n * search.COMMON_DF_SHARE)) + 1
-        by_token = {t: min(int(df), most) for kind, j, t, df, _ in rows if kind == "f" and j == k}
-        dfs = {w: by_token.get(t, 0) for w, t in tokens.items() if t is not None}
-        dfs.update({words[i]: int(v) for kind, j, i, v, _ in rows if kind == "d" and j == k})
-        stats = search._averages(block) if sig == search.DOCSTATS else None
-        out.append(search.Lookups.given(int(n), {w for kind, j, w, _, _ in rows if kind == "t" and j == k}, dfs,
-                                        dict(tokens) if stats is not None else dict.fromkeys(words), stats))
-    return out
-
-
-def _relabel(hits: "list[rank.Hit]", src: Source) -> None:
-    """The merged cache's hits of `src` under their own ids, named for their source (once each)."""
-    t = tag(src)
-    if not t:
-        return
+def _relabel(hits: "list[rank.Hit]", sources: "list[Source]") -> None:
+    """The merged cache's hits under their own ids, named for their source (once each)."""
+    by_tag = {tag(s): s for s in sources if tag(s)}
     for h in hits:
-        if h.id.startswith(t):
+        t = h.id[:h.id.find(":") + 1]
+        src = by_tag.get(t) if t else None
+        if src is not None:
             h.id, h.source = h.id[len(t):], src.label
             if h.superseded_by and h.superseded_by.startswith(t):
                 h.superseded_by = h.superseded_by[len(t):]

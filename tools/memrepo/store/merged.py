@@ -8,23 +8,30 @@ the prompt path from the sources' own caches (copying rows is far cheaper than p
 again) and then kept up to date incrementally (`refresh`): only the rows of a source whose cache
 changed since, and only that source's statistics of the words those rows hold.
 
-It has the schema of a source's cache (`store.index.SCHEMA`) plus each source's own statistics,
-under its number `k` (its place in `recall.sources.found`): `src` (its row count, FTS5's
-`averages` record and the `docstats` signature of its cache), `srcterms` (each word's document
-count in it) and `srctech` (its words that only name technologies). Recall scores each source's
-candidates with that source's own statistics, as its own cache would (`recall.sources`). A source's
-rows keep their rowid in their own cache, shifted into the source's range (`recall.sources.SHIFT`),
-so FTS5 searches one source's rows alone (`rowid BETWEEN`); a team's or a project's memory is
-stored under a prefixed id (`team-acme:deploy`, `project:deploy`: `recall.sources.tag`), so ids
-never collide and a supersession stays inside its source.
+It has the schema of a source's cache (`store.index.SCHEMA`), filled as one store of all the
+sources' rows would be: the union's row count, FTS5's own averages over the union, each word's
+document count in the union (`terms`), the union's technology words (`techwords`), and
+`meta.docstats` when every source's term statistics are current; so the prompt hook ranks it
+exactly as it ranks a single cache, once over every source's rows (`recall.sources`). Beside them
+each source's own counts, under its number `k` (its place in `recall.sources.found`), are the
+refresh's bookkeeping, which recall never reads: `src` (its row count and `docstats`
+signature), `srcterms` (each word's document count in it) and `srctech` (its technology words);
+an incremental refresh replaces one source's counts of the words its changed rows hold and sums
+the union's counts of just those words. A word is a technology word of the union when it is one
+in any source (a store that names it as an entity elsewhere is not looked at: a bounded refresh).
+A source's rows keep their rowid in their own cache, shifted into the source's range
+(`recall.sources.SHIFT`), so a refresh finds one source's rows by `rowid BETWEEN`; a team's or a
+project's memory is stored under a prefixed id (`team-acme:deploy`, `project:deploy`:
+`recall.sources.tag`), so ids never collide and a supersession stays inside its source.
 
 Trust: a team's or a project's cache was built on this machine, but from files anyone with push
 access wrote, and its file may be damaged; each row copied passes the checks `store.rows` makes
 of a memory file (id, class, status, text types and sizes, a positive half-life) or is left out,
 and each statistic is checked for its type and size. The meta row `sources` records each source's
 cache file as it was before it was read (its `recall.sources.signature`): the prompt hook uses
-the merged cache only while every source still matches it, and reads the sources' own caches
-otherwise.
+the merged cache whenever it holds the sources a prompt there reads (a stale one answers as it
+stands, as a stale cache does, while its refresh catches up), and the sources' own caches only
+when there is none yet.
 """
 
 from __future__ import annotations
@@ -52,7 +59,7 @@ MAX_TERM = 200  # a token FTS5 stores is a word: past this, no statistic of ours
 DOCTERMS = re.compile(r"(?: [^\s:]{1,200}:\d{1,9}:[0-7])*")  # store/docstats.py's text, whole
 KEEP = 8  # merged caches kept: the most recently refreshed prompt contexts
 SCHEMA = """
-CREATE TABLE src(k INTEGER PRIMARY KEY, tag TEXT NOT NULL, count INTEGER NOT NULL, averages BLOB, docstats TEXT);
+CREATE TABLE src(k INTEGER PRIMARY KEY, tag TEXT NOT NULL, count INTEGER NOT NULL, docstats TEXT);
 CREATE TABLE srcterms(term TEXT NOT NULL, k INTEGER NOT NULL, df INTEGER NOT NULL, PRIMARY KEY(term, k)) WITHOUT ROWID;
 CREATE TABLE srctech(word TEXT NOT NULL, k INTEGER NOT NULL, PRIMARY KEY(word, k)) WITHOUT ROWID;
 """
@@ -118,7 +125,7 @@ def refresh(repo: str, cwd: str | None) -> Built | None:
 def update(srcs: list[rs.Source], signature: str) -> Built | None:
     """Copy into the merged cache what changed in each source whose cache changed since (its line
     of the signature differs): the rows whose content hash or rowid moved, that source's
-    statistics of the words they hold, its row count and averages. None when it was current;
+    statistics of the words they hold and the union's of those words. None when it was current;
     raises CacheError when it must be built whole (another set of sources, an older schema)."""
     start = time.perf_counter()
     path = rs.merged_db(srcs)
@@ -138,9 +145,11 @@ def update(srcs: list[rs.Source], signature: str) -> Built | None:
             if len(old) != len(new) or old[0] != new[0] or any(_where(a) != _where(b) for a, b in zip(old[1:], new[1:])):
                 raise CacheError("other sources")
             changed = [k for k, (a, b) in enumerate(zip(old[1:], new[1:])) if a != b]
+            words: set[str] | None = set()
             for k in changed:
-                _sync(db, path, k, srcs[k], out)
-            _finish(db, signature)
+                moved = _sync(db, path, k, srcs[k], out)
+                words = None if moved is None or words is None else words | moved
+            _finish(db, signature, words)
             db.execute("COMMIT")
         except BaseException:
             if db.in_transaction:
@@ -180,7 +189,7 @@ def build(srcs: list[rs.Source], signature: str | None = None) -> Built:
                 _sync(db, tmp, k, src, out)
                 db.execute("COMMIT")
             db.execute("BEGIN")
-            _finish(db, signature)
+            _finish(db, signature, None)
             db.execute("COMMIT")
         os.replace(tmp, path)
     finally:
@@ -195,18 +204,39 @@ def _uri(path: str, ro: bool = False) -> str:
     return "file:" + urllib.parse.quote(path) + ("?mode=ro" if ro else "")
 
 
-def _finish(db: sqlite3.Connection, signature: str) -> None:
+def _finish(db: sqlite3.Connection, signature: str, words: set[str] | None) -> None:
+    """The union's statistics from the sources' (`words`: the only words whose counts moved; None:
+    every word), and the signature of the sources as they were read."""
     count = db.execute("SELECT count(*) FROM memories").fetchone()[0]
+    if words is None:
+        db.execute("DELETE FROM terms")
+        db.execute("INSERT INTO terms(term, df) SELECT term, sum(df) FROM srcterms GROUP BY term")
+    else:
+        listed = sorted(words)
+        for part in range(0, len(listed), 500):
+            chunk = listed[part:part + 500]
+            marks = ",".join("?" * len(chunk))
+            db.execute(f"DELETE FROM terms WHERE term IN ({marks})", chunk)
+            db.execute(f"INSERT INTO terms(term, df) SELECT term, sum(df) FROM srcterms WHERE term IN ({marks})"
+                       " GROUP BY term", chunk)
+    db.execute("DELETE FROM techwords")
+    db.execute("INSERT INTO techwords(word) SELECT DISTINCT word FROM srctech")
+    # the union's term statistics are usable only when every source's were (else recall walks bm25())
+    current = db.execute("SELECT count(*) = 0 FROM src WHERE docstats IS NOT ? AND count > 0",
+                         (search.DOCSTATS,)).fetchone()[0]
+    db.execute("DELETE FROM meta WHERE key = 'docstats'")
+    if current:
+        db.execute("INSERT INTO meta(key, value) VALUES ('docstats', ?)", (search.DOCSTATS,))
     db.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
                    [("sources", signature), ("count", str(count)), ("commit", ""), ("updated_at", f"{time.time():.6f}")])
 
 
-def _sync(db: sqlite3.Connection, path: str, k: int, src: rs.Source, out: Built) -> None:
+def _sync(db: sqlite3.Connection, path: str, k: int, src: rs.Source, out: Built) -> set[str] | None:
     """Make source `k`'s rows and statistics in the merged cache `db` (the file `path`, in a
     transaction) those of its own cache: rows whose rowid and content hash both match stay; the
     others go, and the source's rows that are new or changed come in, each checked (`_problem`).
     A source whose cache cannot be read is left out whole (the prompt hook skips it the same way);
-    the personal one's is an error.
+    the personal one's is an error. The words whose counts in it moved (None: any word may have).
 
     Which rows differ is one comparison in SQLite over both files (a Python diff of 10,000 rows
     each took 0.2 s), read through a second connection with the merged file attached read-only
@@ -216,7 +246,8 @@ def _sync(db: sqlite3.Connection, path: str, k: int, src: rs.Source, out: Built)
     try:
         sdb = sqlite3.connect(_uri(src.db, ro=True), uri=True, timeout=10)
     except sqlite3.Error as exc:
-        return _unreadable(db, k, src, out, exc)
+        _unreadable(db, k, src, out, exc)
+        return None
     with contextlib.closing(sdb):
         try:
             if sdb.execute("PRAGMA user_version").fetchone()[0] != index.SCHEMA_VERSION:
@@ -243,9 +274,10 @@ def _sync(db: sqlite3.Connection, path: str, k: int, src: rs.Source, out: Built)
             _statistics(db, sdb, k, tag, None if full else touched)  # a first copy: every statistic
             sdb.execute("ROLLBACK")
         except sqlite3.DatabaseError as exc:
-            return _unreadable(db, k, src, out, exc)
+            _unreadable(db, k, src, out, exc)
+            return None
     out.synced.append(src.label)
-    return None
+    return None if full else touched
 
 
 def _unreadable(db: sqlite3.Connection, k: int, src: rs.Source, out: Built, exc: Exception) -> None:
@@ -257,7 +289,7 @@ def _unreadable(db: sqlite3.Connection, k: int, src: rs.Source, out: Built, exc:
         db.execute(f"DELETE FROM {table} WHERE rowid BETWEEN ? AND ?", (lo, hi))
     db.execute("DELETE FROM srcterms WHERE k = ?", (k,))
     db.execute("DELETE FROM srctech WHERE k = ?", (k,))
-    db.execute("INSERT OR REPLACE INTO src(k, tag, count, averages, docstats) VALUES (?, ?, 0, NULL, NULL)",
+    db.execute("INSERT OR REPLACE INTO src(k, tag, count, docstats) VALUES (?, ?, 0, NULL)",
                (k, rs.tag(src)))
 
 
@@ -309,17 +341,15 @@ def _docterms_problem(dl: Any, terms: Any) -> str:
 
 
 def _statistics(db: sqlite3.Connection, sdb: sqlite3.Connection, k: int, tag: str, words: set[str] | None) -> None:
-    """Source `k`'s own statistics, copied from its cache: its row count, FTS5's `averages` record
-    and the docstats signature; its technology words; the document counts of `words` (None: of
-    every word), the only counts a change of those rows can move."""
+    """Source `k`'s own statistics, copied from its cache: its row count and docstats signature;
+    its technology words; the document counts of `words` (None: of every word), the only counts a
+    change of those rows can move."""
     count = sdb.execute("SELECT coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'count'),"
                         " (SELECT count(*) FROM memories))").fetchone()[0]
-    block = sdb.execute("SELECT block FROM fts_data WHERE id = 1").fetchone()
-    averages = block[0] if block and isinstance(block[0], bytes) and len(block[0]) <= 128 else None
     sig = sdb.execute("SELECT value FROM meta WHERE key = 'docstats'").fetchone()
     docstats = sig[0] if sig and sig[0] == search.DOCSTATS else None
-    db.execute("INSERT OR REPLACE INTO src(k, tag, count, averages, docstats) VALUES (?, ?, ?, ?, ?)",
-               (k, tag, count if isinstance(count, int) and count >= 0 else 0, averages, docstats))
+    db.execute("INSERT OR REPLACE INTO src(k, tag, count, docstats) VALUES (?, ?, ?, ?)",
+               (k, tag, count if isinstance(count, int) and count >= 0 else 0, docstats))
     db.execute("DELETE FROM srctech WHERE k = ?", (k,))
     db.executemany("INSERT OR IGNORE INTO srctech(word, k) VALUES (?, ?)",
                    ((w, k) for (w,) in sdb.execute("SELECT word FROM techwords")

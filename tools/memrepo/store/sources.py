@@ -103,7 +103,7 @@ def add_team(repo: str, name: str, url: str, directory: str | None = None, writa
         hookwire.record_python(root)
         hookwire.wire_merge_driver(root)
         index.update(root)
-    mark_joined(root)
+    mark_joined(root, repo)
     out.memories = _count(root)
     # An absolute path: the prompt hook may run under another HOME (an agent's sandbox), and this
     # file is this machine's alone, never committed.
@@ -111,13 +111,16 @@ def add_team(repo: str, name: str, url: str, directory: str | None = None, writa
     return out
 
 
-def mark_joined(root: str) -> None:
+def mark_joined(root: str, repo: str | None = None) -> None:
     """Mark `root` as a team this machine joined (`recall.sources.joined_here`), in its git dir:
-    never committed, never pushed."""
+    never committed, never pushed. It names the personal repository `repo` that joined it, so a
+    commit in the clone refreshes that repository's merged caches (`store.githooks`)."""
     from memrepo.vcs import refs
 
     with open(refs.git_path(root, rs.TEAM_MARK), "w", encoding="utf-8") as fh:
         fh.write("listed by `memrepo team add` on this machine: the prompt hook reads this clone\n")
+        if repo:
+            fh.write(f"personal\t{os.path.abspath(repo)}\n")
 
 
 def _count(root: str) -> int:
