@@ -283,7 +283,6 @@ def own_rules_first(merged: "list[rank.Hit]", personal: "list[rank.Hit]", limit:
 MERGED_DIR = "merged"
 MERGED_SUFFIX = ".merged.sqlite3"
 MERGED_FORMAT = "u1"  # in the signature: a merged cache of another layout is rebuilt, never read
-SHIFT = 40  # a source's rows in a merged cache: rowid k << SHIFT | its rowid in its own cache
 
 
 def tag(src: Source) -> str:
@@ -339,11 +338,6 @@ def same_sources(recorded: str, sources: "list[Source]") -> bool:
 def checkout_in(recorded: str) -> str:
     """The checkout a recorded signature names ("" for none)."""
     return recorded.split("\n", 1)[0].partition("\t")[2]
-
-
-def within(k: int) -> "tuple[int, int]":
-    """The rowids of the `k`th source's rows in a merged cache: its own rowids, shifted."""
-    return k << SHIFT, ((k + 1) << SHIFT) - 1
 
 
 def _tagged(noisy: "Any", sources: "list[Source]") -> "Any":

@@ -20,7 +20,7 @@ an incremental refresh replaces one source's counts of the words its changed row
 the union's counts of just those words. A word is a technology word of the union when it is one
 in any source (a store that names it as an entity elsewhere is not looked at: a bounded refresh).
 A source's rows keep their rowid in their own cache, shifted into the source's range
-(`recall.sources.SHIFT`), so a refresh finds one source's rows by `rowid BETWEEN`; a team's or a
+(`SHIFT`), so a refresh finds one source's rows by `rowid BETWEEN`; a team's or a
 project's memory is stored under a prefixed id (`team-acme:deploy`, `project:deploy`:
 `recall.sources.tag`), so ids never collide and a supersession stays inside its source.
 
@@ -57,6 +57,7 @@ MAX_TEXT = 2 * spec.MAX_BODY_BYTES  # a cached field past this is no memory's (t
 MAX_CITATIONS = 32  # as format.mentions keeps
 MAX_TERM = 200  # a token FTS5 stores is a word: past this, no statistic of ours
 DOCTERMS = re.compile(r"(?: [^\s:]{1,200}:\d{1,9}:[0-7])*")  # store/docstats.py's text, whole
+SHIFT = 40  # a source's rows in a merged cache: rowid k << SHIFT | its rowid in its own cache
 KEEP = 8  # merged caches kept: the most recently refreshed prompt contexts
 SCHEMA = """
 CREATE TABLE src(k INTEGER PRIMARY KEY, tag TEXT NOT NULL, count INTEGER NOT NULL, docstats TEXT);
@@ -159,6 +160,11 @@ def update(srcs: list[rs.Source], signature: str) -> Built | None:
     return out
 
 
+def _within(k: int) -> tuple[int, int]:
+    """The rowids of the `k`th source's rows in a merged cache: its own rowids, shifted."""
+    return k << SHIFT, ((k + 1) << SHIFT) - 1
+
+
 def _where(line: str) -> str:
     """A signature line without its stamps: which source, from which cache file."""
     return "\t".join(line.split("\t")[:2])
@@ -241,7 +247,7 @@ def _sync(db: sqlite3.Connection, path: str, k: int, src: rs.Source, out: Built)
     Which rows differ is one comparison in SQLite over both files (a Python diff of 10,000 rows
     each took 0.2 s), read through a second connection with the merged file attached read-only
     (ATTACH is refused inside the writer's transaction), and released before anything is written."""
-    lo, hi = rs.within(k)
+    lo, hi = _within(k)
     tag = rs.tag(src)
     try:
         sdb = sqlite3.connect(_uri(src.db, ro=True), uri=True, timeout=10)
@@ -284,7 +290,7 @@ def _unreadable(db: sqlite3.Connection, k: int, src: rs.Source, out: Built, exc:
     if src.kind == rs.PERSONAL:
         raise exc
     out.skipped.append((src.label, f"its cache cannot be read: {exc}"))
-    lo, hi = rs.within(k)
+    lo, hi = _within(k)
     for table in ("fts", "citations", "docterms", "memories"):
         db.execute(f"DELETE FROM {table} WHERE rowid BETWEEN ? AND ?", (lo, hi))
     db.execute("DELETE FROM srcterms WHERE k = ?", (k,))
