@@ -9,10 +9,15 @@ prompt the personal store answers and one the team store answers (cwd in the cod
 so all three caches are read), runs the hook and the baseline interleaved, and with
 `--callgrind` counts their instructions (valgrind), which a loaded machine does not change.
 
+Each three-source prompt is measured twice: with the merged cache (`memrepo.store.merged`, one
+cache for the three, ranked once as one store, as the refresh leaves it) and without it (the three
+caches, as the hook reads them before a prompt context's first refresh). The prompt path's bundle is written first, as SessionStart
+writes it. `--agree N` also compares the two paths' answers on generated prompts.
+
 Target (issue 41): hook/baseline <= 2x with three stores of 10,000, on the median of the pair
 ratios and on instructions.
 
-    .venv/bin/python tests/bench/bench_sources.py [--size 10000] [--pairs 30] [--callgrind] [--quick]
+    .venv/bin/python tests/bench/bench_sources.py [--size 10000] [--pairs 30] [--callgrind] [--agree 20] [--quick]
 """
 
 from __future__ import annotations
@@ -57,7 +62,9 @@ def with_project(cwd: str, project: str) -> None:
     os.makedirs(os.path.join(top, sources.PROJECT_DIR, paths.MEMORY_DIR), exist_ok=True)
     cache = sources.project_index_dir(top)
     os.makedirs(cache, exist_ok=True)
-    shutil.copyfile(paths.index_db(project), os.path.join(cache, paths.INDEX_FILE))
+    target = os.path.join(cache, paths.INDEX_FILE)
+    if not (os.path.exists(target) and os.path.getsize(target) == os.path.getsize(paths.index_db(project))):
+        shutil.copyfile(paths.index_db(project), target)
 
 
 def alone(settings: str, cwd: str) -> None:
@@ -76,6 +83,95 @@ def alone(settings: str, cwd: str) -> None:
         shutil.rmtree(sources.project_index_dir(top), ignore_errors=True)
 
 
+def bundle_ready(python: str) -> str:
+    """Write the prompt path's bundle where the hook run as `python -I -S hooks/…` finds it (as
+    SessionStart and the installers write it), unless it is current: the hook as installed."""
+    import subprocess
+
+    from memrepo.base import bundle
+
+    tools = os.path.join(bl.ROOT, "tools")
+    if bundle.current(bundle.path(tools), tools):
+        return "current"
+    subprocess.run([python, "-I", "-S", os.path.join(tools, "memrepo", "base", "bundle.py")], check=True,
+                   capture_output=True)
+    return "written"
+
+
+def merged_on(personal: str, cwd: str, on: bool) -> None:
+    """Build the merged cache of the prompt context of `cwd` (on), or take it away (the hook then
+    reads the three caches, as it does before the first refresh)."""
+    from memrepo.recall import sources as rs
+    from memrepo.store import merged
+
+    srcs = rs.found(personal, cwd)
+    if on:
+        if merged.state(personal, cwd) != "current":
+            merged.build(srcs)
+    elif os.path.exists(rs.merged_db(srcs)):
+        os.remove(rs.merged_db(srcs))
+
+
+def agreement(personal: str, team: str, project: str, workdir: str, n: int) -> dict[str, Any]:
+    """The merged cache's answers against the three caches' for generated prompts about n memories
+    of each store (bench_hook's prompt shapes, each asked from its memory's project checkout, whose
+    merged cache is built once): how many recall the same memories in the same order, and each
+    kind of difference."""
+    import sqlite3
+
+    from memrepo.base import paths
+    from memrepo.recall import decide as recall, sources as rs
+    from memrepo.store import merged
+
+    asked: dict[str, list[str]] = {}
+    for store in (personal, team, project):
+        with sqlite3.connect(f"file:{paths.index_db(store)}?mode=ro", uri=True) as db:
+            rows = db.execute("SELECT m.id, m.title, m.project, f.entities FROM memories m JOIN fts f ON f.rowid = m.rowid"
+                              " ORDER BY m.id").fetchall()
+        for k, (_, title, proj, entities) in enumerate(rows[::max(1, len(rows) // n)][:n]):
+            entity = (entities or title).split(" ; ")[0]
+            prompt = bh.PROMPT_SHAPES[k % len(bh.PROMPT_SHAPES)].format(title=title, title_lc=title.lower(), entity=entity)
+            asked.setdefault(bh.project_dir(workdir, proj), []).append(prompt)
+    kinds = ("same", "same memories, other order", "one silent", "other memories")
+    counts: dict[str, Any] = {"prompts": 0, "silent_both": 0, "built": 0, **dict.fromkeys(kinds, 0),
+                             "differ_with_the_same_candidates": 0, "examples": []}
+    real = rs._union
+    for cwd, prompts in asked.items():
+        with_project(cwd, project)
+        if merged.state(personal, cwd) != "current":
+            merged.refresh(personal, cwd)
+            counts["built"] += 1
+        assert merged.state(personal, cwd) == "current"
+        for prompt in prompts:
+            read: list[bool] = []
+            seen: list[Any] = [[], []]  # every candidate each path judged (explain)
+            rs._union = lambda *a, **kw: read.append(True) or real(*a, **kw)  # type: ignore[assignment]
+            try:
+                a = [(h.id, h.source) for h in recall.decide(personal, prompt, cwd=cwd, explain=seen[0]).hits]
+                rs._union = lambda *a, **kw: None  # type: ignore[assignment]  # the three caches, as before the first refresh
+                b = [(h.id, h.source) for h in recall.decide(personal, prompt, cwd=cwd, explain=seen[1]).hits]
+            finally:
+                rs._union = real  # type: ignore[assignment]
+            same_candidates = len({frozenset((h.id, h.source) for h, _ in e if h is not None) for e in seen}) == 1
+            assert read, "the merged cache was not read"
+            counts["prompts"] += 1
+            counts["silent_both"] += not a and not b
+            kind = ("same" if a == b else "same memories, other order" if sorted(a) == sorted(b)
+                    else "one silent" if not a or not b else "other memories")
+            counts[kind] += 1
+            if kind != "same":
+                counts["differ_with_the_same_candidates"] += same_candidates
+            if kind != "same" and len(counts["examples"]) < 8:
+                counts["examples"].append({"kind": kind, "prompt": prompt, "merged": a, "three": b,
+                                           "same_candidates": same_candidates})
+    print(f"agreement on {counts['prompts']} generated prompts ({counts['built']} merged caches built): "
+          + ", ".join(f"{k} {counts[k]}" for k in kinds) + f" (silent both {counts['silent_both']}; of the differences, with the same candidates in both:"
+          f" {counts['differ_with_the_same_candidates']})")
+    for ex in counts["examples"]:
+        print(f"  {ex['kind']}{'' if ex['same_candidates'] else ' (other candidates)'}: {ex['prompt']!r}\n    merged {ex['merged']}\n    three  {ex['three']}")
+    return counts
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -87,6 +183,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reuse", action="store_true", help="reuse stores already built in --workdir")
     ap.add_argument("--callgrind", action="store_true", help="also count instructions (valgrind --tool=callgrind)")
     ap.add_argument("--quick", action="store_true", help="sanity run: 300 memories a store, 6 rounds")
+    ap.add_argument("--agree", type=int, default=0, metavar="N",
+                    help="also compare the merged cache's answers with the three caches' on N generated prompts a store")
     ap.add_argument("--out", default=os.path.join(tempfile.gettempdir(), "memrepo-bench-sources.json"),
                     help="JSON results path (default /tmp/memrepo-bench-sources.json)")
     args = ap.parse_args(argv)
@@ -102,7 +200,12 @@ def main(argv: list[str] | None = None) -> int:
     # the figure bench_hook.py measures, here for comparison on the same machine at the same time.
     # Each prompt is asked from the checkout of the project its memory belongs to (bench_hook's
     # generator), which then holds the project memory.
-    for kind, store in (("personal alone", personal), ("personal answers", personal), ("team answers", team)):
+    results["bundle"] = bundle_ready(args.python)
+    print(f"prompt path's bundle: {results['bundle']}")
+    rounds = [("personal alone", personal, "")] + [(f"{k} ({how})", store, how) for k, store in
+                                                   (("personal answers", personal), ("team answers", team))
+                                                   for how in ("merged", "three caches")]
+    for kind, store, how in rounds:
         prompt, cwd, _ = bh.answerable_prompt(store, workdir)
         if kind == "personal alone":
             alone(settings, cwd)  # with --reuse, what the last run listed and placed is still there
@@ -113,6 +216,7 @@ def main(argv: list[str] | None = None) -> int:
 
             joined.mark_joined(team)  # as `memrepo team add` marks the clone it lists
             with_project(cwd, project)
+            merged_on(personal, cwd, how == "merged")
         ev = bh.event(prompt, cwd, "")
         cmds = {k: v for k, v in bh.commands(args.python).items() if k in ("baseline", "hook", "hook_direct", "baseline_site")}
         check = bh.check_outputs(cmds, env, ev, True)
@@ -128,6 +232,8 @@ def main(argv: list[str] | None = None) -> int:
                 line += f"; instructions {ins['ratio']:.2f}x ({min(ins['hook_ir']):,} / {min(ins['baseline_ir']):,})"
         print(line)
         results["prompts"][kind] = entry
+    if args.agree:
+        results["agreement"] = agreement(personal, team, project, workdir, args.agree)
     bl.write_json(args.out, results)
     print(f"results: {args.out}")
     if not args.workdir:

@@ -76,7 +76,7 @@ def team_list(ctx: click.Context, as_json: bool) -> None:
 
 @click.command("sources")
 @click.option("--cwd", type=click.Path(file_okay=False), help="The folder a prompt comes from (its project memory).")
-@click.option("--refresh", is_flag=True, help="Bring each team's and the project's cache up to date.")
+@click.option("--refresh", is_flag=True, help="Bring each team's and the project's cache up to date, then the merged cache of all of them.")
 @click.option("--json", "as_json", is_flag=True, help="Print [{kind, name, root, cache, fresh}] as JSON.")
 @click.pass_context
 @_fail_friendly

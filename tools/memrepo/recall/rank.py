@@ -122,7 +122,7 @@ def rank(db: "sqlite3.Connection", terms: list[tuple[str, float]], project: "str
          explain: "list[tuple[Hit | None, str | None]] | None" = None,
          silence: "list[tuple[Hit | None, str]] | None" = None,
          origin: "dict[str, str] | None" = None, named: frozenset[str] | set[str] = frozenset(),
-         ours: bool = False, explain_rows: int | None = None) -> list[Hit]:
+         ours: bool = False, explain_rows: int | None = None, weights: "dict[str, float] | None" = None) -> list[Hit]:
     """The memories to recall for weighted terms, best first; [] when the decision is silence.
 
     `project` is a key (`--project`) or a Project. `own` names the prompt's own terms (its words
@@ -132,7 +132,9 @@ def rank(db: "sqlite3.Connection", terms: list[tuple[str, float]], project: "str
     `ours`: the prompt speaks of the user's own team ("our", "we").
     `explain`, when given, receives every candidate in score order with why it was left out
     (None: injected), or (None, why) when there were no candidates to judge; only the first
-    `explain_rows` of them when it is given. `silence`, when
+    `explain_rows` of them when it is given. `weights`: in a merged cache, the weight of each
+    source's memories by their id's prefix (`recall.sources.tag`: "" for the personal source),
+    part of their priority: a tie-breaker as decay is, never part of the decision's evidence. `silence`, when
     given, receives one entry when nothing is recalled: the best candidate and why, or (None,
     why) without candidates (what the recall log keeps).
     """
@@ -164,6 +166,8 @@ def rank(db: "sqlite3.Connection", terms: list[tuple[str, float]], project: "str
         hit.own = ev.own or not own
         hit.scope = _scope(hit, scope, words)
         hit.priority = _priority(hit, now, noisy)
+        if weights:
+            hit.priority *= weights.get(hit.id[:hit.id.find(":") + 1], 1.0)
         hit.score = hit.relevance * hit.scope * hit.priority * (1.0 if hit.own else CONTEXT_ONLY)
         hits.append(hit)
     hits.sort(key=lambda h: (-h.score, h.id))

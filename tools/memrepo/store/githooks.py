@@ -261,7 +261,30 @@ def post_hook(root: str, hook: str, changed: tuple[str, ...] | None = None, pare
         print(f"memrepo {hook}: index update failed ({safe(exc)}); marked stale — run `memrepo index --rebuild`", file=sys.stderr)
     if hook != "post-checkout":  # a checkout makes no commit
         _keep_commit_graph(root, hook, head)
+    _refresh_merged(root, hook)
     return 0
+
+
+def _refresh_merged(root: str, hook: str) -> None:
+    """The merged caches holding this repository's memory (issue 41), brought up to date by a
+    detached worker, off the commit's path: a personal repository's own (when it keeps any), or
+    those of the personal repository that joined this team clone (`recall.sources.joined_by`)."""
+    from memrepo import proc
+    from memrepo.recall import sources as rs
+
+    repo = root
+    folder = os.path.join(paths.index_dir(root), rs.MERGED_DIR)
+    if not os.path.isdir(folder):
+        repo = rs.joined_by(root) or root
+        folder = os.path.join(paths.index_dir(repo), rs.MERGED_DIR)
+    try:
+        if not any(name.endswith(rs.MERGED_SUFFIX) for name in os.listdir(folder)):
+            return
+        proc.spawn_detached(proc.python_main("memrepo.worker.merged_refresh", repo),
+                            log_path=os.path.join(folder, "refresh.log"))
+    except OSError as exc:
+        if not isinstance(exc, FileNotFoundError):
+            print(f"memrepo {hook}: could not start the merged caches' refresh ({safe(exc)})", file=sys.stderr)
 
 
 def _keep_commit_graph(root: str, hook: str, head: str | None = None) -> None:

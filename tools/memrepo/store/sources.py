@@ -103,7 +103,7 @@ def add_team(repo: str, name: str, url: str, directory: str | None = None, writa
         hookwire.record_python(root)
         hookwire.wire_merge_driver(root)
         index.update(root)
-    mark_joined(root)
+    mark_joined(root, repo)
     out.memories = _count(root)
     # An absolute path: the prompt hook may run under another HOME (an agent's sandbox), and this
     # file is this machine's alone, never committed.
@@ -111,13 +111,16 @@ def add_team(repo: str, name: str, url: str, directory: str | None = None, writa
     return out
 
 
-def mark_joined(root: str) -> None:
+def mark_joined(root: str, repo: str | None = None) -> None:
     """Mark `root` as a team this machine joined (`recall.sources.joined_here`), in its git dir:
-    never committed, never pushed."""
+    never committed, never pushed. It names the personal repository `repo` that joined it, so a
+    commit in the clone refreshes that repository's merged caches (`store.githooks`)."""
     from memrepo.vcs import refs
 
     with open(refs.git_path(root, rs.TEAM_MARK), "w", encoding="utf-8") as fh:
         fh.write("listed by `memrepo team add` on this machine: the prompt hook reads this clone\n")
+        if repo:
+            fh.write(f"personal\t{os.path.abspath(repo)}\n")
 
 
 def _count(root: str) -> int:
@@ -213,13 +216,29 @@ def checkout_of(path: str) -> str | None:
 
 
 def refresh_all(repo: str, cwd: str | None = None) -> list[tuple[rs.Source, index.Report]]:
-    """Refresh every source but the personal one (whose cache its own git hooks keep)."""
+    """Refresh every source but the personal one (whose cache its own git hooks keep), then the
+    merged cache of the prompt context of `cwd` (`store.merged`)."""
     done = []
     for src in rs.found(repo, cwd, all_known=True)[1:]:
         report = refresh(src)
         if report is not None:
             done.append((src, report))
+    refresh_merged(repo, cwd)
     return done
+
+
+def refresh_merged(repo: str, cwd: str | None) -> Any:
+    """The merged cache of the prompt context of `cwd`, built unless current (a `merged.Built`, or
+    None). Never fails a caller: a merged cache that cannot be built leaves the prompt hook
+    reading each source's own cache, and doctor says so."""
+    import sqlite3
+
+    from memrepo.store import merged
+
+    try:
+        return merged.refresh(repo, cwd)
+    except (OSError, sqlite3.Error, MemrepoError):
+        return None
 
 
 def sync_teams(repo: str) -> list[tuple[str, Any]]:
@@ -233,7 +252,20 @@ def sync_teams(repo: str) -> list[tuple[str, Any]]:
             out.append((name, sync_lib.sync(folder, push=writable)))
         except MemrepoError as exc:
             out.append((name, exc))
+    refresh_known(repo)  # a team that moved leaves every merged cache stale: built again here
     return out
+
+
+def refresh_known(repo: str) -> None:
+    """Bring every merged cache this machine keeps up to date (`merged.refresh_known`); never fails."""
+    import sqlite3
+
+    from memrepo.store import merged
+
+    try:
+        merged.refresh_known(repo)
+    except (OSError, sqlite3.Error, MemrepoError):
+        pass
 
 
 def source_of(repo: str, cwd: str | None, name: str) -> rs.Source:
@@ -254,6 +286,10 @@ def describe(repo: str, cwd: str | None, do_refresh: bool = False) -> list[dict[
         problem = project_problem(src) if src.kind == rs.PROJECT else None
         if do_refresh and src.kind != rs.PERSONAL and not problem:
             refresh(src)
+    if do_refresh:
+        refresh_merged(repo, cwd)
+    for src in rs.found(repo, cwd, all_known=True):
+        problem = project_problem(src) if src.kind == rs.PROJECT else None
         why = problem or (freshness_of(src))
         out.append({"kind": src.kind, "name": src.name, "root": src.root, "cache": src.db,
                     "fresh": why is None, "state": why or "fresh"})
@@ -391,7 +427,23 @@ def checks(repo: str, cwd: str | None, check: Any) -> list[Any]:
             detail.append("no git hook of memrepo's runs in a code repository: the cache is refreshed at session "
                           "start and by `memrepo sources --refresh`")
         out.append(check(name, ok, "; ".join(detail), fix, warn=ok and bool(why)))
+    if len(rs.found(repo, cwd, all_known=True)) > 1:
+        out.append(_merged_check(repo, cwd, check))
     return out
+
+
+def _merged_check(repo: str, cwd: str | None, check: Any) -> Any:
+    """doctor's line for the merged cache of the prompt context of `cwd` (issue 41, part 2)."""
+    from memrepo.store import merged
+
+    state = merged.state(repo, cwd)
+    srcs = rs.found(repo, cwd)
+    where = rs.merged_db(srcs) if len(srcs) > 1 else ""
+    if state in ("current", "single"):
+        return check("merged cache", True, f"{where}: current" if state == "current" else
+                     "one source has a cache: nothing to merge")
+    return check("merged cache", True, f"{where}: {state}; the prompt hook reads each source's cache until it is "
+                 "built again", "memrepo sources --refresh", warn=True)
 
 
 def _remote_url(root: str, remote: str) -> str | None:

@@ -32,6 +32,7 @@ def main(argv: list[str]) -> int:
 
     for src, report in sources.refresh_all(repo, cwd):
         print(f"{src.label}: {report.as_dict()}")
+    sources.refresh_known(repo)  # the merged caches of other checkouts, left stale by a commit since
     return 0
 
 
