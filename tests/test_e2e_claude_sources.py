@@ -16,7 +16,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from e2e.harness import claude_bin, context_text, fake_api, hook_context_text, result_json, run_claude  # noqa: E402,F401
-from test_sources import _dirs, code, me, team  # noqa: E402,F401  (fixtures)
+from test_sources import _dirs, _fill, code, me, run, team  # noqa: E402,F401  (fixtures)
 
 pytestmark = pytest.mark.e2e
 
@@ -42,6 +42,11 @@ def test_team_and_project_memory_reach_the_model(me: str, code: str, claude_bin:
 
 
 def test_a_personal_rule_reaches_the_model_above_a_team_note(me: str, code: str, claude_bin: str, fake_api) -> None:  # noqa: F811
+    # Memories on other subjects, and the merged cache refreshed: recall over all sources is recall
+    # over one store, where a word half of a tiny store holds weighs nothing (test_sources's
+    # test_in_a_union_of_two_tiny_stores_a_word_both_hold_weighs_nothing)
+    _fill(me)
+    run("sources", "--cwd", code, "--refresh", repo=me)
     seen = _ask("should I indent python with tabs or spaces?", me, code, claude_bin, fake_api)
     assert "my-spaces" in seen and "team-tabs" in seen
     assert seen.index("my-spaces") < seen.index("team-tabs")
