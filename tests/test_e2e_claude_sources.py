@@ -15,10 +15,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from helpers import commit_all, write_memory  # noqa: E402
-from memrepo.store import sync  # noqa: E402
 from e2e.harness import claude_bin, context_text, fake_api, hook_context_text, result_json, run_claude  # noqa: E402,F401
-from test_sources import _dirs, _fill, code, me, run, team  # noqa: E402,F401  (fixtures)
+from test_sources import GRAFANA, _dirs, _fill, alice_pushes, code, me, run, team  # noqa: E402,F401  (fixtures)
 
 pytestmark = pytest.mark.e2e
 
@@ -58,14 +56,8 @@ def test_a_teammates_push_reaches_the_model_after_sync(me: str, team: tuple[str,
                                                        fake_api) -> None:
     """Another team member pushes a memory; `memrepo sync` on this machine, and the next prompt's
     request holds it, with no other step (the merged cache brought up to date by the sync)."""
-    _, alice = team
-    prompt = "which grafana dashboard shows the payment latency?"
-    assert "team-grafana" not in _ask(prompt, me, code, claude_bin, fake_api)
-    write_memory(alice, "team-grafana", title="Payment latency lives on the grafana payments dashboard",
-                 description="The grafana dashboard 'payments-p99' shows payment latency per region.",
-                 topics=["grafana", "payment latency"])
-    assert commit_all(alice, "grafana").returncode == 0
-    sync.sync(alice)
+    assert "team-grafana" not in _ask(GRAFANA, me, code, claude_bin, fake_api)
+    alice_pushes(team[1])
     run("sync", repo=me)
-    seen = _ask(prompt, me, code, claude_bin, fake_api)
+    seen = _ask(GRAFANA, me, code, claude_bin, fake_api)
     assert "team-grafana" in seen and "source: team acme" in seen

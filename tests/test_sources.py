@@ -147,17 +147,23 @@ def test_in_a_union_of_two_tiny_stores_a_word_both_hold_weighs_nothing(me: str, 
     assert [(h.id, h.source) for h in d.hits] == [("my-spaces", "")]
 
 
-def test_a_teammates_push_is_recalled_after_sync(me: str, team: tuple[str, str], code: str) -> None:
-    _, alice = team
-    prompt = "which grafana dashboard shows the payment latency?"
-    assert "team-grafana" not in hook(prompt, me, code)
+GRAFANA = "which grafana dashboard shows the payment latency?"  # what alice's push answers
+
+
+def alice_pushes(alice: str) -> None:
+    """Another team member writes a memory and pushes it to the team's remote."""
     write_memory(alice, "team-grafana", title="Payment latency lives on the grafana payments dashboard",
                  description="The grafana dashboard 'payments-p99' shows payment latency per region.",
                  topics=["grafana", "payment latency"])
     assert commit_all(alice, "grafana").returncode == 0
     sync.sync(alice)
+
+
+def test_a_teammates_push_is_recalled_after_sync(me: str, team: tuple[str, str], code: str) -> None:
+    assert "team-grafana" not in hook(GRAFANA, me, code)
+    alice_pushes(team[1])
     run("sync", repo=me)
-    assert "team-grafana" in hook(prompt, me, code)
+    assert "team-grafana" in hook(GRAFANA, me, code)
 
 
 def test_a_read_only_team_is_never_pushed(me: str, team: tuple[str, str]) -> None:
