@@ -98,13 +98,22 @@ def _by(kind: str) -> str:
 
 def _click(driver: object, element: object, until: str) -> None:
     """Click, then wait until the page that follows holds `until` (a click returns before its navigation ends)."""
-    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException, WebDriverException
     from selenium.webdriver.support.ui import WebDriverWait
+
+    def holds(d: object) -> bool:
+        try:
+            return until in d.find_element(_by("tag"), "body").text  # type: ignore[attr-defined]
+        except (StaleElementReferenceException, NoSuchElementException):
+            return False
+        except WebDriverException as exc:  # Chromium's form of "stale" while the next page replaces the body
+            if "does not belong to the document" in str(exc):
+                return False
+            raise
 
     element.click()  # type: ignore[attr-defined]
     # The body found may belong to the page being left: read it again until the new one holds `until`.
-    WebDriverWait(driver, 60, ignored_exceptions=(StaleElementReferenceException, NoSuchElementException)).until(
-        lambda d: until in d.find_element(_by("tag"), "body").text)
+    WebDriverWait(driver, 60).until(holds)
 
 
 def _shot(driver: object, name: str) -> None:
