@@ -442,8 +442,10 @@ def _merged_check(repo: str, cwd: str | None, check: Any) -> Any:
     if state in ("current", "single"):
         return check("merged cache", True, f"{where}: current" if state == "current" else
                      "one source has a cache: nothing to merge")
-    return check("merged cache", True, f"{where}: {state}; the prompt hook reads each source's cache until it is "
-                 "built again", "memrepo sources --refresh", warn=True)
+    reads = ("it as it stands until its refresh (started after each commit)" if state == "stale"
+             else "each source's own cache until it is built")
+    return check("merged cache", True, f"{where}: {state}; the prompt hook reads {reads}",
+                 "memrepo sources --refresh", warn=True)
 
 
 def _remote_url(root: str, remote: str) -> str | None:
