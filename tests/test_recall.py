@@ -446,6 +446,41 @@ def test_decay_orders_comparable_matches(repo: str) -> None:
 
 
 
+PAGER = {
+    # A standing instruction and a fact on the same subject, in the same words, written today (no
+    # decay between them) (issue 36).
+    "pager-handover-a": dict(class_="rule", created="2026-11-30", title="Pager handover on Monday mornings",
+                             description="The pager moves to the next person at 10:00 on Monday.",
+                             topics=["pager", "handover"], body="Handover.\n"),
+    "pager-handover-b": dict(class_="fact", created="2026-11-30", title="Pager handover on Monday mornings",
+                             description="The pager moves to the next person at 10:00 on Monday.",
+                             topics=["pager", "handover"], body="Handover.\n"),
+}
+
+
+def test_a_standing_instruction_comes_before_a_fact_bm25_finds_alike(repo: str) -> None:
+    # A rule or preference bears on every prompt about its subject (`rank.STANDING`, chosen on the
+    # fitting sets by `fit_recall.py --standing`); its score is the fact's times the prior.
+    store = _store(repo, dict(DEPLOY, **PAGER))
+    q = query.build_query("when does the pager handover happen on monday?")
+    db = search.connect(paths.index_db(store))
+    try:
+        hits = rank.rank(db, recall.weigh(q.terms, 1.0), today=TODAY, floors=False)
+    finally:
+        db.close()
+    assert [h.id for h in hits][:2] == ["pager-handover-a", "pager-handover-b"]
+    assert hits[0].relevance == pytest.approx(hits[1].relevance)
+    assert hits[0].score == pytest.approx(hits[1].score * rank.STANDING) and hits[0].score > hits[1].score
+
+
+def test_the_standing_prior_does_not_outvote_a_much_stronger_match(repo: str) -> None:
+    # The rule shares "friday" and "deploys" with the prompt; the note it is about holds far more of it.
+    store = _store(repo, dict(DEPLOY, **INCIDENTS))
+    d = recall.decide(store, "the queue stalled at checkout on friday, did redis evict the lease keys again?", today=TODAY)
+    assert ids(d)[0] == "event-queue-outage-2025"
+    assert "friday-freeze" not in ids(d)[:1]
+
+
 def test_one_shared_word_of_a_longer_prompt_is_weaker_evidence(repo: str) -> None:
     # Issue 17, part 2: one word of a longer prompt is what a memory shares with it by chance; the
     # decision weighs how many of the prompt's words a memory holds (calibrate's `nm`).

@@ -51,27 +51,27 @@ FEATURES = ("lnrel", "cov", "covall", "subj", "ent", "tech", "common", "owncov",
 SIGNS = {"lnrel": 1, "cov": 1, "covall": 1, "subj": 1, "ent": 1, "tech": -1, "common": -1, "owncov": 1, "names": -1,
          "other": -1, "margin": 1, "nm": 1, "lnnt": 0, "scope": 1, "bare": 0, "techw": -1, "ours": 1}
 # Fitted by tests/bench/fit_recall.py (see its docstring for the sets and the command).
-INTERCEPT = -3.9668
+INTERCEPT = -4.8669
 COEF = {
-    'lnrel': 0.8262,
+    'lnrel': 0.6583,
     'cov': 0.0000,
     'covall': 0.0000,
     'subj': 0.0000,
     'ent': 0.0000,
-    'tech': -4.6145,
-    'common': -1.3240,
+    'tech': -5.1234,
+    'common': -1.3222,
     'owncov': 0.0000,
-    'names': -6.4799,
-    'other': -0.0999,
-    'margin': 0.5947,
-    'nm': 0.8035,
-    'lnnt': 0.3569,
-    'scope': 3.1335,
-    'bare': 1.8393,
-    'techw': -9.0600,
-    'ours': 5.0552,
+    'names': -6.5602,
+    'other': -0.0454,
+    'margin': 0.4956,
+    'nm': 0.8151,
+    'lnnt': 0.4406,
+    'scope': 3.7828,
+    'bare': 1.8466,
+    'techw': -9.1568,
+    'ours': 5.4057,
 }
-THRESHOLD = 0.72  # inject when p_inject of the best match reaches it
+THRESHOLD = 0.73  # inject when p_inject of the best match reaches it
 RUNNER_UP = 0.3  # a further candidate is injected beside the best when it scores at least this share of it
 
 def fts_idf(df: int, n: int) -> float:
