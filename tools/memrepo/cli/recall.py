@@ -60,7 +60,7 @@ def recall(ctx: click.Context, prompt: str, cwd: str | None, previous: str | Non
 
 def _candidate(h: Any, reason: str | None) -> dict:  # type: ignore[type-arg]
     return {"id": h.id, "score": round(h.score, 4), "relevance": round(h.relevance, 4), "scope": round(h.scope, 4),
-            "priority": round(h.priority, 4), "matched": dict(sorted(h.matched.items())),
+            "priority": round(h.priority, 4), "lent": round(h.lent, 4), "matched": dict(sorted(h.matched.items())),
             "p": round(h.p, 4) if h.features else None, "features": {k: round(v, 4) for k, v in h.features.items()},
             "cut": reason, **({"source": h.source} if h.source else {})}
 
