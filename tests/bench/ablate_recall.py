@@ -2,11 +2,11 @@
 
     python tests/bench/ablate_recall.py [--sets dev,recall,...] [--only decay,standing,...]
 
-Issue 36: a heuristic on top of field-weighted BM25 (decay, the standing instructions' prior, the
-superseded and unverified penalties, the other-project factor, the previous turn's half weight)
-stays only where it beats going without it on sets it was not tuned on. Each line runs a set
-through the hook's own path (`memrepo eval`'s, `evaluation.evaluate`) with one of `rank`'s
-constants made neutral (1.0) and the decision's fitted constants as they are (not refitted), and
+Issue 36: a heuristic on top of field-weighted BM25 (decay, the standing instructions' prior, a
+session's share to its turns, the superseded and unverified penalties, the other-project factor,
+the previous turn's half weight) stays only where it beats going without it on sets it was not
+tuned on. Each line runs a set through the hook's own path (`memrepo eval`'s,
+`evaluation.evaluate`) with one of `rank`'s constants made neutral (a factor 1, a share 0) and the decision's fitted constants as they are (not refitted), and
 prints recall's ranking before its decision in its first two (three on LoCoMo), the hit and the
 silence through the decision, beside the same with every heuristic in force and plain BM25's
 first two. Every set says how it stands to the fitted decision (`labeled.note`). Decay is
@@ -29,14 +29,15 @@ from memrepo.evaluation import evaluate  # noqa: E402
 from memrepo.recall import rank  # noqa: E402
 
 TODAY = time.mktime((2026, 11, 30, 0, 0, 0, 0, 0, -1))
-# The heuristic -> the constant of `rank` that makes it, as a factor on a candidate's score.
+# The heuristic -> the constant of `rank` that makes it, and the value that makes it do nothing.
 HEURISTICS = {
-    "decay": "DECAY_FLOOR",
-    "standing": "STANDING",
-    "superseded": "SUPERSEDED_PENALTY",
-    "unverified": "UNVERIFIED_PENALTY",
-    "other-project": "OTHER_PROJECT",
-    "previous-turn": "CONTEXT_ONLY",
+    "decay": ("DECAY_FLOOR", 1.0),
+    "standing": ("STANDING", 1.0),
+    "session": ("SESSION_LEND", 0.0),
+    "superseded": ("SUPERSEDED_PENALTY", 1.0),
+    "unverified": ("UNVERIFIED_PENALTY", 1.0),
+    "other-project": ("OTHER_PROJECT", 1.0),
+    "previous-turn": ("CONTEXT_ONLY", 1.0),
 }
 
 
@@ -68,14 +69,14 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name} | {labeled.note(name)} | none | {now['ranked']:.3f} | {now['hit']:.3f} | {now['silence']:.3f}"
                   f" | {now['plain']:.3f}", flush=True)
             for heuristic in off:
-                constant = HEURISTICS[heuristic]
+                constant, neutral = HEURISTICS[heuristic]
                 kept = getattr(rank, constant)
-                setattr(rank, constant, 1.0)
+                setattr(rank, constant, neutral)
                 try:
                     got = measure(name, tmp)
                 finally:
                     setattr(rank, constant, kept)
-                print(f"{name} | {labeled.note(name)} | {heuristic} (x{kept:g} -> x1) | {now['ranked']:.3f} -> "
+                print(f"{name} | {labeled.note(name)} | {heuristic} ({kept:g} -> {neutral:g}) | {now['ranked']:.3f} -> "
                       f"{got['ranked']:.3f} | {now['hit']:.3f} -> {got['hit']:.3f} | {now['silence']:.3f} -> "
                       f"{got['silence']:.3f} | {got['plain']:.3f}", flush=True)
     return 0
