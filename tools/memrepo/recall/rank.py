@@ -33,6 +33,7 @@ CONTEXT_ONLY = 0.5  # a memory only the previous turn's words found (issue 17)
 # as decay is: the decision's evidence divides it out). Chosen on the fitting sets alone:
 # `python tests/bench/fit_recall.py --grid STANDING=1,1.05,1.1,1.15,1.2,1.25,1.3` (issue 36).
 STANDING = 1.15
+STANDING_CLASSES = frozenset(("rule", "preference"))
 # In an imported conversation (memories that are dialogue turns: `bare`, with a `session`) a turn's
 # subject is its session's: the answer to a question shares few of its words. Each such candidate
 # takes this share of the best score another turn of its session has among the candidates (an
@@ -115,7 +116,7 @@ def _priority(hit: Hit, today: float, noisy: "frozenset[str] | set[str]" = froze
             p *= DECAY_FLOOR + (1.0 - DECAY_FLOOR) * 0.5 ** (_age_days(since, today) / float(hit.half_life))
         except (ValueError, OverflowError):  # a negative half-life in a cache built before issue 38
             pass
-    if hit.cls in ("rule", "preference"):
+    if hit.cls in STANDING_CLASSES:
         p *= STANDING
     if hit.status in ("superseded", "retired"):
         p *= SUPERSEDED_PENALTY
@@ -174,6 +175,7 @@ def rank(db: "sqlite3.Connection", terms: list[tuple[str, float]], project: "str
     now = time.time() if today is None else today
     words = {t for t, _ in terms}
     hits = []
+    sessions: dict[str, list[Hit]] = {}  # the dialogue turns among them, by session (`_lend`)
     for ev in scored.values():
         hit = Hit(ev.row[2:], ev.score)
         hit.matched = ev.matched
@@ -185,8 +187,10 @@ def rank(db: "sqlite3.Connection", terms: list[tuple[str, float]], project: "str
             hit.priority *= weights.get(hit.id[:hit.id.find(":") + 1], 1.0)
         hit.score = hit.relevance * hit.scope * hit.priority * (1.0 if hit.own else CONTEXT_ONLY)
         hits.append(hit)
-    if SESSION_LEND:
-        _lend(hits)
+        if hit.bare and hit.session:
+            sessions.setdefault(hit.session, []).append(hit)
+    if SESSION_LEND and sessions:
+        _lend(sessions)
     hits.sort(key=lambda h: (-h.score, h.id))
     # The best match decides; the next ones are judged too only for a caller who reads them all.
     _judge(hits, calibrate.Query(terms, facts.dfs, facts.n, origin, named, facts.tech, ours),
@@ -222,13 +226,10 @@ def _nothing(why: str, *outs: "list[tuple[Hit | None, str]] | list[tuple[Hit | N
     return []
 
 
-def _lend(hits: list[Hit]) -> None:
-    """Each dialogue turn among `hits` (bare, with a session) takes SESSION_LEND of the best score
-    another turn of its session has among them, all from the scores before any lending."""
-    sessions: dict[str, list[Hit]] = {}
-    for h in hits:
-        if h.bare and h.session:
-            sessions.setdefault(h.session, []).append(h)
+def _lend(sessions: dict[str, list[Hit]]) -> None:
+    """Each dialogue turn among the candidates (bare, with a session: `sessions` holds them by
+    session) takes SESSION_LEND of the best score another turn of its session has among them, all
+    from the scores before any lending."""
     for turns in sessions.values():
         if len(turns) < 2:
             continue
