@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from helpers import memory_text, write_file
+from helpers import commit_all, memory_text, write_file
 from memrepo.cli.main import cli
 from memrepo.base import paths
 from memrepo.recall import decide, search, sources as rs
@@ -217,3 +217,25 @@ def test_an_add_brings_the_merged_cache_up_to_date_off_the_add_s_path(me: str, c
     assert seen == [rs.merged_db(rs.found(me, code))]  # the merged cache alone, not the three
     assert "payment-latency-alerts" in [h.id for h in d.hits]
     assert "payment-latency-alerts" in hook(prompt, me, code)
+
+
+def test_a_session_lends_only_to_its_own_sources_turns(me: str, code: str) -> None:
+    """A session id is its source's: a project's turn that names the session of one of your own
+    turns borrows nothing from it in the merged cache (issue 36's share, issue 41's one ranking)."""
+    turn = dict(class_="event", source="import", created="2026-11-30", session="s-shared")
+    write_file(me, "memory/turn-mine.md", memory_text(
+        "turn-mine", title="the ledger queue lease was lost", body="the payments worker lost the ledger queue lease\n",
+        description="the payments worker lost the ledger queue lease", **turn))
+    assert commit_all(me).returncode == 0
+    write_file(code, ".memrepo/memory/turn-theirs.md", memory_text(
+        "turn-theirs", title="a lease", body="a lease\n", description="a lease", **turn))
+    project = rs.found(me, code)[-1]
+    sources.refresh(project)
+    run("sources", "--cwd", code, "--refresh", repo=me)
+    assert merged.state(me, code) == "current"
+    why: list[Any] = []
+    decide.decide(me, "why did the payments worker lose the ledger queue lease?", cwd=code, explain=why)
+    found = {h.id: h for h, _ in why if h is not None}
+    assert found["turn-mine"].source == "" and found["turn-theirs"].source.startswith("project")
+    assert found["turn-theirs"].lent == 0.0 and found["turn-mine"].lent == 0.0
+

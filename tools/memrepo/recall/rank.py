@@ -175,7 +175,7 @@ def rank(db: "sqlite3.Connection", terms: list[tuple[str, float]], project: "str
     now = time.time() if today is None else today
     words = {t for t, _ in terms}
     hits = []
-    sessions: dict[str, list[Hit]] = {}  # the dialogue turns among them, by session (`_lend`)
+    sessions: dict[str, list[Hit]] = {}  # the dialogue turns among them, by source and session (`_lend`)
     for ev in scored.values():
         hit = Hit(ev.row[2:], ev.score)
         hit.matched = ev.matched
@@ -187,8 +187,8 @@ def rank(db: "sqlite3.Connection", terms: list[tuple[str, float]], project: "str
             hit.priority *= weights.get(hit.id[:hit.id.find(":") + 1], 1.0)
         hit.score = hit.relevance * hit.scope * hit.priority * (1.0 if hit.own else CONTEXT_ONLY)
         hits.append(hit)
-        if hit.bare and hit.session:
-            sessions.setdefault(hit.session, []).append(hit)
+        if hit.bare and hit.session:  # a session is one source's: in a merged cache, by the id's source tag
+            sessions.setdefault(hit.id[:hit.id.find(":") + 1] + hit.session, []).append(hit)
     if SESSION_LEND and sessions:
         _lend(sessions)
     hits.sort(key=lambda h: (-h.score, h.id))
