@@ -6,7 +6,6 @@ on every set beside plain BM25.
     python tests/bench/fit_recall.py --check    # exit 1 when calibrate.py differs from a fresh fit
     python tests/bench/fit_recall.py --grid STANDING=1,1.1,1.2   # the fitting sets' objective for
                                                 # each value of one of rank's priors, each with its own fit
-    python tests/bench/fit_recall.py --grid PREFIX_CHARS=4,5 --grid PREFIX_WEIGHT=0,0.5   # every pair
 
 The fitting sets are `labeled.FIT`: the development set (../shared/eval/dev), tests/data/recall
 and tests/data/recall_held, and LoCoMo's training half (../shared/data/locomo-train). Every other
@@ -28,7 +27,6 @@ recalled (hit@2; R@3 on LoCoMo) and the share of silent prompts left silent.
 from __future__ import annotations
 
 import argparse
-import itertools
 import math
 import os
 import re
@@ -43,7 +41,7 @@ import labeled  # noqa: E402
 
 from memrepo.evaluation import checkouts, evaluate  # noqa: E402
 from memrepo.base import paths
-from memrepo.recall import calibrate, decide, rank, search  # noqa: E402
+from memrepo.recall import calibrate, decide, rank  # noqa: E402
 
 TODAY = time.mktime((2026, 11, 30, 0, 0, 0, 0, 0, -1))
 L2 = 1.0
@@ -54,16 +52,10 @@ def top_k(name: str) -> int:
     return 3 if name == "locomo" else 2
 
 
-_BUILT: dict[tuple[str, str], Any] = {}  # the stores collect built, by set and folder: a grid builds each once
-
-
 def collect(name: str, tmp: str) -> list[dict[str, Any]]:
     """One record per prompt: its kind, what it expects and the candidates in score order."""
     out = []
-    built = _BUILT.get((name, tmp))
-    if built is None:
-        built = _BUILT[name, tmp] = labeled.stores(name, os.path.join(tmp, name))
-    for store, repo, rows in built:
+    for store, repo, rows in labeled.stores(name, os.path.join(tmp, name)):
         with sqlite3.connect(paths.index_db(repo)) as db:
             where = checkouts.Checkouts.of_store(os.path.join(tmp, "cwd", name, store), db)
         for row in rows:
@@ -238,28 +230,23 @@ def report(names: list[str], tmp: str) -> None:
 
 
 PRIORS = ("STANDING", "SESSION_LEND")  # rank's constants chosen by `grid`
-PREFIX = ("PREFIX_CHARS", "PREFIX_WEIGHT")  # search's prefix search of unknown words (an experiment, off)
 
 
-def grid(name: str, values: list[float], also: "list[tuple[str, list[float]]] | None" = None) -> int:
+def grid(name: str, values: list[float]) -> int:
     """A prior of the ranking (`rank.STANDING`, `rank.SESSION_LEND`) is chosen as the decision's
     constants are: on the fitting sets alone, by the objective their own fit reaches with it (the
-    judged sets are never read here). `also`: more constants, each value of each tried with each
-    of the others (the prefix search's letters and weight)."""
-    axes = [(name, values)] + (also or [])
+    judged sets are never read here)."""
     best = None
-    with tempfile.TemporaryDirectory(prefix="memrepo-fit-") as tmp:
-        for i, point in enumerate(itertools.product(*[[(n, v) for v in vs] for n, vs in axes])):
-            for n, v in point:
-                setattr(search if n in PREFIX else rank, n, int(v) if n == "PREFIX_CHARS" else v)
-            records = [r for set_name in labeled.FIT for r in collect(set_name, tmp)]
+    for i, value in enumerate(values):
+        setattr(rank, name, value)
+        with tempfile.TemporaryDirectory(prefix="memrepo-fit-") as tmp:
+            records = [r for name in labeled.FIT for r in collect(name, tmp)]
             intercept, coef = fitted(records)
             score = objective(records, intercept, coef, best_threshold(records, intercept, coef))
-            label = ", ".join(f"{n} = {v:g}" for n, v in point)
-            print(f"{label}: objective on the fitting sets {score:.4f}", flush=True)
-            best = max(best or (score, -i, label), (score, -i, label))
+        print(f"{name} = {value:g}: objective on the fitting sets {score:.4f}", flush=True)
+        best = max(best or (score, -i, value), (score, -i, value))
     assert best is not None
-    print(f"best: {best[2]}")
+    print(f"best: {name} = {best[2]:g}")
     return 0
 
 
@@ -268,23 +255,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--write", action="store_true", help="write the fitted constants into calibrate.py")
     ap.add_argument("--check", action="store_true", help="exit 1 when calibrate.py holds other constants")
     ap.add_argument("--report", default=",".join(labeled.SETS), help="sets to report (default: all that exist here)")
-    ap.add_argument("--grid", metavar="NAME=V1,V2,...", action="append",
-                    help=f"values of one of rank's priors ({', '.join(PRIORS)}) or of the prefix search of unknown "
-                    f"words ({', '.join(PREFIX)}; weight 0: none): fit at each and print the fitting sets' objective, "
-                    "nothing else; given twice, every pair of values")
+    ap.add_argument("--grid", metavar="NAME=V1,V2,...", help=f"values of one of rank's priors ({', '.join(PRIORS)}): "
+                    "fit at each and print the fitting sets' objective, nothing else")
     args = ap.parse_args(argv)
     missing = [n for n in labeled.FIT if n not in labeled.available(list(labeled.FIT))]
     if missing:
         print(f"fit_recall: the fitting sets {missing} are not here ({[labeled.SETS[n] for n in missing]})", file=sys.stderr)
         return 2
     if args.grid:
-        axes = []
-        for spec in args.grid:
-            name, _, values = spec.partition("=")
-            if name not in PRIORS + PREFIX or not values:
-                ap.error(f"--grid wants NAME=V1,V2,... with NAME one of {', '.join(PRIORS + PREFIX)}")
-            axes.append((name, [float(v) for v in values.split(",")]))
-        return grid(*axes[0], also=axes[1:])
+        name, _, values = args.grid.partition("=")
+        if name not in PRIORS or not values:
+            ap.error(f"--grid wants NAME=V1,V2,... with NAME one of {', '.join(PRIORS)}")
+        return grid(name, [float(v) for v in values.split(",")])
     with tempfile.TemporaryDirectory(prefix="memrepo-fit-") as tmp:
         records = [r for name in labeled.FIT for r in collect(name, tmp)]
         intercept, coef = fitted(records)

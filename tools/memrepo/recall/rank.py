@@ -158,9 +158,6 @@ def rank(db: "sqlite3.Connection", terms: list[tuple[str, float]], project: "str
         return []
     origin = origin or {}
     facts = search.Lookups(db, [t for t, _ in terms])
-    words = {t for t, _ in terms}
-    if not all(facts.dfs.get(t) for t in words):
-        terms, origin, own = _widen(db, facts, terms, origin, own, named)
     if own and not any(facts.dfs.get(t, 0) for t in own):
         # The previous turn sharpens a prompt whose own words the store knows; when it knows none
         # of them ("explain that again but shorter" after a deploy turn), it alone never recalls.
@@ -176,6 +173,7 @@ def rank(db: "sqlite3.Connection", terms: list[tuple[str, float]], project: "str
                         explain, silence)
     scope = projects.scope_of(project)
     now = time.time() if today is None else today
+    words = {t for t, _ in terms}
     hits = []
     sessions: dict[str, list[Hit]] = {}  # the dialogue turns among them, by session (`_lend`)
     for ev in scored.values():
@@ -219,27 +217,6 @@ def rank(db: "sqlite3.Connection", terms: list[tuple[str, float]], project: "str
         best = hits[0]
         silence.append((best, why_not(best, best, 0, limit) or "no live memory: superseded or retired, without a live successor"))
     return kept[:limit]
-
-
-def _widen(db: "sqlite3.Connection", facts: search.Lookups, terms: list[tuple[str, float]], origin: "dict[str, str]",
-           own: "frozenset[str] | set[str]", named: "frozenset[str] | set[str]") -> \
-        "tuple[list[tuple[str, float]], dict[str, str], frozenset[str] | set[str]]":
-    """The query with each of the prompt's own words the store has never seen (not a name: a person
-    or product the store does not know stays what it is) replaced by its prefix term, at
-    `search.PREFIX_WEIGHT` of its weight, where some memory holds a word it begins (`search.widen`).
-    The prefix term keeps the word's origin; the decision counts it as a word the store knows."""
-    prefixes = search.widen(db, facts, terms, lambda t: origin.get(t, "own") == "own" and t not in named)
-    if not prefixes:
-        return terms, origin, own
-    out: dict[str, float] = {}
-    for t, w in terms:
-        if t in prefixes:
-            t, w = prefixes[t], w * search.PREFIX_WEIGHT
-        out[t] = max(out.get(t, 0.0), w)  # two words of one prefix are one term
-    origin = {**origin, **{p: origin.get(t, "own") for t, p in prefixes.items()}}
-    if own:
-        own = set(own) | {p for t, p in prefixes.items() if t in own}
-    return list(out.items()), origin, own
 
 
 def _nothing(why: str, *outs: "list[tuple[Hit | None, str]] | list[tuple[Hit | None, str | None]] | None") -> list[Hit]:

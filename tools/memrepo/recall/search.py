@@ -15,7 +15,6 @@ from memrepo.recall import porter
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import sqlite3
-    from typing import Callable
 
 
 _sqlite = _fast.load_sqlite()
@@ -39,15 +38,6 @@ COMMON_DF_SHARE = 0.25
 FINDER_DF_SHARE = 0.12
 COMMON_DF_MIN = 60
 SEED_DF_SHARE = 0.04
-# A prompt word no memory holds is searched by its first PREFIX_CHARS letters (`widen`), at
-# PREFIX_WEIGHT of its own weight: "configuracao" finds "configuration", "contexto" "contexts".
-# An experiment, off (weight 0): `python tests/bench/fit_recall.py --prefix 5:0,5:0.55` fits the
-# decision with it on the fitting sets; 5:0.55 was their best, and the judged sets lost more
-# silence than they gained hits (docs/recall.md, "Tried and not kept"; issue 36).
-PREFIX_CHARS = 5
-PREFIX_MIN = 6  # letters a word needs to be searched by its prefix
-PREFIX_WEIGHT = 0.0
-PREFIX_MARK = "*"  # ends a prefix term; never in a word the tokenizer made (it separates on "*")
 
 # What the cache's term statistics were made for (store/docstats.py writes it into meta).
 DOCSTATS = "v1 w2=" + ",".join(str(int(w * 2)) for w in WEIGHTS) + " g=subject,names,prose"
@@ -80,35 +70,6 @@ def connect(db_path: str) -> "sqlite3.Connection":
 def quote(term: str) -> str:
     """A term as an FTS5 string: user text never reaches MATCH unquoted."""
     return '"' + term.replace('"', '""') + '"'
-
-
-def match(term: str) -> str:
-    """A query term as FTS5 reads it: quoted, and a prefix term (`widen`'s "contex*") as the prefix
-    query `"contex" *`: the star is FTS5's operator outside the quotes, the letters stay quoted."""
-    if term[-1:] == PREFIX_MARK:
-        return quote(term[:-1]) + " *"
-    return quote(term)
-
-
-def widen(db: "sqlite3.Connection", facts: "Lookups", terms: "list[tuple[str, float]]",
-          eligible: "Callable[[str], bool]") -> "dict[str, str]":
-    """The prefix terms of the words no memory holds: each `eligible` word of PREFIX_MIN letters
-    or more that the store has never seen ("configuracao", "contexto": a cognate, a variant) ->
-    its first PREFIX_CHARS letters as a prefix term ("confi*"), when some memory holds a word
-    that starts with them. Their document counts join `facts` (one statement, each walk bounded
-    as `Lookups`' are); a prompt whose words the store all knows runs none."""
-    wanted = {t: t[:PREFIX_CHARS] + PREFIX_MARK for t, _ in terms
-              if len(t) >= PREFIX_MIN and len(t) > PREFIX_CHARS and not facts.dfs.get(t) and t.isalpha() and eligible(t)}
-    if not wanted or PREFIX_WEIGHT <= 0.0:
-        return {}
-    new = sorted(set(wanted.values()) - facts.dfs.keys())
-    if new:
-        cap = max(COMMON_DF_MIN, int(facts.n * COMMON_DF_SHARE)) + 1
-        sql = " UNION ALL ".join(f"SELECT {i}, (SELECT count(*) FROM (SELECT 1 FROM fts WHERE fts MATCH ? LIMIT {cap}))"
-                                 for i in range(len(new)))
-        for i, df in db.execute(sql, [match(p) for p in new]).fetchall():
-            facts.dfs[new[i]] = int(df)
-    return {t: p for t, p in wanted.items() if facts.dfs.get(p)}
 
 
 def _bm25(weights: tuple[float, ...] | tuple[int, ...]) -> str:
@@ -229,8 +190,8 @@ def _candidates(db: "sqlite3.Connection", seeds: list[str], active: list[str], d
     On a store where the seeds' rows fit the budget, the search is the OR of the seeds.
     """
     if together < 2 or len(active) < 2 or sum(dfs[t] for t in seeds) <= WALK_BUDGET:
-        return _top(db, " OR ".join(match(t) for t in seeds), limit)
-    pairs = [f"({match(a)} AND {match(b)})" for i, a in enumerate(seeds) for b in seeds[i + 1:]]
+        return _top(db, " OR ".join(quote(t) for t in seeds), limit)
+    pairs = [f"({quote(a)} AND {quote(b)})" for i, a in enumerate(seeds) for b in seeds[i + 1:]]
     found = _top(db, " OR ".join(pairs), limit) if pairs else []
     # the rarest other terms, as many as fit the budget (at least one): bm25 scores only rows in
     # both lists, at most the others' rows, so long doclists of everyday words are never scored
@@ -242,7 +203,7 @@ def _candidates(db: "sqlite3.Connection", seeds: list[str], active: list[str], d
         others.append(t)
         rows += dfs[t]
     if len(found) < limit and others:
-        expr = f"({' OR '.join(match(t) for t in seeds)}) AND ({' OR '.join(match(t) for t in others)})"
+        expr = f"({' OR '.join(quote(t) for t in seeds)}) AND ({' OR '.join(quote(t) for t in others)})"
         have = set(found)
         found += [r for r in _top(db, expr, limit) if r not in have][:limit - len(found)]
     return found
@@ -278,8 +239,8 @@ def _term_hits(db: "sqlite3.Connection", terms: list[str], rowids: list[int],
     sql = " UNION ALL ".join(one.format(i=i) for i in range(len(terms)))
     if walk:
         keep = set(rowids)
-        return [row for row in db.execute(sql, [match(t) for t in terms]) if row[1] in keep]
-    return db.execute(sql, [x for t in terms for x in [match(t)] + rowids]).fetchall()  # type: ignore[no-any-return]
+        return [row for row in db.execute(sql, [quote(t) for t in terms]) if row[1] in keep]
+    return db.execute(sql, [x for t in terms for x in [quote(t)] + rowids]).fetchall()  # type: ignore[no-any-return]
 
 
 def _stat_hits(wanted: "list[tuple[int, str, int]]", docs: "list[tuple[int, int, str]]",
