@@ -18,7 +18,7 @@ of the tree computed by `git merge-tree`, validated, then pushed). Each case is 
 ROUNDS times. Also `memrepo sync` with nothing to do.
 
     .venv/bin/python tests/bench/bench_writes.py [--memories 1000] [--adds 10] [--sync-memories 10000]
-        [--remote-commits 100] [--rounds 5] [--reuse DIR] [--no-sync] [--compare] [--callgrind] [--out FILE]
+        [--remote-commits 100] [--rounds 5] [--reuse DIR] [--no-sync] [--compare] [--callgrind] [--timeline] [--out FILE]
 
 Issue 44's goals are printed beside the figures: a lone add ≤ 0.3 s at 10,000 memories and ≤ 1 s
 at 100,000; ten writers' median ≤ 3× a lone add. `--reuse DIR` keeps the generated repository
@@ -31,6 +31,11 @@ not change: a lone add's process tree (the CLI's own process, and git), then ten
 once, each a process tree: which of them held the lock (its tree ran `git update-ref`) and which
 only waited for a holder to commit its change, and the floor instructions set: ten adds' count
 shared by this machine's cores, over a lone add's.
+
+`--timeline` runs the ten writers once more, each add traced (tests/bench/writes_timeline.py,
+wrappers set from outside memrepo): each add's segments (start, click, the change, the wait, the
+lock hold, the exit), each lock hold's steps and the cores busy meanwhile, and how long a
+waiter's answer lay written but unread.
 """
 
 from __future__ import annotations
@@ -172,7 +177,7 @@ def callgrind_summary(lone: list[dict[str, Any]], ten: list[dict[str, Any]]) -> 
 
 
 def bench_add(root: str, n: int, adds: int, python: str, reuse: str | None = None, compare: bool = False,
-              rounds: int = 1, callgrind: bool = False) -> dict[str, Any]:
+              rounds: int = 1, callgrind: bool = False, timeline: bool = False) -> dict[str, Any]:
     repo = os.path.join(reuse, str(n)) if reuse else os.path.join(root, "add-repo")
     info = {"n": n, "seed": 11} if os.path.isdir(os.path.join(repo, "memory")) else benchlib.make_repo(repo, n, seed=11, python=python)
     env = benchlib.bench_env(repo, python)
@@ -193,6 +198,10 @@ def bench_add(root: str, n: int, adds: int, python: str, reuse: str | None = Non
     for grouped, key in ((True, "ten_writers"), (False, "ten_writers_ungrouped")):
         if runs[grouped]:
             result[key] = ten_summary(runs[grouped], single)
+    if timeline:
+        import writes_timeline
+
+        result["timeline"] = writes_timeline.run(repo, python, env, WRITERS, adds, os.path.join(root, "timeline"))
     if callgrind:
         lone = [c for _ in range(2) for c in callgrind_adds(repo, python, env, 1)]
         result["callgrind"] = callgrind_summary(lone, callgrind_adds(repo, python, env, WRITERS))
@@ -200,7 +209,7 @@ def bench_add(root: str, n: int, adds: int, python: str, reuse: str | None = Non
     count = subprocess.run(["git", "log", "--format=%s"], cwd=repo, capture_output=True, text=True).stdout
     result["check"] = {"status_clean": out == "", "add_commits": sum(s.startswith("add: ") for s in count.splitlines()),
                        "expected": 1 + adds + WRITERS * adds * (2 * rounds if compare else 1)
-                       + (2 + WRITERS if callgrind else 0)}
+                       + (2 + WRITERS if callgrind else 0) + (WRITERS * adds if timeline else 0)}
     if reuse:
         result["check"]["expected"] = "(a reused repository: all earlier runs' adds too)"
     result["repo"] = {k: info[k] for k in ("n", "seed")}
@@ -291,6 +300,9 @@ def main() -> int:
                          "interleaved, --rounds times each")
     ap.add_argument("--callgrind", action="store_true",
                     help="also count instructions (valgrind --tool=callgrind): a lone add, and ten at once")
+    ap.add_argument("--timeline", action="store_true",
+                    help="also run the ten writers traced once more: where each add's wall time goes, each lock hold's "
+                         "steps, how long an answer lay unread (tests/bench/writes_timeline.py)")
     ap.add_argument("--out", help="write the figures as JSON here")
     args = ap.parse_args()
     python = sys.executable
@@ -298,7 +310,7 @@ def main() -> int:
     root = tempfile.mkdtemp(prefix="memrepo-bench-writes-")
     try:
         data["add"] = add = bench_add(root, args.memories, args.adds, python, args.reuse, args.compare, args.rounds,
-                                      args.callgrind)
+                                      args.callgrind, args.timeline)
         goal = {10000: "≤ 300 ms", 100000: "≤ 1,000 ms"}.get(args.memories, "≤ 300 ms at 10,000, ≤ 1,000 ms at 100,000")
         print(f"add, {args.memories:,} memories:")
         print(f"  1 writer   {fmt(add['one_writer']['latency_ms'])}  p90 {add['one_writer']['p90_ms']} ms, "
@@ -315,6 +327,10 @@ def main() -> int:
                   f"{one['git_ir'] / 1e6:.0f} M); 10 writers {cg['ten_per_add_ir'] / 1e6:.0f} M per add, {cg['holds']} lock "
                   f"holds, a holder {(cg['holder_ir_median'] or 0) / 1e6:.0f} M, a waiter {(cg['waiter_ir_median'] or 0) / 1e6:.0f} M "
                   f"(medians); floor on {os.cpu_count()} cores {cg['ir_floor_vs_one']}x a lone add (goal ≤ 3x)")
+        if "timeline" in add:
+            import writes_timeline
+
+            print("\n".join(writes_timeline.report(add.pop("timeline"))))
         print(f"  check: {add['check']}")
         if not args.no_sync:
             data["sync"] = s = bench_sync(root, args.sync_memories, args.remote_commits, args.rounds, python)
