@@ -226,6 +226,17 @@ class Entry:
             self.fd = None
 
 
+def queued(repo: str) -> bool:
+    """Whether a live writer's change waits in the queue, not yet taken by a holder: some holder
+    commits it next (asked without waiting; a commit-graph layer waits for it)."""
+    try:
+        where = folder(repo)
+        names = os.listdir(where)[:MAX_LISTED]
+    except (OSError, GitError):
+        return False
+    return any(n.endswith(QUEUED) and not n.startswith(".") and lock.alive(os.path.join(where, n)) for n in names)
+
+
 def _landed(repo: str, sha: str) -> bool:
     """Whether commit `sha` is HEAD or behind it."""
     if not sha:
