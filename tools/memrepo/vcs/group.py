@@ -50,7 +50,7 @@ gitcmd.ask_together(NAME)
 MAX_GROUP = 16  # changes one lock hold commits (the holder's own included)
 MAX_ENTRY_BYTES = 4 * 1024 * 1024  # a queued change: a few memory files
 MAX_LISTED = 256  # queue entries one holder looks at
-QUEUED, TAKEN, ANSWER = ".json", ".taken", ".out"
+QUEUED, TAKEN, ANSWER, WAKE = ".json", ".taken", ".out", ".wake"
 
 
 def folder(repo: str) -> str:
@@ -77,7 +77,7 @@ def submit(repo: str, change: Change, hooks: Hooks, wait: float = lock.WAIT) -> 
     try:
         for rounds in range(2):
             try:
-                with lock.held(repo, wait, waiting=waiting) as holding:
+                with lock.held(repo, wait, waiting=waiting, wake=lambda: entry.wake if entry else None) as holding:
                     if not holding and entry is not None:
                         return entry.outcome().result()
                     return _lead(repo, change, entry, hooks)
@@ -135,10 +135,13 @@ def _lead(repo: str, change: Change, entry: Entry | None, hooks: Hooks) -> tuple
 
 class Entry:
     """One queued change: `<name>.json` while it waits, `<name>.taken` once a holder claimed it,
-    `<name>.out` the holder's answer. `fd` (the writer's only) holds the flock that says it waits."""
+    `<name>.out` the holder's answer, `<name>.wake` a FIFO its holder writes a byte to once the
+    answer is there. `fd` (the writer's only) holds the flock that says it waits; `wake` is the
+    FIFO's read end (None where none could be made: the writer then only polls)."""
 
-    def __init__(self, where: str, name: str, fd: int | None = None, change: Change | None = None) -> None:
-        self.where, self.name, self.fd, self.change = where, name, fd, change
+    def __init__(self, where: str, name: str, fd: int | None = None, change: Change | None = None,
+                 wake: int | None = None) -> None:
+        self.where, self.name, self.fd, self.change, self.wake = where, name, fd, change, wake
 
     def _path(self, suffix: str) -> str:
         return os.path.join(self.where, self.name + suffix)
@@ -155,12 +158,13 @@ class Entry:
             os.makedirs(where, exist_ok=True)
             fd = lock.hold_file(tmp)  # flocked before it is visible: never taken for a dead writer's
             os.write(fd, data)
+            wake = _fifo(os.path.join(where, name + WAKE))  # before the entry shows: no answer comes unannounced
             os.rename(tmp, os.path.join(where, name + QUEUED))
         except OSError:
             with contextlib.suppress(OSError):
                 os.remove(tmp)
             return None
-        return cls(where, name, fd)
+        return cls(where, name, fd, wake=wake)
 
     def _answer(self) -> dict[str, Any] | None:
         try:
@@ -212,18 +216,49 @@ class Entry:
             with open(tmp, "w", encoding="utf-8") as fh:
                 json.dump(found, fh)
             os.replace(tmp, self._path(ANSWER))
+        if found["final"]:
+            _ring(self._path(WAKE))
 
     def _drop(self) -> None:
-        for suffix in (QUEUED, TAKEN, ANSWER):
+        for suffix in (QUEUED, TAKEN, ANSWER, WAKE):
             with contextlib.suppress(OSError):
                 os.remove(self._path(suffix))
 
     def close(self) -> None:
         """The writer is done: its files go, and its flock with its descriptor."""
         self._drop()
-        if self.fd is not None:
-            os.close(self.fd)
-            self.fd = None
+        for fd in (self.fd, self.wake):
+            if fd is not None:
+                os.close(fd)
+        self.fd = self.wake = None
+
+
+def _fifo(where: str) -> int | None:
+    """Make a FIFO at `where` and open its read end without blocking; None where that fails."""
+    try:
+        os.mkfifo(where, 0o600)
+        return os.open(where, os.O_RDONLY | os.O_NONBLOCK)
+    except (OSError, AttributeError):
+        with contextlib.suppress(OSError):
+            os.remove(where)
+        return None
+
+
+def _ring(where: str) -> None:
+    """Wake the writer waiting on the FIFO at `where`, if it is one and someone reads it. The
+    queue is untrusted: a symbolic link is not followed, and nothing but a FIFO is written to."""
+    import stat
+
+    try:
+        fd = os.open(where, os.O_WRONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    except OSError:
+        return  # gone, not a FIFO we may open, or nobody reads it (ENXIO)
+    try:
+        if stat.S_ISFIFO(os.fstat(fd).st_mode):
+            with contextlib.suppress(OSError):
+                os.write(fd, b"\n")
+    finally:
+        os.close(fd)
 
 
 def queued(repo: str) -> bool:
@@ -256,6 +291,11 @@ def claim(repo: str, busy: set[str]) -> list[Entry]:
     taken: list[Entry] = []
     for name in names:
         stem, suffix = os.path.splitext(name)
+        if suffix == WAKE:  # a FIFO, never opened to ask whether it is alive (that would block): its entry says
+            if not name.startswith(".") and stem + QUEUED not in names and stem + TAKEN not in names:
+                with contextlib.suppress(OSError):
+                    os.remove(os.path.join(where, name))
+            continue
         if (name.startswith(".") or suffix not in (QUEUED, TAKEN, ANSWER)) and not lock.alive(os.path.join(where, name)):
             with contextlib.suppress(OSError):
                 os.remove(os.path.join(where, name))  # a writer or a holder died writing it
@@ -264,7 +304,7 @@ def claim(repo: str, busy: set[str]) -> list[Entry]:
             continue
         entry = Entry(where, stem)
         if not lock.alive(entry._path(suffix)):
-            for gone in (suffix, ANSWER):  # its writer died: nobody waits for it
+            for gone in (suffix, ANSWER, WAKE):  # its writer died: nobody waits for it
                 with contextlib.suppress(OSError):
                     os.remove(entry._path(gone))
             continue
