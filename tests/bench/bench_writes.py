@@ -24,7 +24,9 @@ Issue 44's goals are printed beside the figures: a lone add ≤ 0.3 s at 10,000 
 at 100,000; ten writers' median ≤ 3× a lone add. `--reuse DIR` keeps the generated repository
 as DIR/<memories> for the next run (100,000 take minutes to make). Each add also reports the CPU
 time of its whole process tree (user + system, the hooks and git included), a figure a loaded
-machine inflates far less than wall time. Run it from a folder that is no memory repository.
+machine inflates far less than wall time; what the adds start detached (a commit-graph layer)
+is adopted by the bench (Linux), waited for after the ten writers and reported beside them, per
+add. Run it from a folder that is no memory repository.
 
 `--callgrind` also counts instructions (valgrind, children traced), which a loaded machine does
 not change: a lone add's process tree (the CLI's own process, and git), then ten adds started at
@@ -94,22 +96,54 @@ def _holds(repo: str) -> int:
     return len(subprocess.run(["git", "reflog", "--format=%H", "HEAD"], cwd=repo, capture_output=True, text=True).stdout.split())
 
 
+def adopt_orphans() -> bool:
+    """Become the reaper of this process's orphaned descendants (Linux `PR_SET_CHILD_SUBREAPER`):
+    what an add starts detached (a commit-graph layer) is then waited for here, and its CPU
+    counted (`reap_orphans`). False where that is not possible."""
+    import ctypes
+
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def reap_orphans() -> int:
+    """Wait for every child left (call when no add runs: only adopted orphans are); how many."""
+    n = 0
+    while True:
+        try:
+            os.wait()
+        except ChildProcessError:
+            return n
+        n += 1
+
+
+def _cpu() -> float:
+    import resource
+
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
 def ten_writers(repo: str, python: str, env: dict[str, str], adds: int, grouped: bool) -> dict[str, Any]:
     """WRITERS writers at once, each `adds` adds in a row: each add's latency, the phase's wall
-    time, the CPU of its process trees and the lock holds that moved HEAD."""
-    import resource
+    time, the CPU of its process trees, the CPU of what they left running detached (waited for
+    after the phase) and the lock holds that moved HEAD."""
 
     def writer(w: int) -> list[float]:
         return [one_add(repo, python, env, f"writer {w} add {time.time_ns()} {i}", grouped) for i in range(adds)]
 
-    holds, cpu = _holds(repo), resource.getrusage(resource.RUSAGE_CHILDREN)
+    reap_orphans()  # what earlier adds left running is not this phase's
+    holds, cpu = _holds(repo), _cpu()
     start = time.perf_counter()
     with ThreadPoolExecutor(WRITERS) as pool:
         lists = list(pool.map(writer, range(WRITERS)))
     wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    after = _cpu()
+    detached = reap_orphans()
     return {"latencies": [x for xs in lists for x in xs], "wall": wall, "holds": _holds(repo) - holds,
-            "cpu": after.ru_utime + after.ru_stime - cpu.ru_utime - cpu.ru_stime}
+            "cpu": after - cpu, "detached": detached, "detached_cpu": _cpu() - after}
 
 
 def ten_summary(runs: list[dict[str, Any]], single: list[float]) -> dict[str, Any]:
@@ -123,6 +157,8 @@ def ten_summary(runs: list[dict[str, Any]], single: list[float]) -> dict[str, An
             "adds_per_s": round(len(many) / sum(run["wall"] for run in runs), 2),
             "vs_one": round(statistics.median(many) / lone, 2), "cpu_s_per_add": round(per_add, 3),
             "commits_per_hold": round(len(many) / max(1, sum(run["holds"] for run in runs)), 2),
+            "detached_per_add": round(sum(run["detached"] for run in runs) / len(many), 2),
+            "detached_cpu_s_per_add": round(sum(run["detached_cpu"] for run in runs) / len(many), 3),
             "cpu_floor_vs_one": round(WRITERS * per_add / (os.cpu_count() or 1) / lone, 2)}
 
 
@@ -307,6 +343,7 @@ def main() -> int:
     args = ap.parse_args()
     python = sys.executable
     data: dict[str, Any] = {"machine": benchlib.machine()}
+    data["machine"]["orphans_counted"] = adopt_orphans()
     root = tempfile.mkdtemp(prefix="memrepo-bench-writes-")
     try:
         data["add"] = add = bench_add(root, args.memories, args.adds, python, args.reuse, args.compare, args.rounds,
@@ -320,7 +357,8 @@ def main() -> int:
                 ten = add[key]
                 print(f"  {label:<10} {fmt(ten['latency_ms'])}  p90 {ten['p90_ms']} ms, {ten['adds_per_s']} adds/s, "
                       f"median {ten['vs_one']}x one writer's (goal ≤ 3x); CPU {ten['cpu_s_per_add']:.3f} s per add, "
-                      f"{ten['commits_per_hold']} commits per lock hold, CPU floor on {os.cpu_count()} cores {ten['cpu_floor_vs_one']}x")
+                      f"{ten['commits_per_hold']} commits per lock hold, CPU floor on {os.cpu_count()} cores {ten['cpu_floor_vs_one']}x; "
+                      f"detached: {ten['detached_per_add']} processes, {ten['detached_cpu_s_per_add']:.3f} s CPU per add")
         if "callgrind" in add:
             cg, one = add["callgrind"], add["callgrind"]["lone"]
             print(f"  instructions: 1 writer {one['ir'] / 1e6:.0f} M (the CLI process {one['cli_ir'] / 1e6:.0f} M, git "
