@@ -13,8 +13,9 @@ pre-commit validation), and commits them as a chain (`chain.commit_chain`): one 
 change, each its own message, trailers and run, so `memrepo undo` takes back one and only one,
 with one journal, one staging, one compare-and-swap of HEAD and one cache update. Before it lets
 go of the lock it writes each waiter's outcome beside the entry (its commit, the paths that
-changed meanwhile, or the error its own commit would have raised); the waiter stops waiting,
-reads it, and its process reports it as if it had run alone.
+changed meanwhile, or the error its own commit would have raised) and writes a byte to the FIFO
+the waiter sleeps on; the waiter stops waiting at once, reads it, and its process reports it as if
+it had run alone.
 
 Nothing is lost or reported twice:
 - a change no holder took is its writer's to commit when its turn at the lock comes;
