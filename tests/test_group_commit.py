@@ -388,6 +388,31 @@ def test_a_waiter_is_woken_when_its_answer_is_written_not_at_its_next_poll(repo:
     clean(repo)
 
 
+def test_a_waiter_given_back_its_change_takes_the_lock_as_soon_as_its_holder_frees_it(repo: str) -> None:
+    """Two adds of one id: the holder gives the second back (one path, two changes) and wakes it,
+    then wakes it again once the lock is free; with an hour-long poll it still finishes at once."""
+    def same_id(i: int) -> list[str]:
+        return [*add_argv(repo, i)[3:], "--id", "one-id-for-two"]
+
+    base = head(repo)
+    with lock.held(repo):
+        procs = [start([sys.executable, "-m", "memrepo", *same_id(0)])]
+        queued(repo, 1)
+        procs.append(start([sys.executable, "-c", SLOW_POLL, *same_id(1)]))
+        queued(repo, 2)
+    try:
+        results = [(p.wait(timeout=DEADLINE / 2), p.stdout.read(), p.stderr.read()) for p in procs]  # type: ignore[union-attr]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()  # still asleep: nobody woke it
+                p.wait()
+    assert [r[0] for r in results] == [0, 1], results
+    assert "was just added by another process" in results[1][2]
+    assert [c["subject"] for c in commits(repo, base)] == ["add: one-id-for-two"]
+    clean(repo)
+
+
 def test_the_wake_up_writes_only_to_a_fifo_and_a_stray_one_is_dropped_unopened(repo: str, tmp_path: Any) -> None:
     import threading
 

@@ -66,7 +66,7 @@ def submit(repo: str, change: Change, hooks: Hooks, wait: float = lock.WAIT) -> 
     """`commit_if_unchanged` of one change: committed in this process's lock hold together with
     the changes waiting then, or by a holder's; (sha or "", the paths that changed meanwhile)."""
     entry: Entry | None = None
-    tried = False
+    tried = led = False
 
     def waiting() -> bool:
         nonlocal entry, tried
@@ -81,6 +81,7 @@ def submit(repo: str, change: Change, hooks: Hooks, wait: float = lock.WAIT) -> 
                 with lock.held(repo, wait, waiting=waiting, wake=lambda: entry.wake if entry else None) as holding:
                     if not holding and entry is not None:
                         return entry.outcome().result()
+                    led = True
                     return _lead(repo, change, entry, hooks)
             except lock.LockTimeout:
                 # Unless a holder took the change and is committing it now: its answer comes before the lock is free.
@@ -90,6 +91,21 @@ def submit(repo: str, change: Change, hooks: Hooks, wait: float = lock.WAIT) -> 
     finally:
         if entry is not None:
             entry.close()
+        if led:
+            ring_all(repo)  # the lock is free: the next in line takes it now, not at its next poll
+
+
+def ring_all(repo: str) -> None:
+    """Wake every writer still waiting in the queue (a change no holder took, or one given back),
+    so the first in the lock's line tries the lock at once; the others go back to sleep."""
+    try:
+        where = folder(repo)
+        names = os.listdir(where)[:MAX_LISTED]
+    except (OSError, GitError):
+        return
+    for name in names:
+        if name.endswith(WAKE) and not name.startswith("."):
+            _ring(os.path.join(where, name))
 
 
 def _lead(repo: str, change: Change, entry: Entry | None, hooks: Hooks) -> tuple[str, list[str]]:
@@ -136,13 +152,19 @@ def _lead(repo: str, change: Change, entry: Entry | None, hooks: Hooks) -> tuple
 
 class Entry:
     """One queued change: `<name>.json` while it waits, `<name>.taken` once a holder claimed it,
-    `<name>.out` the holder's answer, `<name>.wake` a FIFO its holder writes a byte to once the
-    answer is there. `fd` (the writer's only) holds the flock that says it waits; `wake` is the
-    FIFO's read end (None where none could be made: the writer then only polls)."""
+    `<name>.out` the holder's answer, `<name>.wake` a FIFO a holder writes a byte to once the
+    answer is there or the lock is free. `fd` (the writer's only) holds the flock that says it
+    waits; `wake` is the FIFO's read end (None where none could be made: the writer then only
+    polls), `keep` a write end the writer holds itself, so the FIFO never reads as closed after
+    a holder's byte (it would wake every poll)."""
 
     def __init__(self, where: str, name: str, fd: int | None = None, change: Change | None = None,
-                 wake: int | None = None) -> None:
-        self.where, self.name, self.fd, self.change, self.wake = where, name, fd, change, wake
+                 wake: tuple[int, int] | None = None) -> None:
+        self.where, self.name, self.fd, self.change = where, name, fd, change
+        self.wake: int | None = None
+        self.keep: int | None = None
+        if wake is not None:
+            self.wake, self.keep = wake
 
     def _path(self, suffix: str) -> str:
         return os.path.join(self.where, self.name + suffix)
@@ -228,18 +250,23 @@ class Entry:
     def close(self) -> None:
         """The writer is done: its files go, and its flock with its descriptor."""
         self._drop()
-        for fd in (self.fd, self.wake):
+        for fd in (self.fd, self.wake, self.keep):
             if fd is not None:
                 os.close(fd)
-        self.fd = self.wake = None
+        self.fd = self.wake = self.keep = None
 
 
-def _fifo(where: str) -> int | None:
-    """Make a FIFO at `where` and open its read end without blocking; None where that fails."""
+def _fifo(where: str) -> tuple[int, int] | None:
+    """Make a FIFO at `where` and open its read end and a write end without blocking; None where that fails."""
+    opened: list[int] = []
     try:
         os.mkfifo(where, 0o600)
-        return os.open(where, os.O_RDONLY | os.O_NONBLOCK)
+        opened.append(os.open(where, os.O_RDONLY | os.O_NONBLOCK))
+        opened.append(os.open(where, os.O_WRONLY | os.O_NONBLOCK))
+        return opened[0], opened[1]
     except (OSError, AttributeError):
+        for fd in opened:
+            os.close(fd)
         with contextlib.suppress(OSError):
             os.remove(where)
         return None
