@@ -6,6 +6,8 @@ import json
 import os
 import time
 
+from typing import Any
+
 import pytest
 
 from helpers import commit_all, git, write_memory
@@ -460,7 +462,7 @@ PAGER = {
 
 def test_a_standing_instruction_comes_before_a_fact_bm25_finds_alike(repo: str) -> None:
     # A rule or preference bears on every prompt about its subject (`rank.STANDING`, chosen on the
-    # fitting sets by `fit_recall.py --standing`); its score is the fact's times the prior.
+    # fitting sets by `fit_recall.py --grid STANDING=...`); its score is the fact's times the prior.
     store = _store(repo, dict(DEPLOY, **PAGER))
     q = query.build_query("when does the pager handover happen on monday?")
     db = search.connect(paths.index_db(store))
@@ -479,6 +481,60 @@ def test_the_standing_prior_does_not_outvote_a_much_stronger_match(repo: str) ->
     d = recall.decide(store, "the queue stalled at checkout on friday, did redis evict the lease keys again?", today=TODAY)
     assert ids(d)[0] == "event-queue-outage-2025"
     assert "friday-freeze" not in ids(d)[:1]
+
+
+def _turn(session: str, text: str, **fields: Any) -> dict:  # type: ignore[type-arg]
+    """A dialogue turn as a chat importer writes it: no topics, aliases or entities (`bare`), its session kept."""
+    return dict(class_="event", source="import", created="2026-11-30", title=text[:50], description=text,
+                session=session, body=text + "\n", **fields)
+
+
+CHAT = {
+    # A question and its answer, which shares none of the question's words but "lease".
+    "turn-a-1": _turn("s-a", "why did the payments worker lose its lease on the ledger queue last night?"),
+    "turn-a-2": _turn("s-a", "Redis evicted the lease under memory pressure; maxmemory-policy is now noeviction."),
+    # Another session's turn that happens to share two words with the prompt.
+    "turn-b-1": _turn("s-b", "the lease on the office ends in March; the ledger goes to the accountant."),
+}
+
+
+def _ranked(store: str, prompt: str) -> list[rank.Hit]:
+    q = query.build_query(prompt)
+    db = search.connect(paths.index_db(store))
+    try:
+        return rank.rank(db, recall.weigh(q.terms, 1.0), today=TODAY, floors=False, limit=20)
+    finally:
+        db.close()
+
+
+def test_a_turn_takes_a_share_of_its_sessions_best_match(repo: str) -> None:
+    # Issue 36: in an imported conversation the answer shares few of the question's words; its
+    # session's question lends it `rank.SESSION_LEND` of its score, ahead of another session's turn.
+    store = _store(repo, dict(DEPLOY, **CHAT))
+    hits = {h.id: h for h in _ranked(store, "the payments worker lost its lease on the ledger queue again, why?")}
+    question, answer, other = hits["turn-a-1"], hits["turn-a-2"], hits["turn-b-1"]
+    assert answer.lent == pytest.approx(rank.SESSION_LEND * (question.score - question.lent))
+    assert question.lent == pytest.approx(rank.SESSION_LEND * (answer.score - answer.lent))
+    assert other.lent == 0.0  # alone in its session among the candidates
+    assert answer.score > other.score and (answer.score - answer.lent) < other.score
+
+
+def test_what_a_session_lends_orders_candidates_but_is_no_evidence(repo: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = _store(repo, dict(DEPLOY, **CHAT))
+    prompt = "why did the payments worker lose its lease on the ledger queue?"
+    with_lend = _ranked(store, prompt)
+    monkeypatch.setattr(rank, "SESSION_LEND", 0.0)
+    without = _ranked(store, prompt)
+    assert with_lend[0].id == without[0].id == "turn-a-1" and with_lend[0].lent > 0
+    assert with_lend[0].features["lnrel"] == pytest.approx(without[0].features["lnrel"])
+
+
+def test_memories_with_subjects_lend_nothing_to_their_session(repo: str) -> None:
+    # Captured notes of one working session are notes, not turns: a session lends only between turns.
+    notes = {"note-a": _turn("s-c", "the ledger queue lease is renewed every 30 s", topics=["ledger"]),
+             "note-b": _turn("s-c", "payments worker restarts drop the lease", topics=["payments"])}
+    store = _store(repo, dict(DEPLOY, **notes))
+    assert all(h.lent == 0.0 for h in _ranked(store, "the payments worker lease on the ledger queue"))
 
 
 def test_one_shared_word_of_a_longer_prompt_is_weaker_evidence(repo: str) -> None:

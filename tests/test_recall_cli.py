@@ -120,6 +120,8 @@ def test_demo_runs_on_the_bundled_examples() -> None:
     assert "recalls tallybird-deploy-kamal" in out.output
     assert "silent (conversational)" in out.output
     assert " ms" in out.output
+    # A silence with a candidate says which one, and what the decision read in it.
+    assert "silent (no-match): the best candidate " in out.output and ": the evidence says silence: p " in out.output
 
 
 def test_recall_explain_says_what_cut_each_candidate(repo: str) -> None:
@@ -132,6 +134,10 @@ def test_recall_explain_says_what_cut_each_candidate(repo: str) -> None:
     out = runner.invoke(cli, ["--repo", repo, "recall", "--explain", "does Valkey evict keys like Redis does, or like Dragonfly?"],
                         catch_exceptions=False)
     assert out.stdout.startswith("(silent: no-match; terms: valkey evict keys redis dragonfly")
+    plain = runner.invoke(cli, ["--repo", repo, "recall", "does Valkey evict keys like Redis does, or like Dragonfly?"],
+                          catch_exceptions=False)
+    assert plain.stdout.splitlines()[1].startswith("(the best candidate queue-redis (") and "the evidence says silence" in plain.stdout
+    assert "the best candidate" not in out.stdout  # with --explain the trace says it, candidate by candidate
     assert "1. queue-redis  score" in out.stderr and "holds redis (" in out.stderr
     assert "— left out: the evidence says silence: p " in out.stderr and "     evidence: names " in out.stderr
     out = runner.invoke(cli, ["--repo", repo, "recall", "--explain", "can I deploy to production on friday?"], catch_exceptions=False)

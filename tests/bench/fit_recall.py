@@ -4,8 +4,8 @@ on every set beside plain BM25.
     python tests/bench/fit_recall.py            # fit, print the constants, report every set
     python tests/bench/fit_recall.py --write    # ... and write the constants into calibrate.py
     python tests/bench/fit_recall.py --check    # exit 1 when calibrate.py differs from a fresh fit
-    python tests/bench/fit_recall.py --standing 1,1.1,1.2   # the fitting sets' objective for each
-                                                # value of rank.STANDING, each with its own fit
+    python tests/bench/fit_recall.py --grid STANDING=1,1.1,1.2   # the fitting sets' objective for
+                                                # each value of one of rank's priors, each with its own fit
 
 The fitting sets are `labeled.FIT`: the development set (../shared/eval/dev), tests/data/recall
 and tests/data/recall_held, and LoCoMo's training half (../shared/data/locomo-train). Every other
@@ -229,20 +229,24 @@ def report(names: list[str], tmp: str) -> None:
         print(f"    misses by cause: {s['causes']}")
 
 
-def standing(values: list[float]) -> int:
-    """The prior `rank.STANDING` is chosen as the other constants are: on the fitting sets alone, by
-    the objective their own fit reaches with it (the judged sets are never read here)."""
+PRIORS = ("STANDING", "SESSION_LEND")  # rank's constants chosen by `grid`
+
+
+def grid(name: str, values: list[float]) -> int:
+    """A prior of the ranking (`rank.STANDING`, `rank.SESSION_LEND`) is chosen as the decision's
+    constants are: on the fitting sets alone, by the objective their own fit reaches with it (the
+    judged sets are never read here)."""
     best = None
     for i, value in enumerate(values):
-        rank.STANDING = value
+        setattr(rank, name, value)
         with tempfile.TemporaryDirectory(prefix="memrepo-fit-") as tmp:
             records = [r for name in labeled.FIT for r in collect(name, tmp)]
             intercept, coef = fitted(records)
             score = objective(records, intercept, coef, best_threshold(records, intercept, coef))
-        print(f"STANDING = {value:g}: objective on the fitting sets {score:.4f}", flush=True)
+        print(f"{name} = {value:g}: objective on the fitting sets {score:.4f}", flush=True)
         best = max(best or (score, -i, value), (score, -i, value))
     assert best is not None
-    print(f"best: STANDING = {best[2]:g}")
+    print(f"best: {name} = {best[2]:g}")
     return 0
 
 
@@ -251,15 +255,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--write", action="store_true", help="write the fitted constants into calibrate.py")
     ap.add_argument("--check", action="store_true", help="exit 1 when calibrate.py holds other constants")
     ap.add_argument("--report", default=",".join(labeled.SETS), help="sets to report (default: all that exist here)")
-    ap.add_argument("--standing", help="comma-separated values of rank.STANDING (the rules' and preferences' prior): "
+    ap.add_argument("--grid", metavar="NAME=V1,V2,...", help=f"values of one of rank's priors ({', '.join(PRIORS)}): "
                     "fit at each and print the fitting sets' objective, nothing else")
     args = ap.parse_args(argv)
     missing = [n for n in labeled.FIT if n not in labeled.available(list(labeled.FIT))]
     if missing:
         print(f"fit_recall: the fitting sets {missing} are not here ({[labeled.SETS[n] for n in missing]})", file=sys.stderr)
         return 2
-    if args.standing:
-        return standing([float(v) for v in args.standing.split(",")])
+    if args.grid:
+        name, _, values = args.grid.partition("=")
+        if name not in PRIORS or not values:
+            ap.error(f"--grid wants NAME=V1,V2,... with NAME one of {', '.join(PRIORS)}")
+        return grid(name, [float(v) for v in values.split(",")])
     with tempfile.TemporaryDirectory(prefix="memrepo-fit-") as tmp:
         records = [r for name in labeled.FIT for r in collect(name, tmp)]
         intercept, coef = fitted(records)

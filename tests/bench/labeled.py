@@ -7,7 +7,8 @@ A set is a folder with `memory/` and `prompts.jsonl`, or a folder of such folder
 each: `tests/data/recall_small`). `locomo` is ../shared/data/locomo-train, LoCoMo's training half
 (CC BY-NC 4.0, see its NOTICE.md; read in place, never copied into this repository), converted
 as its README says: each conversation its own store, each dialogue turn an `event` with `source:
-import`, titled by speaker and turn id, described by its first 200 characters. Its questions are
+import`, titled by speaker and turn id, described by its first 200 characters, in its LoCoMo
+session (`session: conv-26-s2`). Its questions are
 `answerable` (an evidence turn expected), `adversarial` (LoCoMo's unanswerable ones; no target)
 and `cross` (a question about another conversation of the half: silence expected), each asked of
 its own conversation's store.
@@ -72,8 +73,11 @@ def _locomo_note(path: str) -> notes.Note:
     turn = body.strip()
     desc = " ".join(turn.split())
     desc = desc if len(desc) <= 200 else desc[:199] + "…"
+    # LoCoMo's sessions are the conversation's own (a day's chat): a turn keeps its session, as an
+    # importer of any chat keeps the session a turn was said in.
     return notes.new_note(id=meta["id"], title=f"{meta['speaker']} ({meta['dia_id']})", description=desc,
-                          source="import", created=str(meta["created"])[:10], body=turn + "\n", **{"class": "event"})
+                          source="import", created=str(meta["created"])[:10],
+                          session=f"{meta['conversation']}-s{meta['session']}", body=turn + "\n", **{"class": "event"})
 
 
 def _store(dest: str, files: list[str], convert: bool = False) -> str:

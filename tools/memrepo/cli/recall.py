@@ -47,6 +47,8 @@ def recall(ctx: click.Context, prompt: str, cwd: str | None, previous: str | Non
                       "why": [reason for h, reason in why if h is None]})
     if not d.hits:
         echo(f"(silent: {d.silent}; terms: {' '.join(d.terms) or '-'}; {d.ms:.1f} ms)")
+        if d.best is not None and not explain:  # the trace below says it, candidate by candidate
+            echo(f"({_silence_why(d.best.id, round(d.best.score, 2), d.why)})")
     else:
         echo(rc.format_context(d.hits))
     sys.stdout.flush()  # the block, whole and on its own lines, before anything on stderr (issue 39)
@@ -58,7 +60,7 @@ def recall(ctx: click.Context, prompt: str, cwd: str | None, previous: str | Non
 
 def _candidate(h: Any, reason: str | None) -> dict:  # type: ignore[type-arg]
     return {"id": h.id, "score": round(h.score, 4), "relevance": round(h.relevance, 4), "scope": round(h.scope, 4),
-            "priority": round(h.priority, 4), "matched": dict(sorted(h.matched.items())),
+            "priority": round(h.priority, 4), "lent": round(h.lent, 4), "matched": dict(sorted(h.matched.items())),
             "p": round(h.p, 4) if h.features else None, "features": {k: round(v, 4) for k, v in h.features.items()},
             "cut": reason, **({"source": h.source} if h.source else {})}
 
@@ -157,14 +159,15 @@ def _entry_lines(e: dict[str, Any]) -> str:
     if e.get("injected"):
         lines.append("  injected: " + ", ".join(f"{i['id']} ({i['score']}{_mark(i)})" for i in e["injected"]))
     else:
-        why = f"silent ({e.get('silent')})"
         best = e.get("best")
-        if isinstance(best, dict):
-            why += f": the best candidate {best.get('id')} ({best.get('score')}): {e.get('why')}"
-        elif e.get("why"):
-            why += f": {e['why']}"
-        lines.append("  " + why)
+        why = _silence_why(best.get("id"), best.get("score"), e.get("why")) if isinstance(best, dict) else e.get("why")
+        lines.append(f"  silent ({e.get('silent')})" + (f": {why}" if why else ""))
     return "\n".join(lines)
+
+
+def _silence_why(best: Any, score: Any, why: Any) -> str:
+    """Why a prompt with candidates stayed silent: its best candidate and what the decision read in it."""
+    return f"the best candidate {best} ({score}): {why}"
 
 
 def _mark(injected: dict) -> str:  # type: ignore[type-arg]
@@ -376,7 +379,8 @@ def demo(memory_dir: str | None, prompts: tuple[str, ...], full: bool) -> None:
             labels = "".join(f" [{label}]" for label in h.labels())
             echo(f"  recalls {h.id} ({h.cls}, score {h.score:.2f}){labels}")
         if not r["hits"]:
-            echo(f"  silent ({r['silent']})")
+            echo(f"  silent ({r['silent']})" + (f": {_silence_why(r['best'].id, round(r['best'].score, 2), r['why'])}"
+                                                if r["best"] is not None else ""))
         echo(f"  {r['ms']:.1f} ms\n")
 
 

@@ -35,8 +35,8 @@ def run(memory_dir: str, prompts: list[tuple[str, str | None]] | None = None) ->
         results = []
         for prompt, project in prompts or list(PROMPTS):
             d = recall.decide(tmp, prompt, project=project)
-            results.append({"prompt": prompt, "project": project, "hits": d.hits, "silent": d.silent,
-                            "ms": d.ms, "context": recall.format_context(d.hits)})
+            results.append({"prompt": prompt, "project": project, "hits": d.hits, "silent": d.silent, "best": d.best,
+                            "why": d.why, "ms": d.ms, "context": recall.format_context(d.hits)})
         return [{"indexed": report.added, "index_seconds": report.seconds}] + results
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -41,8 +41,9 @@ def live(d: Any, why: list[tuple[rank.Hit | None, str | None]], rows: int = ROWS
         holds = ", ".join(f"{t} ({_where(b)})" for t, b in sorted(h.matched.items()))
         p = f"  p {h.p:.2f}" if h.features else ""
         where = f" ({h.source})" if getattr(h, "source", "") else ""
+        lent = f" + {h.lent:.2f} its session lent" if getattr(h, "lent", 0.0) else ""
         out.append(f"  {n}. {h.id}{where}  score {h.score:.2f}{p} (relevance {h.relevance:.2f} × scope {h.scope:.2f}"
-                   f" × priority {h.priority:.2f}; holds {holds}) — {_verdict(reason)}")
+                   f" × priority {h.priority:.2f}{lent}; holds {holds}) — {_verdict(reason)}")
         if h.features:
             out.append("     evidence: " + features(h.features))
     if len(cands) > rows:

@@ -31,15 +31,21 @@ CONTEXT_ONLY = 0.5  # a memory only the previous turn's words found (issue 17)
 # A rule or a preference is a standing instruction: it bears on every prompt about its subject, where
 # a fact or an event answers one question. Among candidates BM25 finds alike it comes first (a prior,
 # as decay is: the decision's evidence divides it out). Chosen on the fitting sets alone:
-# `python tests/bench/fit_recall.py --standing 1,1.05,1.1,1.15,1.2,1.25,1.3` (issue 36).
+# `python tests/bench/fit_recall.py --grid STANDING=1,1.05,1.1,1.15,1.2,1.25,1.3` (issue 36).
 STANDING = 1.15
+# In an imported conversation (memories that are dialogue turns: `bare`, with a `session`) a turn's
+# subject is its session's: the answer to a question shares few of its words. Each such candidate
+# takes this share of the best score another turn of its session has among the candidates (an
+# ordering term, not evidence: the decision's features leave it out). Chosen on the fitting sets
+# alone: `python tests/bench/fit_recall.py --grid SESSION_LEND=0,0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1` (issue 36).
+SESSION_LEND = 0.8
 DECAY_FLOOR = 0.95  # decay is 0.5 ** (age / half-life) as DESIGN.md says, mapped onto [DECAY_FLOOR, 1]
 
 
 class Hit:
     __slots__ = ("id", "cls", "status", "superseded_by", "project", "updated", "half_life", "verification",
                  "verify_reason", "title", "description", "session", "relevance", "scope", "priority", "score",
-                 "own", "matched", "features", "p", "bare", "gone", "source")
+                 "own", "matched", "features", "p", "bare", "gone", "source", "lent")
 
     def __init__(self, row: tuple, relevance: float) -> None:  # type: ignore[type-arg]
         (self.id, self.cls, self.status, self.superseded_by, self.project, self.updated, self.half_life,
@@ -55,6 +61,7 @@ class Hit:
         self.bare = False  # it lists no aliases, topics or entities: prose is all it can match in
         self.gone = ""  # the note naming cited paths gone from the prompt's checkout (recall.citations, issue 43)
         self.source = ""  # the source it comes from when not the personal one ("team acme"; recall/sources.py)
+        self.lent = 0.0  # the part of `score` its session's other turns lent it (`_lend`)
 
     def labels(self) -> list[str]:
         out = []
@@ -178,6 +185,8 @@ def rank(db: "sqlite3.Connection", terms: list[tuple[str, float]], project: "str
             hit.priority *= weights.get(hit.id[:hit.id.find(":") + 1], 1.0)
         hit.score = hit.relevance * hit.scope * hit.priority * (1.0 if hit.own else CONTEXT_ONLY)
         hits.append(hit)
+    if SESSION_LEND:
+        _lend(hits)
     hits.sort(key=lambda h: (-h.score, h.id))
     # The best match decides; the next ones are judged too only for a caller who reads them all.
     _judge(hits, calibrate.Query(terms, facts.dfs, facts.n, origin, named, facts.tech, ours),
@@ -213,6 +222,24 @@ def _nothing(why: str, *outs: "list[tuple[Hit | None, str]] | list[tuple[Hit | N
     return []
 
 
+def _lend(hits: list[Hit]) -> None:
+    """Each dialogue turn among `hits` (bare, with a session) takes SESSION_LEND of the best score
+    another turn of its session has among them, all from the scores before any lending."""
+    sessions: dict[str, list[Hit]] = {}
+    for h in hits:
+        if h.bare and h.session:
+            sessions.setdefault(h.session, []).append(h)
+    for turns in sessions.values():
+        if len(turns) < 2:
+            continue
+        first, second = sorted(turns, key=lambda h: (-h.score, h.id))[:2]
+        for h in turns:
+            h.lent = SESSION_LEND * (second if h is first else first).score
+    for turns in sessions.values():
+        for h in turns:
+            h.score += h.lent
+
+
 JUDGED = 3  # the candidates whose features a full explanation shows: the best decides, the next two are explained
 
 
@@ -221,10 +248,10 @@ def _judge(hits: list[Hit], q: calibrate.Query, judged: int) -> None:
     from memrepo.recall.lexicon import COMMON
 
     for i, h in enumerate(hits[:judged]):
-        nxt = hits[i + 1].score if i + 1 < len(hits) else 0.0
+        nxt = hits[i + 1].score if i + 1 < len(hits) else 0.0  # the margin is read on the ordering's scores
         # What it says of the prompt is judged before its priority: a superseded memory still shows
         # that the store knows the subject (its live successor comes with it, `_live`).
-        relevance = h.score / h.priority if h.priority else h.score
+        relevance = (h.score - h.lent) / h.priority if h.priority else h.score - h.lent
         h.features = calibrate.features(q, relevance, h.matched, nxt * relevance / h.score if h.score else 0.0,
                                         h.scope == 1.0, h.bare, COMMON)
         h.p = calibrate.p_inject(h.features)
