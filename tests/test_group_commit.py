@@ -361,3 +361,74 @@ def test_a_person_s_commit_landing_mid_chain_is_never_reverted(repo: str, monkey
     assert [c["subject"] for c in commits(repo, done[0])] == [f"add: mine-{i}" for i in range(n)]
     assert os.path.exists(os.path.join(repo, "memory", "theirs.md"))
     assert git(repo, "status", "--porcelain").stdout == ""
+
+
+SLOW_POLL = ("import sys; from memrepo.vcs import lock; lock._POLL = 3600.0; "
+             "from memrepo.cli.main import main; sys.argv[0] = 'memrepo'; raise SystemExit(main())")
+
+
+def test_a_waiter_is_woken_when_its_answer_is_written_not_at_its_next_poll(repo: str) -> None:
+    """The holder rings the waiter's FIFO after writing its answer (issue 44): a waiter whose
+    poll is an hour long still reports its commit as soon as the chain has landed."""
+    base = head(repo)
+    with lock.held(repo):
+        procs = [start(add_argv(repo, 0))]  # the first in line: it takes the lock and leads
+        queued(repo, 1)
+        procs.append(start([sys.executable, "-c", SLOW_POLL, *add_argv(repo, 1)[3:]]))
+        queued(repo, 2)
+    try:
+        results = [(p.wait(timeout=DEADLINE / 2), p.stdout.read(), p.stderr.read()) for p in procs]  # type: ignore[union-attr]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()  # still asleep: nobody woke it
+                p.wait()
+    assert [r[0] for r in results] == [0, 0], results
+    assert [c["sha"] for c in commits(repo, base)] == [json.loads(out)["commit"] for _, out, _ in results]
+    clean(repo)
+
+
+def test_a_waiter_given_back_its_change_takes_the_lock_as_soon_as_its_holder_frees_it(repo: str) -> None:
+    """Two adds of one id: the holder gives the second back (one path, two changes) and wakes it,
+    then wakes it again once the lock is free; with an hour-long poll it still finishes at once."""
+    def same_id(i: int) -> list[str]:
+        return [*add_argv(repo, i)[3:], "--id", "one-id-for-two"]
+
+    base = head(repo)
+    with lock.held(repo):
+        procs = [start([sys.executable, "-m", "memrepo", *same_id(0)])]
+        queued(repo, 1)
+        procs.append(start([sys.executable, "-c", SLOW_POLL, *same_id(1)]))
+        queued(repo, 2)
+    try:
+        results = [(p.wait(timeout=DEADLINE / 2), p.stdout.read(), p.stderr.read()) for p in procs]  # type: ignore[union-attr]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()  # still asleep: nobody woke it
+                p.wait()
+    assert [r[0] for r in results] == [0, 1], results
+    assert "was just added by another process" in results[1][2]
+    assert [c["subject"] for c in commits(repo, base)] == ["add: one-id-for-two"]
+    clean(repo)
+
+
+def test_the_wake_up_writes_only_to_a_fifo_and_a_stray_one_is_dropped_unopened(repo: str, tmp_path: Any) -> None:
+    import threading
+
+    where = group.folder(repo)
+    os.makedirs(where)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("untouched\n")
+    os.link(victim, os.path.join(where, "00000000000000000001-1.wake"))  # a hard link to a user's file
+    os.symlink(victim, os.path.join(where, "00000000000000000002-2.wake"))
+    for n in (1, 2):
+        group.Entry(where, f"0000000000000000000{n}-{n}").answer(None)
+    assert victim.read_text() == "untouched\n"
+    os.mkfifo(os.path.join(where, "00000000000000000003-3.wake"))  # its writer died before its entry showed
+    with lock.held(repo):
+        done = threading.Thread(target=group.claim, args=(repo, set()), daemon=True)
+        done.start()
+        done.join(DEADLINE)  # opening a FIFO nobody writes to, to ask whether it is alive, would block
+        assert not done.is_alive()
+    assert not any(name.endswith(group.WAKE) for name in os.listdir(where))

@@ -135,6 +135,50 @@ def test_commits_beyond_the_graph_start_a_new_layer_after_a_few(repo: str, in_pr
     git(repo, "commit-graph", "verify")
 
 
+def test_a_layer_waits_while_a_writer_s_change_is_queued_and_comes_with_the_last_commit(repo: str) -> None:
+    """Ten writers at once: the holder that commits while another change waits in the group
+    commit's queue leaves the layer to the holder that commits it (issue 44)."""
+    from memrepo.store import githooks
+    from memrepo.vcs import group
+
+    hooks = githooks.in_process()
+    start = _graph_mark(repo)
+    waiting = group.Entry.put(group.folder(repo), group.Change({"memory/q.md": memory_text("q")}, {"memory/q.md": None},
+                                                               "add: q", {"Action": "add"}))
+    assert waiting is not None and group.queued(repo)
+    try:
+        shas = [commit.commit_files(repo, {f"memory/g{i}.md": memory_text(f"g{i}")}, f"add g{i}", {"Action": "add"},
+                                   hooks=hooks) for i in range(gitops.GRAPH_SLACK + 2)]
+        assert _graph_mark(repo) == start  # beyond the slack, but a change waits: its holder writes the layer
+    finally:
+        waiting.close()
+    assert not group.queued(repo)
+    last = commit.commit_files(repo, {"memory/g9.md": memory_text("g9")}, "add g9", {"Action": "add"}, hooks=hooks)
+    assert _graph_mark(repo) == last
+    _wait_for_graph(repo, last)
+    assert all(_in_graph(repo, s) for s in shas)
+
+
+def test_a_queued_change_defers_the_layer_only_so_far(repo: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memrepo.vcs import group
+
+    monkeypatch.setattr(gitops, "GRAPH_DEFER", gitops.GRAPH_SLACK + 1)
+    waiting = group.Entry.put(group.folder(repo), group.Change({"memory/q.md": memory_text("q")}, {"memory/q.md": None},
+                                                               "add: q", {"Action": "add"}))
+    assert waiting is not None
+    try:
+        from memrepo.store import githooks
+
+        start = _graph_mark(repo)
+        for i in range(gitops.GRAPH_DEFER + 1):
+            assert _graph_mark(repo) == start
+            last = commit.commit_files(repo, {f"memory/g{i}.md": memory_text(f"g{i}")}, f"add g{i}", {"Action": "add"},
+                                       hooks=githooks.in_process())
+        assert _graph_mark(repo) == last  # more than GRAPH_DEFER commits outside: written, queue or not
+    finally:
+        waiting.close()
+
+
 def test_a_person_s_commits_count_too_and_no_mark_means_write(repo: str) -> None:
     for i in range(gitops.GRAPH_SLACK + 1):
         git(repo, "commit", "-q", "--allow-empty", "-m", f"a person's commit {i}")

@@ -18,19 +18,26 @@ of the tree computed by `git merge-tree`, validated, then pushed). Each case is 
 ROUNDS times. Also `memrepo sync` with nothing to do.
 
     .venv/bin/python tests/bench/bench_writes.py [--memories 1000] [--adds 10] [--sync-memories 10000]
-        [--remote-commits 100] [--rounds 5] [--reuse DIR] [--no-sync] [--compare] [--callgrind] [--out FILE]
+        [--remote-commits 100] [--rounds 5] [--reuse DIR] [--no-sync] [--compare] [--callgrind] [--timeline] [--out FILE]
 
 Issue 44's goals are printed beside the figures: a lone add ≤ 0.3 s at 10,000 memories and ≤ 1 s
 at 100,000; ten writers' median ≤ 3× a lone add. `--reuse DIR` keeps the generated repository
 as DIR/<memories> for the next run (100,000 take minutes to make). Each add also reports the CPU
 time of its whole process tree (user + system, the hooks and git included), a figure a loaded
-machine inflates far less than wall time. Run it from a folder that is no memory repository.
+machine inflates far less than wall time; what the adds start detached (a commit-graph layer)
+is adopted by the bench (Linux), waited for after the ten writers and reported beside them, per
+add. Run it from a folder that is no memory repository.
 
 `--callgrind` also counts instructions (valgrind, children traced), which a loaded machine does
 not change: a lone add's process tree (the CLI's own process, and git), then ten adds started at
 once, each a process tree: which of them held the lock (its tree ran `git update-ref`) and which
 only waited for a holder to commit its change, and the floor instructions set: ten adds' count
 shared by this machine's cores, over a lone add's.
+
+`--timeline` runs the ten writers once more, each add traced (tests/bench/writes_timeline.py,
+wrappers set from outside memrepo): each add's segments (start, click, the change, the wait, the
+lock hold, the exit), each lock hold's steps and the cores busy meanwhile, and how long a
+waiter's answer lay written but unread.
 """
 
 from __future__ import annotations
@@ -89,22 +96,54 @@ def _holds(repo: str) -> int:
     return len(subprocess.run(["git", "reflog", "--format=%H", "HEAD"], cwd=repo, capture_output=True, text=True).stdout.split())
 
 
+def adopt_orphans() -> bool:
+    """Become the reaper of this process's orphaned descendants (Linux `PR_SET_CHILD_SUBREAPER`):
+    what an add starts detached (a commit-graph layer) is then waited for here, and its CPU
+    counted (`reap_orphans`). False where that is not possible."""
+    import ctypes
+
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def reap_orphans() -> int:
+    """Wait for every child left (call when no add runs: only adopted orphans are); how many."""
+    n = 0
+    while True:
+        try:
+            os.wait()
+        except ChildProcessError:
+            return n
+        n += 1
+
+
+def _cpu() -> float:
+    import resource
+
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
 def ten_writers(repo: str, python: str, env: dict[str, str], adds: int, grouped: bool) -> dict[str, Any]:
     """WRITERS writers at once, each `adds` adds in a row: each add's latency, the phase's wall
-    time, the CPU of its process trees and the lock holds that moved HEAD."""
-    import resource
+    time, the CPU of its process trees, the CPU of what they left running detached (waited for
+    after the phase) and the lock holds that moved HEAD."""
 
     def writer(w: int) -> list[float]:
         return [one_add(repo, python, env, f"writer {w} add {time.time_ns()} {i}", grouped) for i in range(adds)]
 
-    holds, cpu = _holds(repo), resource.getrusage(resource.RUSAGE_CHILDREN)
+    reap_orphans()  # what earlier adds left running is not this phase's
+    holds, cpu = _holds(repo), _cpu()
     start = time.perf_counter()
     with ThreadPoolExecutor(WRITERS) as pool:
         lists = list(pool.map(writer, range(WRITERS)))
     wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    after = _cpu()
+    detached = reap_orphans()
     return {"latencies": [x for xs in lists for x in xs], "wall": wall, "holds": _holds(repo) - holds,
-            "cpu": after.ru_utime + after.ru_stime - cpu.ru_utime - cpu.ru_stime}
+            "cpu": after - cpu, "detached": detached, "detached_cpu": _cpu() - after}
 
 
 def ten_summary(runs: list[dict[str, Any]], single: list[float]) -> dict[str, Any]:
@@ -118,6 +157,8 @@ def ten_summary(runs: list[dict[str, Any]], single: list[float]) -> dict[str, An
             "adds_per_s": round(len(many) / sum(run["wall"] for run in runs), 2),
             "vs_one": round(statistics.median(many) / lone, 2), "cpu_s_per_add": round(per_add, 3),
             "commits_per_hold": round(len(many) / max(1, sum(run["holds"] for run in runs)), 2),
+            "detached_per_add": round(sum(run["detached"] for run in runs) / len(many), 2),
+            "detached_cpu_s_per_add": round(sum(run["detached_cpu"] for run in runs) / len(many), 3),
             "cpu_floor_vs_one": round(WRITERS * per_add / (os.cpu_count() or 1) / lone, 2)}
 
 
@@ -172,7 +213,7 @@ def callgrind_summary(lone: list[dict[str, Any]], ten: list[dict[str, Any]]) -> 
 
 
 def bench_add(root: str, n: int, adds: int, python: str, reuse: str | None = None, compare: bool = False,
-              rounds: int = 1, callgrind: bool = False) -> dict[str, Any]:
+              rounds: int = 1, callgrind: bool = False, timeline: bool = False) -> dict[str, Any]:
     repo = os.path.join(reuse, str(n)) if reuse else os.path.join(root, "add-repo")
     info = {"n": n, "seed": 11} if os.path.isdir(os.path.join(repo, "memory")) else benchlib.make_repo(repo, n, seed=11, python=python)
     env = benchlib.bench_env(repo, python)
@@ -193,6 +234,10 @@ def bench_add(root: str, n: int, adds: int, python: str, reuse: str | None = Non
     for grouped, key in ((True, "ten_writers"), (False, "ten_writers_ungrouped")):
         if runs[grouped]:
             result[key] = ten_summary(runs[grouped], single)
+    if timeline:
+        import writes_timeline
+
+        result["timeline"] = writes_timeline.run(repo, python, env, WRITERS, adds, os.path.join(root, "timeline"))
     if callgrind:
         lone = [c for _ in range(2) for c in callgrind_adds(repo, python, env, 1)]
         result["callgrind"] = callgrind_summary(lone, callgrind_adds(repo, python, env, WRITERS))
@@ -200,7 +245,7 @@ def bench_add(root: str, n: int, adds: int, python: str, reuse: str | None = Non
     count = subprocess.run(["git", "log", "--format=%s"], cwd=repo, capture_output=True, text=True).stdout
     result["check"] = {"status_clean": out == "", "add_commits": sum(s.startswith("add: ") for s in count.splitlines()),
                        "expected": 1 + adds + WRITERS * adds * (2 * rounds if compare else 1)
-                       + (2 + WRITERS if callgrind else 0)}
+                       + (2 + WRITERS if callgrind else 0) + (WRITERS * adds if timeline else 0)}
     if reuse:
         result["check"]["expected"] = "(a reused repository: all earlier runs' adds too)"
     result["repo"] = {k: info[k] for k in ("n", "seed")}
@@ -291,14 +336,18 @@ def main() -> int:
                          "interleaved, --rounds times each")
     ap.add_argument("--callgrind", action="store_true",
                     help="also count instructions (valgrind --tool=callgrind): a lone add, and ten at once")
+    ap.add_argument("--timeline", action="store_true",
+                    help="also run the ten writers traced once more: where each add's wall time goes, each lock hold's "
+                         "steps, how long an answer lay unread (tests/bench/writes_timeline.py)")
     ap.add_argument("--out", help="write the figures as JSON here")
     args = ap.parse_args()
     python = sys.executable
     data: dict[str, Any] = {"machine": benchlib.machine()}
+    data["machine"]["orphans_counted"] = adopt_orphans()
     root = tempfile.mkdtemp(prefix="memrepo-bench-writes-")
     try:
         data["add"] = add = bench_add(root, args.memories, args.adds, python, args.reuse, args.compare, args.rounds,
-                                      args.callgrind)
+                                      args.callgrind, args.timeline)
         goal = {10000: "≤ 300 ms", 100000: "≤ 1,000 ms"}.get(args.memories, "≤ 300 ms at 10,000, ≤ 1,000 ms at 100,000")
         print(f"add, {args.memories:,} memories:")
         print(f"  1 writer   {fmt(add['one_writer']['latency_ms'])}  p90 {add['one_writer']['p90_ms']} ms, "
@@ -308,13 +357,18 @@ def main() -> int:
                 ten = add[key]
                 print(f"  {label:<10} {fmt(ten['latency_ms'])}  p90 {ten['p90_ms']} ms, {ten['adds_per_s']} adds/s, "
                       f"median {ten['vs_one']}x one writer's (goal ≤ 3x); CPU {ten['cpu_s_per_add']:.3f} s per add, "
-                      f"{ten['commits_per_hold']} commits per lock hold, CPU floor on {os.cpu_count()} cores {ten['cpu_floor_vs_one']}x")
+                      f"{ten['commits_per_hold']} commits per lock hold, CPU floor on {os.cpu_count()} cores {ten['cpu_floor_vs_one']}x; "
+                      f"detached: {ten['detached_per_add']} processes, {ten['detached_cpu_s_per_add']:.3f} s CPU per add")
         if "callgrind" in add:
             cg, one = add["callgrind"], add["callgrind"]["lone"]
             print(f"  instructions: 1 writer {one['ir'] / 1e6:.0f} M (the CLI process {one['cli_ir'] / 1e6:.0f} M, git "
                   f"{one['git_ir'] / 1e6:.0f} M); 10 writers {cg['ten_per_add_ir'] / 1e6:.0f} M per add, {cg['holds']} lock "
                   f"holds, a holder {(cg['holder_ir_median'] or 0) / 1e6:.0f} M, a waiter {(cg['waiter_ir_median'] or 0) / 1e6:.0f} M "
                   f"(medians); floor on {os.cpu_count()} cores {cg['ir_floor_vs_one']}x a lone add (goal ≤ 3x)")
+        if "timeline" in add:
+            import writes_timeline
+
+            print("\n".join(writes_timeline.report(add.pop("timeline"))))
         print(f"  check: {add['check']}")
         if not args.no_sync:
             data["sync"] = s = bench_sync(root, args.sync_memories, args.remote_commits, args.rounds, python)

@@ -91,6 +91,11 @@ def write_commit_graph(path: str, timeout: float = COMMIT_GRAPH_TIMEOUT) -> dict
 # more than GRAPH_SLACK commits beyond the last write, a new layer is written (`--split`: only
 # the commits not in the graph yet are read), by a detached git, off the writer's critical path.
 GRAPH_SLACK = 2
+# While another writer's change waits in the group commit's queue, the layer waits for the holder
+# that commits it, up to this many commits: ten writers at once started a detached write after
+# nearly every lock hold (0.1-0.3 G instructions each at 10,000 memories), which took a core from
+# the writers still starting (issue 44). The last holder of a burst finds no one queued and writes.
+GRAPH_DEFER = 32
 GRAPH_MARK = "memrepo-commit-graph.head"  # in the git dir: HEAD when the last layer was started
 GRAPH_LOG = "memrepo-commit-graph.log"
 gitcmd.ask_together(GRAPH_MARK, GRAPH_LOG)
@@ -120,8 +125,8 @@ def commits_outside_graph(path: str, head: str | None = None) -> int | None:
 
 def keep_commit_graph(path: str, head: str | None = None) -> bool:
     """Start a detached `git commit-graph write --split` when too many commits lie outside the
-    graph (GRAPH_SLACK); True when one was started. Never waits for it. `head`: HEAD, when the
-    caller just made it."""
+    graph (GRAPH_SLACK) and no writer's change waits to be committed next (GRAPH_DEFER); True
+    when one was started. Never waits for it. `head`: HEAD, when the caller just made it."""
     repo = open_repo(path)
     head = head or gitcmd.head(repo)
     if head is None:
@@ -129,6 +134,11 @@ def keep_commit_graph(path: str, head: str | None = None) -> bool:
     outside = commits_outside_graph(repo, head)
     if outside is not None and outside <= GRAPH_SLACK:
         return False
+    if outside is not None and outside <= GRAPH_DEFER:
+        from memrepo.vcs import group
+
+        if group.queued(repo):
+            return False
     log = _git_path(repo, GRAPH_LOG)
     with contextlib.suppress(OSError):
         if os.path.getsize(log) > GRAPH_LOG_MAX:

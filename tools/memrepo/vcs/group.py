@@ -13,8 +13,9 @@ pre-commit validation), and commits them as a chain (`chain.commit_chain`): one 
 change, each its own message, trailers and run, so `memrepo undo` takes back one and only one,
 with one journal, one staging, one compare-and-swap of HEAD and one cache update. Before it lets
 go of the lock it writes each waiter's outcome beside the entry (its commit, the paths that
-changed meanwhile, or the error its own commit would have raised); the waiter stops waiting,
-reads it, and its process reports it as if it had run alone.
+changed meanwhile, or the error its own commit would have raised) and writes a byte to the FIFO
+the waiter sleeps on; the waiter stops waiting at once, reads it, and its process reports it as if
+it had run alone.
 
 Nothing is lost or reported twice:
 - a change no holder took is its writer's to commit when its turn at the lock comes;
@@ -50,7 +51,7 @@ gitcmd.ask_together(NAME)
 MAX_GROUP = 16  # changes one lock hold commits (the holder's own included)
 MAX_ENTRY_BYTES = 4 * 1024 * 1024  # a queued change: a few memory files
 MAX_LISTED = 256  # queue entries one holder looks at
-QUEUED, TAKEN, ANSWER = ".json", ".taken", ".out"
+QUEUED, TAKEN, ANSWER, WAKE = ".json", ".taken", ".out", ".wake"
 
 
 def folder(repo: str) -> str:
@@ -65,7 +66,7 @@ def submit(repo: str, change: Change, hooks: Hooks, wait: float = lock.WAIT) -> 
     """`commit_if_unchanged` of one change: committed in this process's lock hold together with
     the changes waiting then, or by a holder's; (sha or "", the paths that changed meanwhile)."""
     entry: Entry | None = None
-    tried = False
+    tried = led = False
 
     def waiting() -> bool:
         nonlocal entry, tried
@@ -77,9 +78,10 @@ def submit(repo: str, change: Change, hooks: Hooks, wait: float = lock.WAIT) -> 
     try:
         for rounds in range(2):
             try:
-                with lock.held(repo, wait, waiting=waiting) as holding:
+                with lock.held(repo, wait, waiting=waiting, wake=lambda: entry.wake if entry else None) as holding:
                     if not holding and entry is not None:
                         return entry.outcome().result()
+                    led = True
                     return _lead(repo, change, entry, hooks)
             except lock.LockTimeout:
                 # Unless a holder took the change and is committing it now: its answer comes before the lock is free.
@@ -89,6 +91,21 @@ def submit(repo: str, change: Change, hooks: Hooks, wait: float = lock.WAIT) -> 
     finally:
         if entry is not None:
             entry.close()
+        if led:
+            ring_all(repo)  # the lock is free: the next in line takes it now, not at its next poll
+
+
+def ring_all(repo: str) -> None:
+    """Wake every writer still waiting in the queue (a change no holder took, or one given back),
+    so the first in the lock's line tries the lock at once; the others go back to sleep."""
+    try:
+        where = folder(repo)
+        names = os.listdir(where)[:MAX_LISTED]
+    except (OSError, GitError):
+        return
+    for name in names:
+        if name.endswith(WAKE) and not name.startswith("."):
+            _ring(os.path.join(where, name))
 
 
 def _lead(repo: str, change: Change, entry: Entry | None, hooks: Hooks) -> tuple[str, list[str]]:
@@ -135,10 +152,19 @@ def _lead(repo: str, change: Change, entry: Entry | None, hooks: Hooks) -> tuple
 
 class Entry:
     """One queued change: `<name>.json` while it waits, `<name>.taken` once a holder claimed it,
-    `<name>.out` the holder's answer. `fd` (the writer's only) holds the flock that says it waits."""
+    `<name>.out` the holder's answer, `<name>.wake` a FIFO a holder writes a byte to once the
+    answer is there or the lock is free. `fd` (the writer's only) holds the flock that says it
+    waits; `wake` is the FIFO's read end (None where none could be made: the writer then only
+    polls), `keep` a write end the writer holds itself, so the FIFO never reads as closed after
+    a holder's byte (it would wake every poll)."""
 
-    def __init__(self, where: str, name: str, fd: int | None = None, change: Change | None = None) -> None:
+    def __init__(self, where: str, name: str, fd: int | None = None, change: Change | None = None,
+                 wake: tuple[int, int] | None = None) -> None:
         self.where, self.name, self.fd, self.change = where, name, fd, change
+        self.wake: int | None = None
+        self.keep: int | None = None
+        if wake is not None:
+            self.wake, self.keep = wake
 
     def _path(self, suffix: str) -> str:
         return os.path.join(self.where, self.name + suffix)
@@ -155,12 +181,13 @@ class Entry:
             os.makedirs(where, exist_ok=True)
             fd = lock.hold_file(tmp)  # flocked before it is visible: never taken for a dead writer's
             os.write(fd, data)
+            wake = _fifo(os.path.join(where, name + WAKE))  # before the entry shows: no answer comes unannounced
             os.rename(tmp, os.path.join(where, name + QUEUED))
         except OSError:
             with contextlib.suppress(OSError):
                 os.remove(tmp)
             return None
-        return cls(where, name, fd)
+        return cls(where, name, fd, wake=wake)
 
     def _answer(self) -> dict[str, Any] | None:
         try:
@@ -212,18 +239,65 @@ class Entry:
             with open(tmp, "w", encoding="utf-8") as fh:
                 json.dump(found, fh)
             os.replace(tmp, self._path(ANSWER))
+        if found["final"]:
+            _ring(self._path(WAKE))
 
     def _drop(self) -> None:
-        for suffix in (QUEUED, TAKEN, ANSWER):
+        for suffix in (QUEUED, TAKEN, ANSWER, WAKE):
             with contextlib.suppress(OSError):
                 os.remove(self._path(suffix))
 
     def close(self) -> None:
         """The writer is done: its files go, and its flock with its descriptor."""
         self._drop()
-        if self.fd is not None:
-            os.close(self.fd)
-            self.fd = None
+        for fd in (self.fd, self.wake, self.keep):
+            if fd is not None:
+                os.close(fd)
+        self.fd = self.wake = self.keep = None
+
+
+def _fifo(where: str) -> tuple[int, int] | None:
+    """Make a FIFO at `where` and open its read end and a write end without blocking; None where that fails."""
+    opened: list[int] = []
+    try:
+        os.mkfifo(where, 0o600)
+        opened.append(os.open(where, os.O_RDONLY | os.O_NONBLOCK))
+        opened.append(os.open(where, os.O_WRONLY | os.O_NONBLOCK))
+        return opened[0], opened[1]
+    except (OSError, AttributeError):
+        for fd in opened:
+            os.close(fd)
+        with contextlib.suppress(OSError):
+            os.remove(where)
+        return None
+
+
+def _ring(where: str) -> None:
+    """Wake the writer waiting on the FIFO at `where`, if it is one and someone reads it. The
+    queue is untrusted: a symbolic link is not followed, and nothing but a FIFO is written to."""
+    import stat
+
+    try:
+        fd = os.open(where, os.O_WRONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    except OSError:
+        return  # gone, not a FIFO we may open, or nobody reads it (ENXIO)
+    try:
+        if stat.S_ISFIFO(os.fstat(fd).st_mode):
+            with contextlib.suppress(OSError):
+                os.write(fd, b"\n")
+    finally:
+        os.close(fd)
+
+
+def queued(repo: str) -> bool:
+    """Whether a live writer's change waits in the queue, not yet taken by a holder: some holder
+    commits it next (asked without waiting; a commit-graph layer waits for it)."""
+    try:
+        where = folder(repo)
+        names = os.listdir(where)[:MAX_LISTED]
+    except (OSError, GitError):
+        return False
+    return any(n.endswith(QUEUED) and not n.startswith(".") and lock.alive(os.path.join(where, n)) for n in names)
 
 
 def _landed(repo: str, sha: str) -> bool:
@@ -245,6 +319,11 @@ def claim(repo: str, busy: set[str]) -> list[Entry]:
     taken: list[Entry] = []
     for name in names:
         stem, suffix = os.path.splitext(name)
+        if suffix == WAKE:  # a FIFO, never opened to ask whether it is alive (that would block): its entry says
+            if not name.startswith(".") and stem + QUEUED not in names and stem + TAKEN not in names:
+                with contextlib.suppress(OSError):
+                    os.remove(os.path.join(where, name))
+            continue
         if (name.startswith(".") or suffix not in (QUEUED, TAKEN, ANSWER)) and not lock.alive(os.path.join(where, name)):
             with contextlib.suppress(OSError):
                 os.remove(os.path.join(where, name))  # a writer or a holder died writing it
@@ -253,7 +332,7 @@ def claim(repo: str, busy: set[str]) -> list[Entry]:
             continue
         entry = Entry(where, stem)
         if not lock.alive(entry._path(suffix)):
-            for gone in (suffix, ANSWER):  # its writer died: nobody waits for it
+            for gone in (suffix, ANSWER, WAKE):  # its writer died: nobody waits for it
                 with contextlib.suppress(OSError):
                     os.remove(entry._path(gone))
             continue

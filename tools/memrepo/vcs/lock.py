@@ -155,15 +155,35 @@ def alive(where: str) -> bool:
     return _alive(where)
 
 
+def pause(wake: int | None, poll: float = _POLL) -> bool:
+    """Sleep `poll` seconds, or less when `wake` (a FIFO's read end, non-blocking) is written to:
+    a group commit's holder wakes its waiter when it has written the waiter's answer (issue 44:
+    the answer lay unread half a poll on average). False once the FIFO's writer has come and
+    gone with nothing left to read, which it reports from then on: only sleeping is left."""
+    if wake is None:
+        time.sleep(poll)
+        return True
+    import select
+
+    if select.select([wake], [], [], poll)[0]:
+        try:
+            return bool(os.read(wake, 64))
+        except BlockingIOError:
+            pass
+    return True
+
+
 def _holder(fd: int) -> str:
     os.lseek(fd, 0, os.SEEK_SET)
     text = os.read(fd, 4096).decode("utf-8", "replace").strip()
     return text or "a process that wrote no pid"
 
 
-def _wait_in_line(repo: str, where: str, fd: int, deadline: float, waiting: Callable[[], bool] | None) -> bool:
+def _wait_in_line(repo: str, where: str, fd: int, deadline: float, waiting: Callable[[], bool] | None,
+                  wake: Callable[[], int | None] | None = None) -> bool:
     """Wait in the queue until the lock is this process's turn and taken (True), or `waiting` says
-    to stop (False); LockTimeout at `deadline`."""
+    to stop (False); LockTimeout at `deadline`. Between tries it sleeps a poll, or until `wake`'s
+    descriptor is written to (`pause`)."""
     queue = where + ".queue"
     with _in_line(queue) as name:
         while True:
@@ -177,16 +197,19 @@ def _wait_in_line(repo: str, where: str, fd: int, deadline: float, waiting: Call
             if time.monotonic() >= deadline:
                 raise LockTimeout(f"another memrepo process holds the commit lock of {repo} ({_holder(fd)})",
                                   hint=f"wait for it to finish, or if that pid is gone, run the command again ({where})")
-            time.sleep(_POLL)
+            if not pause(wake() if wake is not None else None, _POLL):
+                wake = None
 
 
 @contextlib.contextmanager
-def held(repo: str, wait: float = WAIT, *, waiting: Callable[[], bool] | None = None) -> Iterator[bool]:
+def held(repo: str, wait: float = WAIT, *, waiting: Callable[[], bool] | None = None,
+         wake: Callable[[], int | None] | None = None) -> Iterator[bool]:
     """Hold the repository lock for the block, waiting at most `wait` seconds for it; yields True.
 
     `waiting`, when given, is called once per poll while this process waits its turn (the first
     call says it has to wait at all): when it returns True the wait ends and the block runs
     without the lock, told so by False (a group commit's waiter whose change a holder committed).
+    `wake`, when given, names a descriptor whose input ends a poll early (`pause`).
     """
     where = path(repo)
     key = (where, threading.get_ident())
@@ -201,7 +224,7 @@ def held(repo: str, wait: float = WAIT, *, waiting: Callable[[], bool] | None = 
     try:
         deadline = time.monotonic() + wait
         queue = where + ".queue"
-        if (_ahead(queue) or not _try(fd)) and not _wait_in_line(repo, where, fd, deadline, waiting):
+        if (_ahead(queue) or not _try(fd)) and not _wait_in_line(repo, where, fd, deadline, waiting, wake):
             yield False  # `waiting` ended the wait: the lock was never taken
             return
         os.ftruncate(fd, 0)
