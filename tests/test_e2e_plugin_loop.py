@@ -132,7 +132,11 @@ def test_remember_then_forget_from_inside_a_session(tmp_path: Path, plugin: Path
     assert _git(memories, "log", "-1", "--format=%s").strip() == "add: vpn-gateway-restarts-noon"
     assert _git(memories, "status", "--porcelain") == ""
 
-    ask = "why does the vpn keep dropping at lunch?"
+    # The loop, not the decision's margin, is what this shows: a prompt the decision answers with
+    # room (p 0.81). "why does the vpn keep dropping at lunch?" sits at its threshold (0.69 under
+    # 0.72 since the refit of issue 36's priors; 0.73 before), as docs/recall.md says of short
+    # prompts on everyday words.
+    ask = "my vpn dropped again at noon, what's going on?"
     reqs = _claude(ask, plugin, memories, cwd, fake_api, claude_bin)
     assert "vpn-gateway-restarts-noon" in hook_context_text(reqs, "UserPromptSubmit")
 
