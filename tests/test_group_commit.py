@@ -367,22 +367,29 @@ SLOW_POLL = ("import sys; from memrepo.vcs import lock; lock._POLL = 3600.0; "
              "from memrepo.cli.main import main; sys.argv[0] = 'memrepo'; raise SystemExit(main())")
 
 
+def _behind_the_lock(repo: str, first: list[str], second: list[str]) -> list[tuple[int, str, str]]:
+    """Start two writers, in this order, while this test holds the lock; their (exit code, stdout,
+    stderr) once it lets go. One still asleep after DEADLINE / 2 is killed: nobody woke it."""
+    with lock.held(repo):
+        procs = [start(first)]
+        queued(repo, 1)
+        procs.append(start(second))
+        queued(repo, 2)
+    try:
+        return [(p.wait(timeout=DEADLINE / 2), p.stdout.read(), p.stderr.read()) for p in procs]  # type: ignore[union-attr]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+
+
 def test_a_waiter_is_woken_when_its_answer_is_written_not_at_its_next_poll(repo: str) -> None:
     """The holder rings the waiter's FIFO after writing its answer (issue 44): a waiter whose
     poll is an hour long still reports its commit as soon as the chain has landed."""
     base = head(repo)
-    with lock.held(repo):
-        procs = [start(add_argv(repo, 0))]  # the first in line: it takes the lock and leads
-        queued(repo, 1)
-        procs.append(start([sys.executable, "-c", SLOW_POLL, *add_argv(repo, 1)[3:]]))
-        queued(repo, 2)
-    try:
-        results = [(p.wait(timeout=DEADLINE / 2), p.stdout.read(), p.stderr.read()) for p in procs]  # type: ignore[union-attr]
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()  # still asleep: nobody woke it
-                p.wait()
+    # the first in line takes the lock and leads; the second polls once an hour
+    results = _behind_the_lock(repo, add_argv(repo, 0), [sys.executable, "-c", SLOW_POLL, *add_argv(repo, 1)[3:]])
     assert [r[0] for r in results] == [0, 0], results
     assert [c["sha"] for c in commits(repo, base)] == [json.loads(out)["commit"] for _, out, _ in results]
     clean(repo)
@@ -395,18 +402,8 @@ def test_a_waiter_given_back_its_change_takes_the_lock_as_soon_as_its_holder_fre
         return [*add_argv(repo, i)[3:], "--id", "one-id-for-two"]
 
     base = head(repo)
-    with lock.held(repo):
-        procs = [start([sys.executable, "-m", "memrepo", *same_id(0)])]
-        queued(repo, 1)
-        procs.append(start([sys.executable, "-c", SLOW_POLL, *same_id(1)]))
-        queued(repo, 2)
-    try:
-        results = [(p.wait(timeout=DEADLINE / 2), p.stdout.read(), p.stderr.read()) for p in procs]  # type: ignore[union-attr]
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()  # still asleep: nobody woke it
-                p.wait()
+    results = _behind_the_lock(repo, [sys.executable, "-m", "memrepo", *same_id(0)],
+                               [sys.executable, "-c", SLOW_POLL, *same_id(1)])
     assert [r[0] for r in results] == [0, 1], results
     assert "was just added by another process" in results[1][2]
     assert [c["subject"] for c in commits(repo, base)] == ["add: one-id-for-two"]
