@@ -43,7 +43,7 @@ HEURISTICS = {
 
 def measure(name: str, tmp: str) -> dict[str, float]:
     """Ranking top-k, hit and silence of set `name` with `rank`'s constants as they are now."""
-    k = 3 if name == "locomo" else 2
+    k = 3 if labeled.is_locomo(name) else 2
     tmp = tempfile.mkdtemp(dir=tmp)  # each run builds its stores anew
     rows: list[dict[str, Any]] = []
     for store, repo, prompts in labeled.stores(name, os.path.join(tmp, "s", name)):

@@ -49,7 +49,7 @@ CALIBRATE = os.path.join(labeled.ROOT, "tools", "memrepo", "recall", "calibrate.
 
 
 def top_k(name: str) -> int:
-    return 3 if name == "locomo" else 2
+    return 3 if labeled.is_locomo(name) else 2
 
 
 def collect(name: str, tmp: str) -> list[dict[str, Any]]:
@@ -257,7 +257,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--report", default=",".join(labeled.SETS), help="sets to report (default: all that exist here)")
     ap.add_argument("--grid", metavar="NAME=V1,V2,...", help=f"values of one of rank's priors ({', '.join(PRIORS)}): "
                     "fit at each and print the fitting sets' objective, nothing else")
+    ap.add_argument("--locomo", action="append", default=[], metavar="DIR",
+                    help="also report a folder in LoCoMo's format (another half: judged, never fitted on); "
+                         "../shared/data/locomo-* folders are found without it")
     args = ap.parse_args(argv)
+    extra = [labeled.add_locomo(d) for d in args.locomo]
+    args.report = ",".join([*args.report.split(","), *(n for n in extra if n not in args.report.split(","))])
     missing = [n for n in labeled.FIT if n not in labeled.available(list(labeled.FIT))]
     if missing:
         print(f"fit_recall: the fitting sets {missing} are not here ({[labeled.SETS[n] for n in missing]})", file=sys.stderr)

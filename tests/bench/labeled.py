@@ -12,6 +12,13 @@ session (`session: conv-26-s2`). Its questions are
 `answerable` (an evidence turn expected), `adversarial` (LoCoMo's unanswerable ones; no target)
 and `cross` (a question about another conversation of the half: silence expected), each asked of
 its own conversation's store.
+
+LoCoMo's other half, kept for judging, is a judged set as soon as it is in the same format beside
+the training half: every `../shared/data/locomo-*` folder but `locomo-train` is a set named after
+its folder (`locomo-test`), read and converted the same way and never fitted on. Another folder can
+be named with `add_locomo(path)` (the benchmarks' `--locomo DIR`). `python tests/bench/labeled.py
+--convert SRC DEST` writes such a folder out as ordinary labeled stores (`DEST/conv-26/memory/`,
+`DEST/conv-26/prompts.jsonl`), for `memrepo eval ... --top 3`.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ import json
 import os
 import shutil
 import sys
+import tempfile
 from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -45,6 +53,7 @@ SETS = {
     "web": os.path.join(DATA, "recall_web"),
 }
 FIT = ("dev", "recall", "held", "locomo", "sre", "small-fit")
+LOCOMO_TRAIN = "locomo-train"
 NOTES = {
     "dev": "tuning set", "recall": "fitted on", "held": "fitted on", "locomo": "fitted on (LoCoMo's training half)",
     "sre": "fitted on", "small-fit": "fitted on: five of recall_small's stores",
@@ -52,6 +61,30 @@ NOTES = {
 }
 # recall_small's ten stores, alternately in the fitting half and the judged half (by name).
 HALVES = {"small-fit": 0, "small": 1}
+
+
+def is_locomo(name: str) -> bool:
+    """A LoCoMo set (its training half, or another half judged): R@3, not hit@2."""
+    return name == "locomo" or name.startswith("locomo-")
+
+
+def add_locomo(path: str) -> str:
+    """Make a folder in LoCoMo's format (`memories/`, `queries.jsonl`, `queries_cross.jsonl`) a
+    judged set; its name is `locomo-` and the folder's name (`locomo-test` stays `locomo-test`)."""
+    path = os.path.abspath(path)
+    for needed in ("memories", "queries.jsonl"):
+        if not os.path.exists(os.path.join(path, needed)):
+            raise SystemExit(f"{path}: not LoCoMo's format (no {needed}); see {SETS['locomo']}/README.md")
+    base = os.path.basename(path.rstrip(os.sep))
+    name = base if base.startswith("locomo-") else f"locomo-{base}"
+    SETS[name] = path
+    NOTES.setdefault(name, "not fitted on (LoCoMo, another half)")
+    return name
+
+
+for _other in sorted(glob.glob(os.path.join(SHARED, "data", "locomo-*"))):
+    if os.path.basename(_other) != LOCOMO_TRAIN and os.path.isdir(os.path.join(_other, "memories")):
+        add_locomo(_other)
 
 
 def note(name: str) -> str:
@@ -92,7 +125,8 @@ def _store(dest: str, files: list[str], convert: bool = False) -> str:
 
 
 def _locomo(base: str, tmp: str) -> list[tuple[str, str, list[dict[str, Any]]]]:
-    questions = _prompts(os.path.join(base, "queries.jsonl")) + _prompts(os.path.join(base, "queries_cross.jsonl"))
+    cross = os.path.join(base, "queries_cross.jsonl")
+    questions = _prompts(os.path.join(base, "queries.jsonl")) + (_prompts(cross) if os.path.exists(cross) else [])
     by: dict[str, list[str]] = {}
     for path in sorted(glob.glob(os.path.join(base, "memories", "*.md"))):
         by.setdefault(os.path.basename(path).split("-d")[0], []).append(path)
@@ -111,7 +145,7 @@ def stores(name: str, tmp: str, extra: str | None = None) -> list[tuple[str, str
     """[(store name, indexed store, prompts)] of a set, built under `tmp`; `extra`, a folder of
     memory files added to every store (generated distractors)."""
     base = SETS[name]
-    if name == "locomo":
+    if is_locomo(name):
         built = _locomo(base, tmp)
     elif os.path.exists(os.path.join(base, "prompts.jsonl")):
         built = [(name, _store(os.path.join(tmp, name), sorted(glob.glob(os.path.join(base, "memory", "*.md")))),
@@ -134,3 +168,42 @@ def stores(name: str, tmp: str, extra: str | None = None) -> list[tuple[str, str
 def available(names: list[str]) -> list[str]:
     """The names whose folders exist here (../shared may be absent on another machine)."""
     return [n for n in names if os.path.isdir(SETS[n])]
+
+
+def convert(src: str, dest: str) -> list[str]:
+    """Write a LoCoMo-format folder out as labeled stores, one per conversation: DEST/CONV/memory/
+    and DEST/CONV/prompts.jsonl (what `memrepo eval` reads). Returns the stores' folders."""
+    out = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for conv, built, rows in _locomo(os.path.abspath(src), tmp):
+            target = os.path.join(dest, conv)
+            if os.path.exists(target):
+                raise SystemExit(f"{target} exists: convert into an empty folder")
+            shutil.copytree(os.path.join(built, "memory"), os.path.join(target, "memory"))
+            with open(os.path.join(target, "prompts.jsonl"), "w", encoding="utf-8") as fh:
+                for row in rows:
+                    fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+            out.append(target)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    ap = argparse.ArgumentParser(description="The labeled recall sets: list them, or convert a folder in LoCoMo's "
+                                             "format into labeled stores `memrepo eval` reads.")
+    ap.add_argument("--convert", nargs=2, metavar=("SRC", "DEST"),
+                    help="write LoCoMo-format SRC as DEST/<conversation>/{memory/,prompts.jsonl}")
+    args = ap.parse_args(argv)
+    if args.convert:
+        for target in convert(*args.convert):
+            print(f"{target}: memrepo eval {os.path.join(target, 'prompts.jsonl')} --memory "
+                  f"{os.path.join(target, 'memory')} --top 3 --today 2026-11-30")
+        return 0
+    for name in SETS:
+        print(f"{name:10s} {note(name):45s} {SETS[name]}{'' if os.path.isdir(SETS[name]) else ' (absent)'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -49,7 +49,7 @@ def common_words(db: sqlite3.Connection, share: float = search.COMMON_DF_SHARE, 
 
 def measure(name: str, distractors: int, corpus: str | None, tmp: str) -> dict[str, Any]:
     """One set, with the `distractors` generated memories in `corpus` added to each of its stores."""
-    top = 3 if name == "locomo" else 2
+    top = 3 if labeled.is_locomo(name) else 2
     rows: list[dict[str, Any]] = []
     common: dict[str, Any] = {}
     for store, repo, prompts in labeled.stores(name, os.path.join(tmp, f"{name}-{distractors}"), corpus):
@@ -81,7 +81,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sets", default=",".join(labeled.SETS))
     ap.add_argument("--distractors", default="0", help="comma-separated counts of generated memories to add")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--locomo", action="append", default=[], metavar="DIR",
+                    help="also measure a folder in LoCoMo's format (another half: judged); "
+                         "../shared/data/locomo-* folders are found without it")
     args = ap.parse_args(argv)
+    extra = [labeled.add_locomo(d) for d in args.locomo]
+    args.sets = ",".join([*args.sets.split(","), *(n for n in extra if n not in args.sets.split(","))])
     counts = [int(x) for x in args.distractors.split(",")]
     out = []
     with tempfile.TemporaryDirectory(prefix="memrepo-quality-") as tmp:

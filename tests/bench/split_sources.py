@@ -109,7 +109,7 @@ def measure(name: str, tmp: str, quick: bool) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--sets", default=",".join(n for n in labeled.SETS if n != "locomo"),
+    ap.add_argument("--sets", default=",".join(n for n in labeled.SETS if not labeled.is_locomo(n)),
                     help="labeled sets (default: all but locomo, the slowest)")
     ap.add_argument("--quick", action="store_true", help="sanity run: the dev set, 40 prompts a store")
     args = ap.parse_args(argv)

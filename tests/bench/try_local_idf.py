@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
                     os.makedirs(corpus)
                     genmem.write_corpus(corpus, n=n, seed=7, check="sample")
                 built = labeled.stores(name, os.path.join(tmp, f"{name}-{n}"), corpus if n else None)
-                top = 3 if name == "locomo" else 2
+                top = 3 if labeled.is_locomo(name) else 2
                 for a in alphas:
                     ALPHA["a"] = a
                     rows: list[dict[str, Any]] = []
