@@ -346,6 +346,20 @@ def test_a_lone_writer_still_commits_through_the_chain_alone(repo: str) -> None:
     clean(repo)
 
 
+def test_a_chain_is_one_fast_import_that_leaves_no_ref(repo: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memrepo.vcs import commit, gitcmd
+
+    base = head(repo)
+    ran: list[str] = []
+    run_git = gitcmd.run_git
+    monkeypatch.setattr(gitcmd, "run_git", lambda *a, **k: ran.append(a[2] if a[0] == "-c" else a[0]) or run_git(*a, **k))
+    shas = commit.chain_commits(repo, base, [(b"one\n", {"memory/a.md": b"a\n"}), (b"two\n", {"memory/b.md": b"b\n"})])
+    assert ran == ["var", "var", "fast-import"]  # no `update-ref -d` after it (issue 44)
+    assert git(repo, "for-each-ref", "refs/memrepo/").stdout == "" and head(repo) == base
+    assert git(repo, "rev-parse", f"{shas[1]}^").stdout.strip() == shas[0]
+    assert git(repo, "show", f"{shas[1]}:memory/b.md").stdout == "b\n"
+
+
 @pytest.mark.parametrize("n", [1, 3], ids=["one change", "a chain of three"])
 def test_a_person_s_commit_landing_mid_chain_is_never_reverted(repo: str, monkeypatch: pytest.MonkeyPatch, n: int) -> None:
     """memrepo's index is made from HEAD; a person commits (no memrepo lock) before the chain lands:
