@@ -346,6 +346,35 @@ def test_a_lone_writer_still_commits_through_the_chain_alone(repo: str) -> None:
     clean(repo)
 
 
+COUNTED = textwrap.dedent("""
+    import json, sys
+    from memrepo.store import githooks
+    from memrepo.vcs import gitcmd, group
+    repo, text = sys.argv[1:3]
+    ran = []
+    run_git = gitcmd.run_git
+    def counted(*args, **kw):
+        ran.append(" ".join(args[:2]))
+        return run_git(*args, **kw)
+    gitcmd.run_git = counted
+    rel = "memory/counted.md"
+    sha, _ = group.submit(repo, group.Change({rel: text}, {rel: None}, "add: counted", {"Action": "add"}), githooks.in_process())
+    print(json.dumps({"sha": sha, "ran": ran}))
+""")
+
+
+def test_a_lock_hold_asks_git_where_its_files_are_once_and_head_once(repo: str) -> None:
+    # Each git is a process (~1 M instructions with Python's spawn): the journal's, memrepo's index's
+    # and the commit-graph mark's places were three `rev-parse`s, HEAD two (issue 44).
+    res = subprocess.run([sys.executable, "-c", COUNTED, repo, memory_text("counted")], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    found = json.loads(res.stdout)
+    assert found["sha"] == head(repo)
+    asked = [r for r in found["ran"] if r.startswith("rev-parse")]
+    assert asked == ["rev-parse --git-common-dir", "rev-parse --verify"], found["ran"]
+    clean(repo)
+
+
 def test_a_chain_is_one_fast_import_that_leaves_no_ref(repo: str, monkeypatch: pytest.MonkeyPatch) -> None:
     from memrepo.vcs import commit, gitcmd
 

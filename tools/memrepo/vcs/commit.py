@@ -82,11 +82,12 @@ def _put(repo: str, rel: str, data: str | bytes | None, old: tuple[bytes, int] |
 
 @contextlib.contextmanager
 def transaction(repo: str, rels: list[str], wait: float = lock.WAIT,
-                after: Mapping[str, bytes | None] | None = None) -> Iterator[None]:
+                after: Mapping[str, bytes | None] | None = None) -> Iterator[str | None]:
     """Hold the repository lock; if the block raises before its commit lands, restore `rels`.
 
     First undoes what a writer killed mid-commit left behind, then journals `rels` (and `after`,
-    what the block will write, when known) so that the next writer can undo this one.
+    what the block will write, when known) so that the next writer can undo this one. Yields the
+    commit HEAD was when the journal was written (None: no commit yet).
     """
     with lock.held(repo, wait):
         journal.recover(repo)
@@ -95,7 +96,7 @@ def transaction(repo: str, rels: list[str], wait: float = lock.WAIT,
         head = gitcmd.head(repo)
         record = journal.write(repo, head, before, after)
         try:
-            yield
+            yield head
         except BaseException:
             # A commit that landed (^C just after it) is history now: leave its files be.
             if gitcmd.head(repo) == head:
