@@ -165,3 +165,18 @@ def test_hostile_paths_never_leave_the_project(path: str) -> None:
     assert all(p.startswith("/") or not p.startswith("..") for p, _, _ in found)
     assert all(".." not in p.split("/") for p, _, _ in found)
     assert not any("\x07" in p or p.startswith("~") for p, _, _ in found)
+
+
+def test_a_text_without_a_backtick_compiles_none_of_the_mention_patterns() -> None:
+    # The cache reads every new memory's citations under the commit lock: compiling these at import
+    # was 11 M instructions of every lock hold (issue 44).
+    import subprocess
+    import sys
+
+    script = ("from memrepo.format import mentions\n"
+              "assert mentions.citations('t', 'd', 'No path here: src/app.py is named bare.\\n') == []\n"
+              "print(sorted(n for n, v in vars(mentions).items() if isinstance(v, mentions._Pattern) and v._rx is not None))\n"
+              "assert mentions.citations('t', 'd', 'See `src/app.py:42`.\\n') == [('src/app.py', 42, None)]\n")
+    res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == "[]"

@@ -13,7 +13,7 @@ import pytest
 
 from helpers import commit_all, git, head, write_file, write_memory
 from memrepo.base import paths
-from memrepo.store import cachefacts, index
+from memrepo.store import cachefacts, index, rows
 
 
 def _db(repo: str) -> sqlite3.Connection:
@@ -64,6 +64,15 @@ def test_the_cache_hash_is_the_git_blob_id(repo: str) -> None:
     index.rebuild(repo)
     blob = git(repo, "rev-parse", "HEAD:memory/one.md").stdout.strip()
     assert cachefacts.blob_facts(repo) == {"memory/one.md": (blob, None)}
+
+
+@pytest.mark.parametrize("hashed", [0, rows.OWN_SHA1_BLOBS])
+def test_a_blob_id_is_git_s_before_and_after_hashlib_takes_over(repo: str, hashed: int, monkeypatch) -> None:
+    # CPython's own SHA-1 for a process's first blobs (no OpenSSL to load in a lock hold), hashlib's after (issue 44).
+    monkeypatch.setattr(rows, "_hashed", [hashed])
+    for data in (b"", b"a memory\n", os.urandom(70000)):
+        write_file(repo, "blob.bin", data)
+        assert rows.blob_id(data) == git(repo, "hash-object", "blob.bin").stdout.strip()
 
 
 def test_staged_blobs_beyond_what_one_git_process_may_print_are_read_in_batches(repo: str) -> None:

@@ -113,7 +113,10 @@ def test_writers_that_wait_land_as_one_chain_each_its_own_commit_and_run(repo: s
 
 # What only a lock holder needs: the commit machinery and the cache (issue 44).
 HOLDER_ONLY = {"memrepo.vcs.commit", "memrepo.vcs.chain", "memrepo.vcs.journal", "memrepo.vcs.staging",
-               "memrepo.store.index", "sqlite3", "hashlib", "shutil"}
+               "memrepo.store.index", "sqlite3"}
+# What no add loads, the holder included: OpenSSL through hashlib (10 M instructions), shutil with
+# bz2, lzma and fnmatch (6 M): a tenth of a lock hold of one change at 1,000 memories.
+NEVER = {"hashlib", "_hashlib", "shutil", "bz2", "lzma"}
 
 
 def test_a_writer_whose_change_a_holder_commits_loads_no_commit_machinery(repo: str) -> None:
@@ -129,6 +132,16 @@ def test_a_writer_whose_change_a_holder_commits_loads_no_commit_machinery(repo: 
     assert HOLDER_ONLY <= loaded[0]
     assert HOLDER_ONLY & loaded[1] == set(), results[1][2]
     assert len(commits(repo, base)) == 2 and holds_one_chain(repo, base)
+
+
+def test_a_lock_hold_loads_neither_openssl_nor_shutil(repo: str) -> None:
+    assert finish([start(add_argv(repo, 0))])[0][0] == 0  # the first add writes the secret gates' record
+    base = head(repo)
+    [(rc, _, err)] = finish([start([sys.executable, "-X", "importtime", *add_argv(repo, 1)[1:]])])
+    assert rc == 0, err
+    loaded = {line.rsplit("|", 1)[-1].strip() for line in err.splitlines() if "|" in line}
+    assert HOLDER_ONLY <= loaded and len(commits(repo, base)) == 1
+    assert NEVER & loaded == set()
 
 
 def holds_one_chain(repo: str, base: str) -> bool:
@@ -331,6 +344,49 @@ def test_a_lone_writer_still_commits_through_the_chain_alone(repo: str) -> None:
     assert holds(repo) - before == 1 and len(commits(repo, base)) == 1
     assert reply["id"] in indexed(repo)
     clean(repo)
+
+
+COUNTED = textwrap.dedent("""
+    import json, sys
+    from memrepo.store import githooks
+    from memrepo.vcs import gitcmd, group
+    repo, text = sys.argv[1:3]
+    ran = []
+    run_git = gitcmd.run_git
+    def counted(*args, **kw):
+        ran.append(" ".join(args[:2]))
+        return run_git(*args, **kw)
+    gitcmd.run_git = counted
+    rel = "memory/counted.md"
+    sha, _ = group.submit(repo, group.Change({rel: text}, {rel: None}, "add: counted", {"Action": "add"}), githooks.in_process())
+    print(json.dumps({"sha": sha, "ran": ran}))
+""")
+
+
+def test_a_lock_hold_asks_git_where_its_files_are_once_and_head_once(repo: str) -> None:
+    # Each git is a process (~1 M instructions with Python's spawn): the journal's, memrepo's index's
+    # and the commit-graph mark's places were three `rev-parse`s, HEAD two (issue 44).
+    res = subprocess.run([sys.executable, "-c", COUNTED, repo, memory_text("counted")], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    found = json.loads(res.stdout)
+    assert found["sha"] == head(repo)
+    asked = [r for r in found["ran"] if r.startswith("rev-parse")]
+    assert asked == ["rev-parse --git-common-dir", "rev-parse --verify"], found["ran"]
+    clean(repo)
+
+
+def test_a_chain_is_one_fast_import_that_leaves_no_ref(repo: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memrepo.vcs import commit, gitcmd
+
+    base = head(repo)
+    ran: list[str] = []
+    run_git = gitcmd.run_git
+    monkeypatch.setattr(gitcmd, "run_git", lambda *a, **k: ran.append(a[2] if a[0] == "-c" else a[0]) or run_git(*a, **k))
+    shas = commit.chain_commits(repo, base, [(b"one\n", {"memory/a.md": b"a\n"}), (b"two\n", {"memory/b.md": b"b\n"})])
+    assert ran == ["var", "var", "fast-import"]  # no `update-ref -d` after it (issue 44)
+    assert git(repo, "for-each-ref", "refs/memrepo/").stdout == "" and head(repo) == base
+    assert git(repo, "rev-parse", f"{shas[1]}^").stdout.strip() == shas[0]
+    assert git(repo, "show", f"{shas[1]}:memory/b.md").stdout == "b\n"
 
 
 @pytest.mark.parametrize("n", [1, 3], ids=["one change", "a chain of three"])

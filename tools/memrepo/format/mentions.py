@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Callable, NamedTuple
 
 if TYPE_CHECKING:
@@ -20,21 +21,47 @@ if TYPE_CHECKING:
 # `mention_context` (its clause rules compile ~15 regexes) is loaded only for a text that mentions
 # a path: the cache update after most adds needs none of it (issue 44).
 
+
+class _Pattern:
+    """A regular expression compiled on first use. The cache reads every new memory's citations
+    under the commit lock, and a text without a backtick needs none of these: compiling them all
+    at import was 11 M instructions of every lock hold (issue 44)."""
+
+    def __init__(self, source: str, flags: int = 0) -> None:
+        self.source, self.flags = source, flags
+        self._rx: re.Pattern[str] | None = None
+
+    @property
+    def rx(self) -> re.Pattern[str]:
+        if self._rx is None:
+            self._rx = re.compile(self.source, self.flags)
+        return self._rx
+
+    def finditer(self, text: str) -> Iterator[re.Match[str]]:
+        return self.rx.finditer(text)
+
+    def search(self, text: str) -> re.Match[str] | None:
+        return self.rx.search(text)
+
+    def sub(self, repl: str, text: str) -> str:
+        return self.rx.sub(repl, text)
+
+
 EXTENSIONS = frozenset(
     "py pyi md rst txt json jsonl yaml yml toml ini cfg conf env lock sh bash zsh ps1 js mjs cjs ts tsx jsx vue "
     "go rs rb java kt swift c h cc cpp hpp cs php sql html css scss csv xml tf tfvars hcl proto graphql "
     "gradle properties ipynb sqlite3 db log pem crt example template service plist".split())
 BARE_FILES = frozenset("Makefile Dockerfile Procfile Gemfile Rakefile Justfile Vagrantfile Jenkinsfile "
                        "LICENSE README CODEOWNERS".split())
-FENCED = re.compile(r"^(```|~~~).*?^\1[^\n]*$", re.M | re.S)
-TICKED = re.compile(r"`([^`\n]+)`")
+FENCED = _Pattern(r"^(```|~~~).*?^\1[^\n]*$", re.M | re.S)
+TICKED = _Pattern(r"`([^`\n]+)`")
 # A bracketed IPv6 host (`http://[::1]:8080/f`) is read whole; any other `]` ends the URL.
-URL = re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]{1,15}://(?:\[[^\s\[\]<>\"'`]{1,64}\][^\s<>\"'`)\]]*|[^\s<>\"'`)\]]+)")
-_BRANCH_BEFORE = re.compile(r"\bbranch(?:es)?\s+(?:named\s+|called\s+)?`([^`\n]+)`", re.I)
-_BRANCH_AFTER = re.compile(r"`([^`\n]+)`\s+branch\b", re.I)
-_BRANCH_BARE = re.compile(r"\bbranch\s+([A-Za-z0-9._/-]*[A-Za-z0-9][/_-][A-Za-z0-9._/-]*[A-Za-z0-9])", re.I)
-PR = re.compile(r"(?<![\w/.-])([A-Za-z0-9][A-Za-z0-9-]{0,38}/[A-Za-z0-9._-]{1,100})#(\d{1,8})\b")
-_WHERE = re.compile(r"(?::(\d{1,9})(?::\d{1,9})?|::([A-Za-z_][A-Za-z0-9_.]{0,120}))$")  # `:42`, `:42:7`, `::name`
+URL = _Pattern(r"\b[A-Za-z][A-Za-z0-9+.-]{1,15}://(?:\[[^\s\[\]<>\"'`]{1,64}\][^\s<>\"'`)\]]*|[^\s<>\"'`)\]]+)")
+_BRANCH_BEFORE = _Pattern(r"\bbranch(?:es)?\s+(?:named\s+|called\s+)?`([^`\n]+)`", re.I)
+_BRANCH_AFTER = _Pattern(r"`([^`\n]+)`\s+branch\b", re.I)
+_BRANCH_BARE = _Pattern(r"\bbranch\s+([A-Za-z0-9._/-]*[A-Za-z0-9][/_-][A-Za-z0-9._/-]*[A-Za-z0-9])", re.I)
+PR = _Pattern(r"(?<![\w/.-])([A-Za-z0-9][A-Za-z0-9-]{0,38}/[A-Za-z0-9._-]{1,100})#(\d{1,8})\b")
+_WHERE = _Pattern(r"(?::(\d{1,9})(?::\d{1,9})?|::([A-Za-z_][A-Za-z0-9_.]{0,120}))$")  # `:42`, `:42:7`, `::name`
 
 MAX_CITATIONS = 32  # per memory: a memory citing 10,000 paths is bounded at index time and on the prompt path
 MAX_PATH = 1000
@@ -107,7 +134,8 @@ def urls(text: str) -> list[Mention]:
 def note_text(title: object, description: object, body: str) -> str:
     """The text the rules read: title, description and body, fenced code left out, a blank line
     between them so each is its own clause."""
-    return "\n\n".join([str(title or ""), str(description or ""), FENCED.sub("", body)])
+    fenced = "```" in body or "~~~" in body
+    return "\n\n".join([str(title or ""), str(description or ""), FENCED.sub("", body) if fenced else body])
 
 
 def reader(text: str, found: list[Mention]) -> mention_context.Reader:
@@ -127,6 +155,8 @@ def citations(title: object, description: object, body: str,
     route or another machine's path is no citation): (path, line, symbol), relative paths
     normalized, a path climbing out with `..` or not plain text left out, at most MAX_CITATIONS."""
     text = note_text(title, description, body)
+    if "`" not in text:
+        return []  # a path is cited only in backticks
     found_branches, taken = branches(text)
     found_paths = paths(text, taken, inside)
     if not found_paths:

@@ -41,13 +41,15 @@ def commit_chain(repo: str, changes: list[Change], hooks: Hooks,
     if not rels:
         return outcomes
     after = {rel: None if data is None else commit._as_bytes(data) for _, keep in plans for rel, data in keep.items()}
-    with transaction(repo, rels, after=after):
+    with transaction(repo, rels, after=after) as journaled:
         before = {rel: read(repo, rel) for rel in rels}
         for rel in rels:
             commit._put(repo, rel, after[rel], before[rel])
         commit._stage(repo, rels)
-        for _ in range(HEAD_MOVED_TRIES):
-            base = gitcmd.head(repo)
+        for attempt in range(HEAD_MOVED_TRIES):
+            # First the HEAD the journal names (asked a moment ago, under the lock); a person's
+            # commit since then fails the compare-and-swap below, and the next try asks git again.
+            base = journaled if attempt == 0 else gitcmd.head(repo)
             env = staging.open_for(repo, base)
             tip = _at_once(repo, changes, plans, outcomes, hooks, base, env, after) if len(plans) > 1 else None
             if tip is None:

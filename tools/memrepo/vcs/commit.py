@@ -82,11 +82,12 @@ def _put(repo: str, rel: str, data: str | bytes | None, old: tuple[bytes, int] |
 
 @contextlib.contextmanager
 def transaction(repo: str, rels: list[str], wait: float = lock.WAIT,
-                after: Mapping[str, bytes | None] | None = None) -> Iterator[None]:
+                after: Mapping[str, bytes | None] | None = None) -> Iterator[str | None]:
     """Hold the repository lock; if the block raises before its commit lands, restore `rels`.
 
     First undoes what a writer killed mid-commit left behind, then journals `rels` (and `after`,
-    what the block will write, when known) so that the next writer can undo this one.
+    what the block will write, when known) so that the next writer can undo this one. Yields the
+    commit HEAD was when the journal was written (None: no commit yet).
     """
     with lock.held(repo, wait):
         journal.recover(repo)
@@ -95,7 +96,7 @@ def transaction(repo: str, rels: list[str], wait: float = lock.WAIT,
         head = gitcmd.head(repo)
         record = journal.write(repo, head, before, after)
         try:
-            yield
+            yield head
         except BaseException:
             # A commit that landed (^C just after it) is history now: leave its files be.
             if gitcmd.head(repo) == head:
@@ -183,7 +184,7 @@ def tree_commit(repo: str, env: dict[str, str], parent: str | None, msg: bytes) 
     return out.decode().strip()
 
 
-CHAIN_REF = "refs/memrepo/group-commit"  # fast-import's branch while a chain is made; deleted at once
+CHAIN_REF = "refs/memrepo/group-commit"  # fast-import's branch while a chain is made; never written
 
 
 def chain_commits(repo: str, parent: str | None, commits: list[tuple[bytes, dict[str, bytes | None]]]) -> list[str]:
@@ -210,7 +211,10 @@ def chain_commits(repo: str, parent: str | None, commits: list[tuple[bytes, dict
                 continue
             mode = b"100755" if os.access(os.path.join(repo, rel), os.X_OK) else b"100644"
             stream += [b"M " + mode + b" inline " + quoted + b"\n", b"data %d\n" % len(data), data, b"\n"]
-    stream += [b"get-mark :%d\n" % n for n in range(1, len(commits) + 1)] + [b"done\n"]
+    # `reset` without `from` at the end: fast-import writes no ref for the branch, so no `update-ref
+    # -d` runs after it (a git process of every hold, issue 44).
+    stream += [b"get-mark :%d\n" % n for n in range(1, len(commits) + 1)]
+    stream += [b"reset " + CHAIN_REF.encode() + b"\n\n", b"done\n"]
     # Its pack kept as it is (deltas between the chain's trees): exploding it into loose objects,
     # as fast-import does below 100 objects, tripled its CPU at 10,000 memories.
     rc, out, err = gitcmd.run_git("-c", "fastimport.unpackLimit=0", "fast-import", "--quiet", "--force", cwd=repo,
@@ -219,7 +223,6 @@ def chain_commits(repo: str, parent: str | None, commits: list[tuple[bytes, dict
     if rc != 0 or len(shas) != len(commits):
         raise GitError(f"git fast-import failed:\n{err.decode('utf-8', 'replace').strip()}",
                        hint="check the repository with `git status` and `memrepo doctor`")
-    gitcmd.run_git("update-ref", "-d", CHAIN_REF, shas[-1], cwd=repo)
     return shas
 
 

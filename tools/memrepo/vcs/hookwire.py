@@ -18,8 +18,6 @@ names an absolute interpreter, so it lives only in the untracked `.git/config`; 
 from __future__ import annotations
 
 import os
-import shlex
-import shutil
 import stat
 import sys
 
@@ -263,6 +261,8 @@ def _hook_state(path: str) -> str:
 def merge_driver_command(python: str | None = None) -> str:
     """The `merge.memrepo.driver` command: this interpreter, isolated (`-I`: nothing from the
     repository's directory is imported), quoted for the shell git runs it with."""
+    import shlex
+
     # git expands %O/%A/%B/%P in the whole command and turns %% into %.
     exe = shlex.quote(python or sys.executable).replace("%", "%%")
     return f"{exe} -I -m {MERGE_DRIVER_MODULE} %O %A %B %P"
@@ -301,6 +301,8 @@ def merge_driver_wiring(root: str, probe: str = "memory/x.md") -> tuple[bool, st
                        "so git refuses to merge memory files")
     if not command or MERGE_DRIVER_MODULE not in command:
         return False, f"merge.{MERGE_DRIVER}.driver is not set in .git/config, so git merges memory files as text"
+    import shlex
+
     try:
         python = shlex.split(command)[0].replace("%%", "%")
     except (ValueError, IndexError):
@@ -348,5 +350,9 @@ def _shim_python(root: str) -> str | None:
     python = os.environ.get("MEMREPO_PYTHON") or (_read(_git_path(root, PYTHON_RECORD)) or "").strip()
     if not python:
         return None
-    found = python if os.path.isabs(python) else shutil.which(python)
+    if os.path.isabs(python):
+        return os.path.abspath(python)
+    import shutil  # only for a name to look up on PATH: shutil loads bz2, lzma and fnmatch (issue 44)
+
+    found = shutil.which(python)
     return os.path.abspath(found) if found else None

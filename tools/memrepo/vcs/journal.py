@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import hashlib
 import json
 import os
 import sys
@@ -32,8 +31,16 @@ MAX_BYTES = 256 * 1024 * 1024  # a journal is ours, but bounded all the same
 Snapshot = Mapping[str, "tuple[bytes, int] | None"]  # path -> (bytes, mode), or None: it did not exist
 
 
+try:
+    # CPython's own SHA-256, the digest hashlib gives: hashlib's import loads OpenSSL, 10 M
+    # instructions of every lock hold (issue 44), as `recall.log` avoids it on the prompt path.
+    from _sha256 import sha256  # type: ignore[import-not-found]
+except ImportError:
+    from hashlib import sha256
+
+
 def digest(data: bytes | None) -> str | None:
-    return None if data is None else hashlib.sha256(data).hexdigest()
+    return None if data is None else sha256(data).hexdigest()
 
 
 def path(repo: str) -> str:

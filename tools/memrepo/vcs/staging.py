@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import time
 
 from memrepo.errors import GitError
@@ -88,6 +87,8 @@ def _clear_lock(own: str) -> bool:
 
 
 def _make(repo: str, own: str, real: str, head: str | None) -> None:
+    import shutil  # not at import: a lock hold whose index is current never copies one (issue 44)
+
     tmp = f"{own}.tmp-{os.getpid()}"
     try:
         with contextlib.suppress(FileNotFoundError):
