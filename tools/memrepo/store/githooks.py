@@ -288,13 +288,18 @@ def _refresh_merged(root: str, hook: str) -> None:
 
 
 def _keep_commit_graph(root: str, hook: str, head: str | None = None) -> None:
-    """A memory's history stays fast all day: a new graph layer once a few commits lie outside it."""
+    """A memory's history stays fast all day: a new graph layer once a few commits lie outside it,
+    and what the commits left packed once git's own thresholds say so."""
     from memrepo.vcs import gitops
 
     try:
         gitops.keep_commit_graph(root, head)
     except Exception as exc:  # noqa: BLE001 — history is only slower without it
         print(f"memrepo {hook}: could not start a commit-graph write ({safe(exc)})", file=sys.stderr)
+    try:
+        gitops.keep_objects_packed(root)
+    except Exception as exc:  # noqa: BLE001 — unpacked objects cost disk and speed, never correctness
+        print(f"memrepo {hook}: could not start `git gc --auto` ({safe(exc)})", file=sys.stderr)
 
 
 def in_process() -> Hooks:

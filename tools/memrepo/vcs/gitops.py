@@ -150,6 +150,49 @@ def keep_commit_graph(path: str, head: str | None = None) -> bool:
     return True
 
 
+# git runs `git maintenance run --auto` after a porcelain commit, merge or fetch; memrepo commits
+# with plumbing (write-tree, commit-tree, fast-import), so nothing packed what its commits left:
+# each lone add's trees stay loose (about 1 MB a commit at 100,000 memories, no deltas), and each
+# group-commit hold leaves a pack of its own. After a commit, git's own thresholds are checked
+# without starting git (gc.auto's 6,700 loose objects, estimated from `objects/17` as git does;
+# gc.autoPackLimit's 50 packs) and, past one, a detached `git gc --auto` rechecks them with the
+# user's own settings (gc.auto = 0 keeps it off) and packs (issue 44).
+LOOSE_AUTO = 6700
+PACKS_AUTO = 50
+GC_LOG = "memrepo-gc.log"
+gitcmd.ask_together("objects", GC_LOG)
+
+
+def objects_to_pack(path: str) -> dict[str, int] | None:
+    """The loose objects (estimated, as `git gc --auto` estimates them) and the packs, when either
+    is past git's default threshold; None when neither is."""
+    objects = _git_path(open_repo(path), "objects")
+    loose = packs = 0
+    with contextlib.suppress(OSError):
+        loose = sum(1 for name in os.listdir(os.path.join(objects, "17")) if len(name) == 38) * 256
+    with contextlib.suppress(OSError):
+        names = set(os.listdir(os.path.join(objects, "pack")))
+        packs = sum(1 for n in names if n.endswith(".pack") and n[:-5] + ".keep" not in names)
+    # git packs past the thresholds: more than 27 loose in objects/17, more than 50 packs.
+    if loose > -(-LOOSE_AUTO // 256) * 256 or packs > PACKS_AUTO:
+        return {"loose": loose, "packs": packs}
+    return None
+
+
+def keep_objects_packed(path: str) -> bool:
+    """Start a detached `git gc --auto --quiet` when the object store is past git's thresholds
+    (`objects_to_pack`); True when one was started. Never waits for it."""
+    repo = open_repo(path)
+    if objects_to_pack(repo) is None:
+        return False
+    log = _git_path(repo, GC_LOG)
+    with contextlib.suppress(OSError):
+        if os.path.getsize(log) > GRAPH_LOG_MAX:
+            os.remove(log)
+    gitcmd.start_git("gc", "--auto", "--quiet", cwd=repo, log_path=log)
+    return True
+
+
 def _mark_graph(repo: str, head: str | None) -> None:
     if head:
         with open(_git_path(repo, GRAPH_MARK), "w", encoding="ascii") as fh:

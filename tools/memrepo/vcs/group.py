@@ -48,12 +48,14 @@ from memrepo.vcs.change import Change, Hooks, Outcome
 
 NAME = "memrepo-group"
 # Where a lock holder's own files are (the journal, memrepo's index and the real one, what a person
-# may be in the middle of, the commit-graph mark and log), asked with this process's first
-# question: a hold then starts one `rev-parse` for them all, not three (issue 44). `journal`,
-# `staging`, `commit` and `gitops` register the same names when they load, which a writer whose
-# change a holder commits never does (test_a_lock_hold_asks_git_where_its_files_are_once).
+# may be in the middle of, the commit-graph mark and log, the object store and the gc log), asked
+# with this process's first question: a hold then starts one `rev-parse` for them all, not three
+# (issue 44). `journal`, `staging`, `commit` and `gitops` register the same names when they load,
+# which a writer whose change a holder commits never does
+# (test_a_lock_hold_asks_git_where_its_files_are_once).
 HOLDER_PLACES = ("memrepo-commit-journal.json", "memrepo-index", "index", "MERGE_HEAD", "rebase-merge", "rebase-apply",
-                 "CHERRY_PICK_HEAD", "REVERT_HEAD", "memrepo-commit-graph.head", "memrepo-commit-graph.log")
+                 "CHERRY_PICK_HEAD", "REVERT_HEAD", "memrepo-commit-graph.head", "memrepo-commit-graph.log", "objects",
+                 "memrepo-gc.log")
 gitcmd.ask_together(NAME, *HOLDER_PLACES)
 MAX_GROUP = 16  # changes one lock hold commits (the holder's own included)
 MAX_ENTRY_BYTES = 4 * 1024 * 1024  # a queued change: a few memory files
