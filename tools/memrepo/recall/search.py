@@ -243,18 +243,36 @@ def _term_hits(db: "sqlite3.Connection", terms: list[str], rowids: list[int],
     return db.execute(sql, [x for t in terms for x in [quote(t)] + rowids]).fetchall()  # type: ignore[no-any-return]
 
 
+_CELLS: "dict[str, tuple[float, int]]" = {}  # what `_cell` answered
+MAX_CELLS = 4096  # a long-lived process (serve, mcp) remembers at most as many
+
+
+def _cell(text: str) -> tuple[float, int]:
+    """A `docterms` cell, "W2:G", as (weighted frequency, where: G). Each cell is parsed once per
+    process: `int()` of a string costs ~2,800 instructions, and a prompt's forty candidates hold
+    a few dozen distinct cells among their ~80 matches (issue 44)."""
+    got = _CELLS.get(text)
+    if got is None:
+        if len(_CELLS) >= MAX_CELLS:
+            _CELLS.clear()
+        w2, _, g = text.partition(":")
+        got = _CELLS[text] = (int(w2) / 2.0, int(g))
+    return got
+
+
 def _stat_hits(wanted: "list[tuple[int, str, int]]", docs: "list[tuple[int, int, str]]",
-               stats: tuple[int, float]) -> dict[int, list[tuple[int, int, float, int, int, int]]]:
-    """`_term_hits` of the terms `wanted` ((term index, token, document count) each) from the
-    cache's term statistics (store/docstats.py), by term index: the same
+               stats: tuple[int, float]) -> dict[int, list[tuple[int, int, float, int]]]:
+    """(term index, rowid, -bm25, where) of the terms `wanted` ((term index, token, document
+    count) each) and each candidate holding one, from the cache's term statistics
+    (store/docstats.py), by term index: the same
     figures bm25() computes, by the same formula in the same order of operations, from the row
     count and average length FTS5 keeps, each candidate's length and each term's weighted
-    frequency in it (`docs`: its `docterms` row, in rowid order), and its document count. One
-    row per candidate, whatever the store's size."""
+    frequency in it (`docs`: its `docterms` row, in rowid order), and its document count; where
+    it occurs as `Evidence.matched` keeps it. One row per candidate, whatever the store's size."""
     n_rows, avgdl = stats
     # each candidate's length part, once for all terms (the same operations: the same figure)
     normed = [(rowid, K1 * (1 - B + B * dl / avgdl), text) for rowid, dl, text in docs]
-    out: dict[int, list[tuple[int, int, float, int, int, int]]] = {}
+    out: dict[int, list[tuple[int, int, float, int]]] = {}
     for i, token, df in wanted:
         idf = math.log((n_rows - df + 0.5) / (df + 0.5))
         if idf <= 0.0:
@@ -268,16 +286,15 @@ def _stat_hits(wanted: "list[tuple[int, str, int]]", docs: "list[tuple[int, int,
                 continue
             at += skip
             end = text.find(" ", at)
-            w2, _, g = text[at:end if end >= 0 else len(text)].partition(":")
-            freq = int(w2) / 2.0
-            bits = int(g)
-            found.append((i, rowid, idf * ((freq * (K1 + 1.0)) / (freq + norm)), bits & 1, bits & 2, bits & 4))
+            freq, where = _cell(text[at:end if end >= 0 else len(text)])
+            found.append((i, rowid, idf * ((freq * (K1 + 1.0)) / (freq + norm)), where))
     return out
 
 
 def _hits(db: "sqlite3.Connection", facts: Lookups, active: list[tuple[str, float]],
-          rowids: list[int], docs: "list[tuple[int, int, str]] | None") -> list[tuple[int, int, float, float, float, float]]:
-    """Each active term's hits among the candidates, in term order and rowid order (the order the
+          rowids: list[int], docs: "list[tuple[int, int, str]] | None") -> list[tuple[int, int, float, int]]:
+    """Each active term's hits among the candidates, (term index, rowid, -bm25, where: the bits of
+    `Evidence.matched`), in term order and rowid order (the order the
     sums are made in): from the cache's statistics (`docs`, the candidates' `docterms` rows; None
     without them) where a term's token is known, else bm25()."""
     words = [t for t, _ in active]
@@ -289,8 +306,9 @@ def _hits(db: "sqlite3.Connection", facts: Lookups, active: list[tuple[str, floa
     slow = [i for i in range(len(words)) if i not in by_term]
     if slow:
         rows = _term_hits(db, [words[i] for i in slow], rowids, sum(facts.dfs[words[i]] for i in slow))
-        for row in sorted(rows, key=lambda r: (r[0], r[1])):
-            by_term.setdefault(slow[row[0]], []).append((slow[row[0]],) + tuple(row[1:]))
+        for i, rowid, s, subject, names, prose in sorted(rows, key=lambda r: (r[0], r[1])):
+            where = (1 if subject else 0) | (2 if names else 0) | (4 if prose else 0)
+            by_term.setdefault(slow[i], []).append((slow[i], rowid, s, where))
     return [row for i in range(len(words)) for row in by_term.get(i, [])]
 
 
@@ -345,10 +363,10 @@ def relevance(db: "sqlite3.Connection", terms: list[tuple[str, float]], limit: i
         return {}
     rows, docs = _rows(db, rowids, facts.stats is not None and any(facts.tokens.get(t) is not None for t, _ in active))
     found = {row[0]: Evidence(row) for row in rows}
-    for i, rowid, s, subject, names, prose in _hits(db, facts, active, rowids, docs):
+    for i, rowid, s, where in _hits(db, facts, active, rowids, docs):
         term, weight = active[i]
         ev = found[rowid]
         ev.score += weight * s
-        ev.matched[term] = (1 if subject else 0) | (2 if names else 0) | (4 if prose else 0)
+        ev.matched[term] = where
         ev.own = ev.own or term in own
     return found
