@@ -170,9 +170,16 @@ def _averages(block: "bytes | None") -> "tuple[int, float] | None":
     return values[0], float(sum(values[1:])) / float(values[0])
 
 
+_TOP = f"SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY {_bm25(WEIGHTS)} LIMIT ?"  # (expression, limit)
+
+
 def _top(db: "sqlite3.Connection", expr: str, limit: int) -> list[int]:
-    sql = f"SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY {_bm25(WEIGHTS)} LIMIT ?"
-    return [r[0] for r in db.execute(sql, (expr, limit))]
+    return [r[0] for r in db.execute(_TOP, (expr, limit))]
+
+
+def _searches_all(seeds: list[str], active: list[str], dfs: dict[str, int], together: int) -> bool:
+    """Whether the candidates are the best by bm25 over the OR of the seeds (see `_candidates`)."""
+    return together < 2 or len(active) < 2 or sum(dfs[t] for t in seeds) <= WALK_BUDGET
 
 
 def _candidates(db: "sqlite3.Connection", seeds: list[str], active: list[str], dfs: dict[str, int],
@@ -189,7 +196,7 @@ def _candidates(db: "sqlite3.Connection", seeds: list[str], active: list[str], d
     words): on such a store a memory holding one of a longer prompt's words alone is not found.
     On a store where the seeds' rows fit the budget, the search is the OR of the seeds.
     """
-    if together < 2 or len(active) < 2 or sum(dfs[t] for t in seeds) <= WALK_BUDGET:
+    if _searches_all(seeds, active, dfs, together):
         return _top(db, " OR ".join(quote(t) for t in seeds), limit)
     pairs = [f"({quote(a)} AND {quote(b)})" for i, a in enumerate(seeds) for b in seeds[i + 1:]]
     found = _top(db, " OR ".join(pairs), limit) if pairs else []
@@ -312,22 +319,23 @@ def _hits(db: "sqlite3.Connection", facts: Lookups, active: list[tuple[str, floa
     return [row for i in range(len(words)) for row in by_term.get(i, [])]
 
 
-def _rows(db: "sqlite3.Connection", rowids: list[int],
+def _rows(db: "sqlite3.Connection", where: str, args: list,  # type: ignore[type-arg]
           stats: bool) -> "tuple[list[tuple], list[tuple[int, int, str]] | None]":  # type: ignore[type-arg]
     """The candidates' `memories` rows (rowid, subjects, *_COLUMNS) and, when `stats` (some term
     scores from the cache's statistics), their `docterms` rows in rowid order, read by the same
     statement; None for those when the cache has no `docterms` (a damaged cache: every term then
-    scores by bm25()). One statement less per source than reading them apart (issue 41)."""
-    marks = _marks(len(rowids))
+    scores by bm25()). One statement less per source than reading them apart (issue 41). The
+    candidates are `m.rowid {where}` with its `args`: their rowids, or the candidate search itself
+    (`IN (_TOP)`), which then costs no statement of its own (issue 44)."""
     if stats:
         try:
             rows = db.execute(f"SELECT m.rowid, m.subjects, {_COLUMNS}, d.dl, d.terms FROM memories m"
-                              f" LEFT JOIN docterms d ON d.rowid = m.rowid WHERE m.rowid IN ({marks})", rowids).fetchall()
+                              f" LEFT JOIN docterms d ON d.rowid = m.rowid WHERE m.rowid {where}", args).fetchall()
         except _sqlite.OperationalError:  # a damaged cache missing `docterms`
             pass
         else:
             return [r[:-2] for r in rows], sorted((r[0], r[-2], r[-1]) for r in rows if r[-2] is not None)
-    return db.execute(f"SELECT rowid, subjects, {_COLUMNS} FROM memories WHERE rowid IN ({marks})", rowids).fetchall(), None
+    return db.execute(f"SELECT m.rowid, m.subjects, {_COLUMNS} FROM memories m WHERE m.rowid {where}", args).fetchall(), None
 
 
 class Evidence:
@@ -358,12 +366,19 @@ def relevance(db: "sqlite3.Connection", terms: list[tuple[str, float]], limit: i
     dfs = facts.dfs
     active = [(t, w) for t, w in terms if 0 < dfs[t] <= cap]
     seeds = _seeds(active, dfs, n) if active else []
-    rowids = _candidates(db, seeds, [t for t, _ in active], dfs, limit, together) if seeds else []
-    if not rowids:
+    if not seeds:
         return {}
-    rows, docs = _rows(db, rowids, facts.stats is not None and any(facts.tokens.get(t) is not None for t, _ in active))
+    words = [t for t, _ in active]
+    stats = facts.stats is not None and any(facts.tokens.get(t) is not None for t in words)
+    if _searches_all(seeds, words, dfs, together):
+        rows, docs = _rows(db, f"IN ({_TOP})", [" OR ".join(quote(t) for t in seeds), limit], stats)
+    else:
+        rowids = _candidates(db, seeds, words, dfs, limit, together)
+        rows, docs = _rows(db, f"IN ({_marks(len(rowids))})", rowids, stats) if rowids else ([], None)
     found = {row[0]: Evidence(row) for row in rows}
-    for i, rowid, s, where in _hits(db, facts, active, rowids, docs):
+    if not found:
+        return {}
+    for i, rowid, s, where in _hits(db, facts, active, list(found), docs):
         term, weight = active[i]
         ev = found[rowid]
         ev.score += weight * s
