@@ -104,7 +104,7 @@ class Lookups:
         known = sorted({t for t in self.tokens.values() if t is not None})
         held = [f" UNION ALL SELECT 'd', {i}, (SELECT count(*) FROM (SELECT 1 FROM fts WHERE fts MATCH ? LIMIT {cap}))"
                 for i in slow]
-        counted = (f" UNION ALL SELECT 'f', term, min(df, {cap}) FROM terms WHERE term IN ({_marks(len(known))})"
+        counted = (f" UNION ALL SELECT 'f', term, df FROM terms WHERE term IN ({_marks(len(known))})"
                    if known else "")
         sql = (size + "SELECT 'n', NULL, n FROM c"
                " UNION ALL SELECT 's', value, (SELECT block FROM fts_data WHERE id = 1) FROM meta WHERE key = 'docstats'"
@@ -121,7 +121,8 @@ class Lookups:
             rows = db.execute(sql, words + [quote(w) for w in words]).fetchall()
         self.n = next(int(v) for k, _, v in rows if k == "n")
         self.tech = {w for k, w, _ in rows if k == "t"}
-        by_token = {t: int(v) for k, t, v in rows if k == "f"}
+        most = max(COMMON_DF_MIN, int(self.n * COMMON_DF_SHARE)) + 1  # as `cap` counts: bounded walks count to it
+        by_token = {t: min(int(v), most) for k, t, v in rows if k == "f"}
         self.dfs = {w: by_token.get(t, 0) for w, t in self.tokens.items() if t is not None}
         self.dfs.update({words[i]: int(v) for k, i, v in rows if k == "d"})
         self.stats = next((_averages(v) for k, sig, v in rows if k == "s" and sig == DOCSTATS), None)
