@@ -96,9 +96,9 @@ class Lookups:
     def __init__(self, db: "sqlite3.Connection", words: list[str]) -> None:
         marks = _marks(len(words))
         # An index without the recorded count (an older build in progress) still answers, by a scan.
-        size = ("WITH c(n) AS (SELECT coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'count'),"
-                " (SELECT count(*) FROM memories))) ")
-        cap = f"(SELECT max({COMMON_DF_MIN}, CAST(n * {COMMON_DF_SHARE} AS INTEGER)) + 1 FROM c)"
+        size = ("coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'count'),"
+                " (SELECT count(*) FROM memories))")
+        cap = f"(max({COMMON_DF_MIN}, CAST({size} * {COMMON_DF_SHARE} AS INTEGER)) + 1)"
         self.tokens = {w: _token(w) for w in words}
         slow = [i for i, w in enumerate(words) if self.tokens[w] is None]
         known = sorted({t for t in self.tokens.values() if t is not None})
@@ -106,7 +106,7 @@ class Lookups:
                 for i in slow]
         counted = (f" UNION ALL SELECT 'f', term, df FROM terms WHERE term IN ({_marks(len(known))})"
                    if known else "")
-        sql = (size + "SELECT 'n', NULL, n FROM c"
+        sql = (f"SELECT 'n', NULL, {size}"
                " UNION ALL SELECT 's', value, (SELECT block FROM fts_data WHERE id = 1) FROM meta WHERE key = 'docstats'"
                f" UNION ALL SELECT 't', word, NULL FROM techwords WHERE word IN ({marks})" + counted + "".join(held))
         args = words + known + [quote(words[i]) for i in slow]
@@ -116,7 +116,7 @@ class Lookups:
             self.tokens = dict.fromkeys(words)
             held = [f" UNION ALL SELECT 'd', {i}, (SELECT count(*) FROM (SELECT 1 FROM fts WHERE fts MATCH ? LIMIT {cap}))"
                     for i in range(len(words))]
-            sql = (size + "SELECT 'n', NULL, n FROM c"
+            sql = (f"SELECT 'n', NULL, {size}"
                    f" UNION ALL SELECT 't', word, NULL FROM techwords WHERE word IN ({marks})" + "".join(held))
             rows = db.execute(sql, words + [quote(w) for w in words]).fetchall()
         self.n = next(int(v) for k, _, v in rows if k == "n")
