@@ -52,6 +52,20 @@ def _hit(updated: str) -> rank.Hit:
     return rank.Hit(("m", "fact", "active", None, None, updated, 365.0, None, None, "t", "d", None), 1.0)
 
 
+@pytest.mark.parametrize("year", [1, 4, 100, 400, 1600, 1899, 1900, 1969, 1970, 2000, 2024, 2025, 2100, 9999])
+def test_the_decay_clock_counts_days_as_the_calendar_does(year: int) -> None:
+    epoch = _dt.date(1970, 1, 1).toordinal()
+    first, last = _dt.date(year, 1, 1).toordinal(), _dt.date(year, 12, 31).toordinal()
+    for ordinal in range(first, last + 1):
+        day = _dt.date.fromordinal(ordinal)
+        assert rank._epoch_day(day.year, day.month, day.day) == ordinal - epoch, day
+    # a day past its month's end counts on into the next month; a month or a day out of range is no date
+    assert rank._epoch_day(year, 2, 31) == rank._epoch_day(year, 2, 28) + 3
+    for month, d in ((0, 1), (13, 1), (1, 0), (1, 32)):
+        with pytest.raises(ValueError):
+            rank._epoch_day(year, month, d)
+
+
 def test_priority_decays_from_the_last_use() -> None:
     now = (_dt.date(2026, 12, 1) - _dt.date(1970, 1, 1)).days * 86400.0
     stale = rank._priority(_hit("2024-12-01"), now, noisy.Usage())

@@ -107,10 +107,11 @@ def event(prompt: str, cwd: str, transcript: str) -> bytes:
 SQL_FLOOR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sql_floor.py")
 
 
-def commands(python: str, floor: tuple[str, str] | None = None) -> dict[str, list[str]]:
+def commands(python: str, floor: tuple[str, str] | None = None, before: str | None = None) -> dict[str, list[str]]:
     """The interleaved commands. `baseline` starts the interpreter as hooks/run does (`-I -S`);
     `sql_floor` (given the cache and the recorded statements) runs the hook's own SQL from a
-    minimal script behind the same `sh` (sql_floor.py): what any Python hook on this cache costs."""
+    minimal script behind the same `sh` (sql_floor.py): what any Python hook on this cache costs;
+    `hook_before` (given `--before`) is another checkout's hook, started as `hook_direct` is."""
     cmds = {"baseline": [python, "-I", "-S", "-c", "pass"],
             "hook": ["sh", os.path.join(bl.ROOT, "hooks", "run"), "user_prompt_submit"],
             "hook_direct": [python, "-I", "-S", os.path.join(bl.ROOT, "hooks", "user_prompt_submit.py")],
@@ -118,6 +119,8 @@ def commands(python: str, floor: tuple[str, str] | None = None) -> dict[str, lis
     if floor:
         cmds["sql_floor"] = ["sh", "-c", 'exec "$0" -I -S "$1" "$2" "$3"', python, SQL_FLOOR, *floor]
         cmds["sql_floor_direct"] = [python, "-I", "-S", SQL_FLOOR, *floor]
+    if before:
+        cmds["hook_before"] = [python, "-I", "-S", os.path.join(before, "hooks", "user_prompt_submit.py")]
     return cmds
 
 
@@ -190,8 +193,9 @@ def instructions(cmds: dict[str, list[str]], env: dict[str, str], ev: bytes, run
     if not valgrind:
         return None
     counts: dict[str, list[int]] = {"baseline": [], "hook_direct": []}
-    if "sql_floor_direct" in cmds:
-        counts["sql_floor_direct"] = []
+    for name in ("sql_floor_direct", "hook_before"):
+        if name in cmds:
+            counts[name] = []
     for _ in range(runs):
         for name in counts:
             res = subprocess.run([valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null", *cmds[name]], env=env,
@@ -205,6 +209,9 @@ def instructions(cmds: dict[str, list[str]], env: dict[str, str], ev: bytes, run
     if counts.get("sql_floor_direct"):
         out["sql_floor_ir"] = counts["sql_floor_direct"]
         out["sql_floor_ratio"] = round(min(counts["sql_floor_direct"]) / base, 3)
+    if counts.get("hook_before"):
+        out["before_ir"] = counts["hook_before"]
+        out["before_ratio"] = round(min(counts["hook_before"]) / base, 3)
     return out
 
 
@@ -223,6 +230,9 @@ def ratios(samples: dict[str, list[float]]) -> dict[str, Any]:
     out["site_median_of_pair_ratios"] = round(statistics.median(h / b for h, b in zip(hook, site)), 3)
     if "sql_floor" in samples:
         out["sql_floor_median_of_pair_ratios"] = round(statistics.median(f / b for f, b in zip(samples["sql_floor"], base)), 3)
+    if "hook_before" in samples:  # --before: both hooks without the sh launcher, each round against its baseline
+        out["direct_median_of_pair_ratios"] = round(statistics.median(h / b for h, b in zip(samples["hook_direct"], base)), 3)
+        out["before_median_of_pair_ratios"] = round(statistics.median(h / b for h, b in zip(samples["hook_before"], base)), 3)
     return out
 
 
@@ -326,7 +336,7 @@ def bench_size(n: int, args: argparse.Namespace, workdir: str) -> dict[str, Any]
             statements = os.path.join(workdir, f"statements-{n}-{kind}.marshal")
             record_statements(repo, text, cwd, statements)
             floor = (paths.index_db(repo), statements)
-        cmds = commands(args.python, floor)
+        cmds = commands(args.python, floor, args.before)
         ev = event(text, cwd, transcript)
         check = check_outputs(cmds, env, ev, inject)
         print(f"N={n} {kind}: {args.pairs} interleaved rounds; injects {check['injected_ids'] or 'nothing'}"
@@ -344,7 +354,8 @@ def bench_size(n: int, args: argparse.Namespace, workdir: str) -> dict[str, Any]
                 print(f"N={n} {kind}: instructions hook {min(ins['hook_ir']):,} / baseline {min(ins['baseline_ir']):,} "
                       f"= {ins['ratio']:.2f}x (callgrind, hook without its sh launcher"
                       + (f"; goal {TARGETS[int(n)]}x" if int(n) in TARGETS and kind == "answerable" else "") + ")"
-                      + (f"; its SQL from a minimal script {ins['sql_floor_ratio']:.2f}x" if "sql_floor_ratio" in ins else ""))
+                      + (f"; its SQL from a minimal script {ins['sql_floor_ratio']:.2f}x" if "sql_floor_ratio" in ins else "")
+                      + (f"; --before {min(ins['before_ir']):,} = {ins['before_ratio']:.3f}x" if "before_ratio" in ins else ""))
         result["prompts"][kind] = entry
     ev = event(prompt, cwd, transcript)
     result["importtime_answerable"] = importtime(args.python, env, ev, runs=args.importtime_runs)
@@ -373,6 +384,11 @@ def report(results: dict[str, Any]) -> None:
                   f"{p['site_ratio_of_medians']:>5.2f} "
                   f"{p['site_median_of_pair_ratios']:>5.2f}  {dec:>9.2f}  "
                   f"{load.get('before', ['?'])[0]}->{load.get('after', ['?'])[0]}")
+    for n, r in results["sizes"].items():
+        for kind, p in r["prompts"].items():
+            if "before_median_of_pair_ratios" in p:
+                print(f"{n:>6} {kind:<11} without sh, pair: this checkout {p['direct_median_of_pair_ratios']:.3f}x,"
+                      f" --before {p['before_median_of_pair_ratios']:.3f}x")
     print("\nfloors (interleaved `python -I -S -c ...`, same interpreter unless noted; ratio to `-S pass`):")
     for name, f in results["floors"].items():
         print(f"  {name:<42} {f['median']:>7.1f} ms  x{f['ratio']:.2f}  (min {f['min']:.1f}, max {f['max']:.1f})")
@@ -404,11 +420,16 @@ def main(argv: list[str] | None = None) -> int:
                          "(the citation check's whole cost, issue 43)")
     ap.add_argument("--callgrind", action="store_true",
                     help="also count instructions (valgrind --tool=callgrind) of the hook and the baseline, twice each")
+    ap.add_argument("--before", metavar="DIR",
+                    help="a checkout of other code (`git archive REV | tar -x -C DIR`): its hook, from its own bundle,"
+                         " runs interleaved with this one's, both without the sh launcher")
     ap.add_argument("--quick", action="store_true", help="sanity run: 300 memories, 8 rounds, 2 import-time runs")
     args = ap.parse_args(argv)
     if args.quick:
         args.sizes, args.pairs, args.importtime_runs = "300", 8, 2
     workdir = args.workdir or tempfile.mkdtemp(prefix="memrepo-bench-hook-")
+    if args.before:  # its prompt path's bundle, as SessionStart writes it for the hooks' interpreter
+        bl.run([args.python, "-I", "-S", os.path.join(args.before, "tools", "memrepo", "base", "bundle.py")])
     results: dict[str, Any] = {"machine": bl.machine(), "args": vars(args), "sizes": {},
                                "started": time.strftime("%Y-%m-%dT%H:%M:%S")}
     print(f"stdlib floors: {args.pairs} interleaved rounds")

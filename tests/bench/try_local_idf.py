@@ -47,11 +47,11 @@ def relevance(db: Any, terms: list[tuple[str, float]], limit: int = search.CANDI
     found = {row[0]: search.Evidence(row) for row in db.execute(
         f"SELECT rowid, subjects, {search._COLUMNS} FROM memories WHERE rowid IN ({search._marks(len(rowids))})", rowids)}
     parts: list[tuple[int, str, float]] = []
-    for i, rowid, s, subject, names, prose in search._hits(db, facts, active, rowids):
+    for i, rowid, s, where in search._hits(db, facts, active, rowids, None):
         term, weight = active[i]
         ev = found[rowid]
         parts.append((rowid, term, weight * s))
-        ev.matched[term] = (1 if subject else 0) | (2 if names else 0) | (4 if prose else 0)
+        ev.matched[term] = where
         ev.own = ev.own or term in own
     m, held = len(found), {}  # type: ignore[var-annotated]
     for _, term, _ in parts:

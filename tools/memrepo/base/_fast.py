@@ -135,19 +135,12 @@ _CONSTANTS = {"-Infinity": float("-inf"), "Infinity": float("inf"), "NaN": float
 _WS = " \t\n\r"
 
 
-class _Context:
-    """The attributes `_json.make_scanner` reads from a decoder."""
-
-    strict = True
-    object_hook = None
-    object_pairs_hook = None
-    parse_float = float
-    parse_int = int
-    parse_constant = staticmethod(_CONSTANTS.__getitem__)
-    memo: "dict[str, Any]" = {}
-
-
-_scan = _json.make_scanner(_Context()) if _json is not None else None  # type: ignore[arg-type]  # duck-typed decoder
+# The attributes `_json.make_scanner` reads from a decoder, on a types.SimpleNamespace (the type of
+# sys.implementation): a class statement costs every prompt ~80,000 instructions (issue 44).
+_CONTEXT = type(sys.implementation)(  # type: ignore[call-arg]
+    strict=True, object_hook=None, object_pairs_hook=None, parse_float=float, parse_int=int,
+    parse_constant=_CONSTANTS.__getitem__, memo={})
+_scan = _json.make_scanner(_CONTEXT) if _json is not None else None  # type: ignore[arg-type]  # duck-typed decoder
 
 
 def loads(text: str) -> "Any":
@@ -169,7 +162,7 @@ def loads(text: str) -> "Any":
     except RecursionError:  # thousands of nested brackets: bounded by the interpreter's stack, refused
         raise ValueError("JSON nested too deeply") from None
     finally:
-        _Context.memo.clear()
+        _CONTEXT.memo.clear()
     if text[end:].strip(_WS):
         raise ValueError("extra data after the JSON value")
     return value

@@ -50,6 +50,9 @@ TOGETHER = MODULES.index("memrepo.base.projects")
 # From here on they stay marshalled in the bundle until one is asked for: Claude Code's plugin hook
 # never asks, and unmarshalling them cost it ~0.3 M instructions a prompt.
 SOME_HOOKS = MODULES.index("memrepo.agents")
+# So does the previous turn's reader, which only a follow-up runs: unmarshalling it cost every
+# other prompt ~0.12 M instructions (issue 44).
+FOLLOW_UP = MODULES.index("memrepo.recall.transcript_tail")
 MAX_BYTES = 4 * 1024 * 1024  # the bundle is ~0.3 MB; a file past this is no bundle of ours
 
 
@@ -208,7 +211,8 @@ def write(folder: str, tools: "str | None" = None) -> str:
             # without docstrings (~45 KB of the ~290 KB read every prompt, 0.15 M instructions) and
             # asserts: no module of the prompt path reads a docstring or asserts (tests/test_bundle.py)
             code = compile(fh.read(), source, "exec", dont_inherit=True, optimize=2)
-        items.append((name, package, source, st.st_size, st.st_mtime_ns, marshal.dumps(code) if i >= SOME_HOOKS else code))
+        kept = i >= SOME_HOOKS or i == FOLLOW_UP  # unmarshalled only when asked for
+        items.append((name, package, source, st.st_size, st.st_mtime_ns, marshal.dumps(code) if kept else code))
     os.makedirs(folder, mode=0o700, exist_ok=True)
     path = os.path.join(folder, file_name())
     tmp = f"{path}.tmp-{os.getpid()}"

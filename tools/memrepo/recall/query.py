@@ -320,6 +320,8 @@ def _is_filler(tok: str) -> bool:
     # Laughs and stretched words: 'hahaha', 'kkkkk', 'rsrsrs', 'hmmmm', 'yesss', 'cooool'.
     if len(tok) >= 4 and any(not tok.strip(chars) for chars in ("ha", "he", "k", "rs")):
         return True
+    if len(tok) - len(set(tok)) < 2:
+        return False  # no letter three times, so no run of three to squeeze (issue 44: a C-level test)
     once = _squeeze(tok, 1)
     return once != tok and (_stop(once) or _stop(_squeeze(tok, 2)))
 

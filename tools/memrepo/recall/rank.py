@@ -82,16 +82,17 @@ class Hit:
                 "description": self.description}
 
 
+# Days from March 1 to the first of each month, January first (the year counted from March puts
+# February's leap day last).
+_FROM_MARCH = (306, 337, 0, 31, 61, 92, 122, 153, 184, 214, 245, 275)
+
+
 def _epoch_day(y: int, m: int, d: int) -> int:
     """Days since 1970-01-01 of a proleptic Gregorian date (no datetime import on the prompt path)."""
     if not (1 <= m <= 12 and 1 <= d <= 31):
         raise ValueError("not a date")
     y -= m <= 2
-    era = y // 400
-    yoe = y - era * 400
-    doy = (153 * (m + (-3 if m > 2 else 9)) + 2) // 5 + d - 1
-    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
-    return era * 146097 + doe - 719468
+    return y * 365 + y // 4 - y // 100 + y // 400 + _FROM_MARCH[m - 1] + d - 719469
 
 
 def _age_days(updated: str, today: float) -> float:

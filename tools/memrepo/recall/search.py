@@ -96,17 +96,17 @@ class Lookups:
     def __init__(self, db: "sqlite3.Connection", words: list[str]) -> None:
         marks = _marks(len(words))
         # An index without the recorded count (an older build in progress) still answers, by a scan.
-        size = ("WITH c(n) AS (SELECT coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'count'),"
-                " (SELECT count(*) FROM memories))) ")
-        cap = f"(SELECT max({COMMON_DF_MIN}, CAST(n * {COMMON_DF_SHARE} AS INTEGER)) + 1 FROM c)"
+        size = ("coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'count'),"
+                " (SELECT count(*) FROM memories))")
+        cap = f"(max({COMMON_DF_MIN}, CAST({size} * {COMMON_DF_SHARE} AS INTEGER)) + 1)"
         self.tokens = {w: _token(w) for w in words}
         slow = [i for i, w in enumerate(words) if self.tokens[w] is None]
         known = sorted({t for t in self.tokens.values() if t is not None})
         held = [f" UNION ALL SELECT 'd', {i}, (SELECT count(*) FROM (SELECT 1 FROM fts WHERE fts MATCH ? LIMIT {cap}))"
                 for i in slow]
-        counted = (f" UNION ALL SELECT 'f', term, min(df, {cap}) FROM terms WHERE term IN ({_marks(len(known))})"
+        counted = (f" UNION ALL SELECT 'f', term, df FROM terms WHERE term IN ({_marks(len(known))})"
                    if known else "")
-        sql = (size + "SELECT 'n', NULL, n FROM c"
+        sql = (f"SELECT 'n', NULL, {size}"
                " UNION ALL SELECT 's', value, (SELECT block FROM fts_data WHERE id = 1) FROM meta WHERE key = 'docstats'"
                f" UNION ALL SELECT 't', word, NULL FROM techwords WHERE word IN ({marks})" + counted + "".join(held))
         args = words + known + [quote(words[i]) for i in slow]
@@ -116,12 +116,13 @@ class Lookups:
             self.tokens = dict.fromkeys(words)
             held = [f" UNION ALL SELECT 'd', {i}, (SELECT count(*) FROM (SELECT 1 FROM fts WHERE fts MATCH ? LIMIT {cap}))"
                     for i in range(len(words))]
-            sql = (size + "SELECT 'n', NULL, n FROM c"
+            sql = (f"SELECT 'n', NULL, {size}"
                    f" UNION ALL SELECT 't', word, NULL FROM techwords WHERE word IN ({marks})" + "".join(held))
             rows = db.execute(sql, words + [quote(w) for w in words]).fetchall()
         self.n = next(int(v) for k, _, v in rows if k == "n")
         self.tech = {w for k, w, _ in rows if k == "t"}
-        by_token = {t: int(v) for k, t, v in rows if k == "f"}
+        most = max(COMMON_DF_MIN, int(self.n * COMMON_DF_SHARE)) + 1  # as `cap` counts: bounded walks count to it
+        by_token = {t: min(int(v), most) for k, t, v in rows if k == "f"}
         self.dfs = {w: by_token.get(t, 0) for w, t in self.tokens.items() if t is not None}
         self.dfs.update({words[i]: int(v) for k, i, v in rows if k == "d"})
         self.stats = next((_averages(v) for k, sig, v in rows if k == "s" and sig == DOCSTATS), None)
@@ -170,9 +171,16 @@ def _averages(block: "bytes | None") -> "tuple[int, float] | None":
     return values[0], float(sum(values[1:])) / float(values[0])
 
 
+_TOP = f"SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY {_bm25(WEIGHTS)} LIMIT ?"  # (expression, limit)
+
+
 def _top(db: "sqlite3.Connection", expr: str, limit: int) -> list[int]:
-    sql = f"SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY {_bm25(WEIGHTS)} LIMIT ?"
-    return [r[0] for r in db.execute(sql, (expr, limit))]
+    return [r[0] for r in db.execute(_TOP, (expr, limit))]
+
+
+def _searches_all(seeds: list[str], active: list[str], dfs: dict[str, int], together: int) -> bool:
+    """Whether the candidates are the best by bm25 over the OR of the seeds (see `_candidates`)."""
+    return together < 2 or len(active) < 2 or sum(dfs[t] for t in seeds) <= WALK_BUDGET
 
 
 def _candidates(db: "sqlite3.Connection", seeds: list[str], active: list[str], dfs: dict[str, int],
@@ -189,7 +197,7 @@ def _candidates(db: "sqlite3.Connection", seeds: list[str], active: list[str], d
     words): on such a store a memory holding one of a longer prompt's words alone is not found.
     On a store where the seeds' rows fit the budget, the search is the OR of the seeds.
     """
-    if together < 2 or len(active) < 2 or sum(dfs[t] for t in seeds) <= WALK_BUDGET:
+    if _searches_all(seeds, active, dfs, together):
         return _top(db, " OR ".join(quote(t) for t in seeds), limit)
     pairs = [f"({quote(a)} AND {quote(b)})" for i, a in enumerate(seeds) for b in seeds[i + 1:]]
     found = _top(db, " OR ".join(pairs), limit) if pairs else []
@@ -243,18 +251,36 @@ def _term_hits(db: "sqlite3.Connection", terms: list[str], rowids: list[int],
     return db.execute(sql, [x for t in terms for x in [quote(t)] + rowids]).fetchall()  # type: ignore[no-any-return]
 
 
+_CELLS: "dict[str, tuple[float, int]]" = {}  # what `_cell` answered
+MAX_CELLS = 4096  # a long-lived process (serve, mcp) remembers at most as many
+
+
+def _cell(text: str) -> tuple[float, int]:
+    """A `docterms` cell, "W2:G", as (weighted frequency, where: G). Each cell is parsed once per
+    process: `int()` of a string costs ~2,800 instructions, and a prompt's forty candidates hold
+    a few dozen distinct cells among their ~80 matches (issue 44)."""
+    got = _CELLS.get(text)
+    if got is None:
+        if len(_CELLS) >= MAX_CELLS:
+            _CELLS.clear()
+        w2, _, g = text.partition(":")
+        got = _CELLS[text] = (int(w2) / 2.0, int(g))
+    return got
+
+
 def _stat_hits(wanted: "list[tuple[int, str, int]]", docs: "list[tuple[int, int, str]]",
-               stats: tuple[int, float]) -> dict[int, list[tuple[int, int, float, int, int, int]]]:
-    """`_term_hits` of the terms `wanted` ((term index, token, document count) each) from the
-    cache's term statistics (store/docstats.py), by term index: the same
+               stats: tuple[int, float]) -> dict[int, list[tuple[int, int, float, int]]]:
+    """(term index, rowid, -bm25, where) of the terms `wanted` ((term index, token, document
+    count) each) and each candidate holding one, from the cache's term statistics
+    (store/docstats.py), by term index: the same
     figures bm25() computes, by the same formula in the same order of operations, from the row
     count and average length FTS5 keeps, each candidate's length and each term's weighted
-    frequency in it (`docs`: its `docterms` row, in rowid order), and its document count. One
-    row per candidate, whatever the store's size."""
+    frequency in it (`docs`: its `docterms` row, in rowid order), and its document count; where
+    it occurs as `Evidence.matched` keeps it. One row per candidate, whatever the store's size."""
     n_rows, avgdl = stats
     # each candidate's length part, once for all terms (the same operations: the same figure)
     normed = [(rowid, K1 * (1 - B + B * dl / avgdl), text) for rowid, dl, text in docs]
-    out: dict[int, list[tuple[int, int, float, int, int, int]]] = {}
+    out: dict[int, list[tuple[int, int, float, int]]] = {}
     for i, token, df in wanted:
         idf = math.log((n_rows - df + 0.5) / (df + 0.5))
         if idf <= 0.0:
@@ -268,16 +294,15 @@ def _stat_hits(wanted: "list[tuple[int, str, int]]", docs: "list[tuple[int, int,
                 continue
             at += skip
             end = text.find(" ", at)
-            w2, _, g = text[at:end if end >= 0 else len(text)].partition(":")
-            freq = int(w2) / 2.0
-            bits = int(g)
-            found.append((i, rowid, idf * ((freq * (K1 + 1.0)) / (freq + norm)), bits & 1, bits & 2, bits & 4))
+            freq, where = _cell(text[at:end if end >= 0 else len(text)])
+            found.append((i, rowid, idf * ((freq * (K1 + 1.0)) / (freq + norm)), where))
     return out
 
 
 def _hits(db: "sqlite3.Connection", facts: Lookups, active: list[tuple[str, float]],
-          rowids: list[int], docs: "list[tuple[int, int, str]] | None") -> list[tuple[int, int, float, float, float, float]]:
-    """Each active term's hits among the candidates, in term order and rowid order (the order the
+          rowids: list[int], docs: "list[tuple[int, int, str]] | None") -> list[tuple[int, int, float, int]]:
+    """Each active term's hits among the candidates, (term index, rowid, -bm25, where: the bits of
+    `Evidence.matched`), in term order and rowid order (the order the
     sums are made in): from the cache's statistics (`docs`, the candidates' `docterms` rows; None
     without them) where a term's token is known, else bm25()."""
     words = [t for t, _ in active]
@@ -289,27 +314,29 @@ def _hits(db: "sqlite3.Connection", facts: Lookups, active: list[tuple[str, floa
     slow = [i for i in range(len(words)) if i not in by_term]
     if slow:
         rows = _term_hits(db, [words[i] for i in slow], rowids, sum(facts.dfs[words[i]] for i in slow))
-        for row in sorted(rows, key=lambda r: (r[0], r[1])):
-            by_term.setdefault(slow[row[0]], []).append((slow[row[0]],) + tuple(row[1:]))
+        for i, rowid, s, subject, names, prose in sorted(rows, key=lambda r: (r[0], r[1])):
+            where = (1 if subject else 0) | (2 if names else 0) | (4 if prose else 0)
+            by_term.setdefault(slow[i], []).append((slow[i], rowid, s, where))
     return [row for i in range(len(words)) for row in by_term.get(i, [])]
 
 
-def _rows(db: "sqlite3.Connection", rowids: list[int],
+def _rows(db: "sqlite3.Connection", where: str, args: list,  # type: ignore[type-arg]
           stats: bool) -> "tuple[list[tuple], list[tuple[int, int, str]] | None]":  # type: ignore[type-arg]
     """The candidates' `memories` rows (rowid, subjects, *_COLUMNS) and, when `stats` (some term
     scores from the cache's statistics), their `docterms` rows in rowid order, read by the same
     statement; None for those when the cache has no `docterms` (a damaged cache: every term then
-    scores by bm25()). One statement less per source than reading them apart (issue 41)."""
-    marks = _marks(len(rowids))
+    scores by bm25()). One statement less per source than reading them apart (issue 41). The
+    candidates are `m.rowid {where}` with its `args`: their rowids, or the candidate search itself
+    (`IN (_TOP)`), which then costs no statement of its own (issue 44)."""
     if stats:
         try:
             rows = db.execute(f"SELECT m.rowid, m.subjects, {_COLUMNS}, d.dl, d.terms FROM memories m"
-                              f" LEFT JOIN docterms d ON d.rowid = m.rowid WHERE m.rowid IN ({marks})", rowids).fetchall()
+                              f" LEFT JOIN docterms d ON d.rowid = m.rowid WHERE m.rowid {where}", args).fetchall()
         except _sqlite.OperationalError:  # a damaged cache missing `docterms`
             pass
         else:
             return [r[:-2] for r in rows], sorted((r[0], r[-2], r[-1]) for r in rows if r[-2] is not None)
-    return db.execute(f"SELECT rowid, subjects, {_COLUMNS} FROM memories WHERE rowid IN ({marks})", rowids).fetchall(), None
+    return db.execute(f"SELECT m.rowid, m.subjects, {_COLUMNS} FROM memories m WHERE m.rowid {where}", args).fetchall(), None
 
 
 class Evidence:
@@ -340,15 +367,22 @@ def relevance(db: "sqlite3.Connection", terms: list[tuple[str, float]], limit: i
     dfs = facts.dfs
     active = [(t, w) for t, w in terms if 0 < dfs[t] <= cap]
     seeds = _seeds(active, dfs, n) if active else []
-    rowids = _candidates(db, seeds, [t for t, _ in active], dfs, limit, together) if seeds else []
-    if not rowids:
+    if not seeds:
         return {}
-    rows, docs = _rows(db, rowids, facts.stats is not None and any(facts.tokens.get(t) is not None for t, _ in active))
+    words = [t for t, _ in active]
+    stats = facts.stats is not None and any(facts.tokens.get(t) is not None for t in words)
+    if _searches_all(seeds, words, dfs, together):
+        rows, docs = _rows(db, f"IN ({_TOP})", [" OR ".join(quote(t) for t in seeds), limit], stats)
+    else:
+        rowids = _candidates(db, seeds, words, dfs, limit, together)
+        rows, docs = _rows(db, f"IN ({_marks(len(rowids))})", rowids, stats) if rowids else ([], None)
     found = {row[0]: Evidence(row) for row in rows}
-    for i, rowid, s, subject, names, prose in _hits(db, facts, active, rowids, docs):
+    if not found:
+        return {}
+    for i, rowid, s, where in _hits(db, facts, active, list(found), docs):
         term, weight = active[i]
         ev = found[rowid]
         ev.score += weight * s
-        ev.matched[term] = (1 if subject else 0) | (2 if names else 0) | (4 if prose else 0)
+        ev.matched[term] = where
         ev.own = ev.own or term in own
     return found
