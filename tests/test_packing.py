@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import glob
 import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -102,3 +103,31 @@ def test_a_pack_kept_by_a_person_is_not_counted(repo: str) -> None:
     for pack in _packs(repo)[:2]:
         open(pack[:-5] + ".keep", "w").close()
     assert gitops.objects_to_pack(repo) is None  # 49 packs git may repack: under its limit
+
+
+def _doctor(repo: str) -> dict[str, dict[str, object]]:
+    done = subprocess.run([sys.executable, "-m", "memrepo", "--repo", repo, "doctor", "--json"], capture_output=True,
+                          text=True, timeout=120)
+    return {c["name"]: c for c in json.loads(done.stdout)}
+
+
+def test_doctor_names_a_store_past_git_s_thresholds_and_how_to_pack_it(repo: str) -> None:
+    assert "object store" not in _doctor(repo)  # nothing to say: no line
+    _small_packs(repo, gitops.PACKS_AUTO + 1)
+    said = _doctor(repo)["object store"]
+    assert said["ok"] and said["warn"] and f"{gitops.PACKS_AUTO + 1} packs" in str(said["detail"])
+    assert said["fix"] == f"git -C {repo} gc (packs now, in the foreground)"
+    git(repo, "gc", "-q")  # the fix it names works
+    assert "object store" not in _doctor(repo)
+
+
+def test_doctor_says_when_git_paused_its_automatic_gc(repo: str) -> None:
+    log = os.path.join(repo, ".git", "gc.log")
+    with open(log, "w", encoding="utf-8") as fh:
+        fh.write("warning: There are too many unreachable loose objects; run 'git prune' to remove them.\n")
+    said = _doctor(repo)["object store"]
+    assert said["warn"] and "too many unreachable loose objects" in str(said["detail"])
+    assert str(said["fix"]).startswith(f"read {log}, then remove it")
+    old = time.time() - gitops.GC_LOG_EXPIRY - 60  # git itself ignores a log older than gc.logExpiry
+    os.utime(log, (old, old))
+    assert "object store" not in _doctor(repo)

@@ -109,6 +109,28 @@ def _branch_check(repo: str) -> Check | None:
                                           f"git -C {repo} branch --set-upstream-to={remote}/{theirs}")
 
 
+def _objects_check(repo: str) -> Check | None:
+    """The object store, only when there is something to say: git's automatic gc paused by what
+    it last warned of, or the store past git's thresholds (memrepo's next commit starts a gc)."""
+    from memrepo.vcs import gitops
+
+    try:
+        paused = gitops.gc_paused(repo)
+        past = gitops.objects_to_pack(repo)
+    except Exception:  # noqa: BLE001 — a store git cannot describe is the other checks' to report
+        return None
+    if paused is not None:
+        log, said = paused
+        return Check("object store", True, f"git's automatic gc is paused for a day by what it last warned of: {said}",
+                     f"read {log}, then remove it: the next commit packs again (`git -C {repo} gc` packs now)",
+                     warn=True)
+    if past is not None:
+        return Check("object store", True, f"about {past['loose']} loose objects and {past['packs']} packs, past "
+                     "git's thresholds: memrepo's next commit starts `git gc --auto`",
+                     f"git -C {repo} gc (packs now, in the foreground)", warn=True)
+    return None
+
+
 def _remote_memory(repo: str) -> str:
     """For a plain `git clone` of the team's memory not yet initialised: what init would check out."""
     from memrepo.store import join
@@ -205,6 +227,9 @@ def run(repo: str, always_on: str = "") -> list[Check]:
         checks.append(Check("interrupted commit", False, f"a memrepo commit was killed mid-way: {', '.join(interrupted[:5])}"
                             + (", …" if len(interrupted) > 5 else ""), f"memrepo --repo {repo} recover"))
     checks.extend(faults.checks(repo, Check))
+    objects = _objects_check(repo)
+    if objects is not None:
+        checks.append(objects)
     checks.extend(_index_checks(repo))
     checks.append(_private_check(repo))
     problems = check_files(repo)

@@ -179,6 +179,27 @@ def objects_to_pack(path: str) -> dict[str, int] | None:
     return None
 
 
+GC_REFUSAL = "gc.log"  # git's own: what its last detached gc warned of; while younger than a day,
+GC_LOG_EXPIRY = 86400.0  # (gc.logExpiry) `git gc --auto` refuses to run again
+gitcmd.ask_together(GC_REFUSAL)
+
+
+def gc_paused(path: str) -> tuple[str, str] | None:
+    """(the file, its first line) when git's automatic gc is paused by what its last run warned of
+    (`.git/gc.log`, younger than gc.logExpiry's default day); None when it is not."""
+    log = _git_path(open_repo(path), GC_REFUSAL)
+    try:
+        import time
+
+        if time.time() - os.stat(log).st_mtime > GC_LOG_EXPIRY:
+            return None
+        with open(log, encoding="utf-8", errors="replace") as fh:
+            first = fh.read(4096).strip().splitlines()
+    except OSError:
+        return None
+    return log, (first[0] if first else "")
+
+
 def keep_objects_packed(path: str) -> bool:
     """Start a detached `git gc --auto --quiet` when the object store is past git's thresholds
     (`objects_to_pack`); True when one was started. Never waits for it."""
