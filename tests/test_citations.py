@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import sqlite3
 
 import pytest
@@ -180,3 +181,30 @@ def test_a_text_without_a_backtick_compiles_none_of_the_mention_patterns() -> No
     res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip() == "[]"
+
+
+# Pieces a memory's text is made of: backticks alone and in pairs, fences, branches, paths with
+# lines and symbols, `..`, home folders, URLs, pull requests, negations and plans.
+PIECES = ["`", "``", "```", "~~~", "```py\n", "\n", "\n\n", " ", "branch ", "the ", "feature/x-1", "src/a.py", "../up.py",
+          "./b//c.md", "Makefile", "/etc/hosts", "~/x.py", "a.py:42", "b.py::name", "http://x.org/p.py", "org/repo#12",
+          "not ", "will add ", "`src/new.py`", "`../x.md`", "`feature/x` branch", "branch `main`", "docs/", "x.md", "é",
+          "`a b.py`", "`f()`", "#", ":1:2", "removed ", "'src/q.py'", "\"src/d.py\"", "don't ", "```\n`in/fence.py`\n```\n", "~~~\n`q.py`\n~~~"]
+
+
+def test_the_shortcuts_for_text_without_a_backtick_or_a_fence_read_what_the_patterns_read() -> None:
+    # `citations` returns [] for a text without a backtick, and `note_text` leaves a body without
+    # ``` or ~~~ as it is, neither compiling a pattern (issue 44): on generated texts each shortcut
+    # gives what the patterns give (checked once against the code before the shortcuts: 100,000
+    # texts, none differed).
+    rnd = random.Random(44)
+    for _ in range(5000):
+        title, description, body = ("".join(rnd.choice(PIECES) for _ in range(rnd.randint(0, 12))) for _ in range(3))
+        if rnd.random() < 0.3:
+            body = body.replace("`", "")
+        if "```" not in body and "~~~" not in body:
+            assert mentions.FENCED.sub("", body) == body
+        text = "\n\n".join([title, description, mentions.FENCED.sub("", body)])
+        assert mentions.note_text(title, description, body) == text
+        if "`" not in text:
+            _, taken = mentions.branches(text)
+            assert mentions.paths(text, taken, lambda _: True) == []

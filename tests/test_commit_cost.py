@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import sqlite3
+import subprocess
+import sys
 
 import pytest
 
@@ -73,6 +76,40 @@ def test_a_blob_id_is_git_s_before_and_after_hashlib_takes_over(repo: str, hashe
     for data in (b"", b"a memory\n", os.urandom(70000)):
         write_file(repo, "blob.bin", data)
         assert rows.blob_id(data) == git(repo, "hash-object", "blob.bin").stdout.strip()
+
+
+# Which of CPython's own digest modules a process finds: Python 3.12 renamed `_sha256` to `_sha2`
+# (this is 3.12's layout on any Python), and a build without them (`--without-builtin-hashlib-hashes`)
+# has neither. The journal's, the blob ids' and the recall log's digests are hashlib's in each;
+# where CPython's own are there, OpenSSL is not loaded for them (issue 44).
+LAYOUTS = {
+    "3.12 and later": ("try:\n    import _sha2\nexcept ImportError:\n    import _sha256 as _sha2\n"
+                       "sys.modules['_sha2'], sys.modules['_sha256'] = _sha2, None\n"),
+    "without CPython's own": "sys.modules.update(dict.fromkeys(('_sha1', '_sha2', '_sha256')))\n",
+}
+DIGESTS = """
+import json, os, sys
+{layout}
+from memrepo.recall import log
+from memrepo.store import rows
+from memrepo.vcs import journal
+datas = [b"", b"a memory\\n", "naïve ☃ 記憶".encode(), os.urandom(3 * 1024 * 1024 + 7)]
+ours = [(journal.digest(d), rows.blob_id(d)) for d in datas] + [log.text_hash("naïve ☃ 記憶")]
+openssl = "hashlib" in sys.modules or "_hashlib" in sys.modules
+import hashlib
+theirs = [(hashlib.sha256(d).hexdigest(), hashlib.sha1(b"blob %d\\0" % len(d) + d).hexdigest()) for d in datas]
+theirs += [hashlib.sha256("naïve ☃ 記憶".encode()).hexdigest()[:16]]
+print(json.dumps({{"same": ours == theirs, "openssl": openssl}}))
+"""
+
+
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+def test_digests_are_hashlib_s_whichever_of_cpython_s_own_digest_modules_there_are(layout: str) -> None:
+    res = subprocess.run([sys.executable, "-c", DIGESTS.format(layout=LAYOUTS[layout])], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    found = json.loads(res.stdout)
+    assert found["same"]
+    assert found["openssl"] == (layout == "without CPython's own")
 
 
 def test_staged_blobs_beyond_what_one_git_process_may_print_are_read_in_batches(repo: str) -> None:

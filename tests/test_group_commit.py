@@ -419,6 +419,61 @@ def test_a_person_s_commit_landing_mid_chain_is_never_reverted(repo: str, monkey
     assert git(repo, "status", "--porcelain").stdout == ""
 
 
+@pytest.mark.parametrize("n", [1, 3], ids=["one change", "a chain of three"])
+def test_a_chain_that_fails_after_a_person_s_commit_puts_its_files_back(repo: str, monkeypatch: pytest.MonkeyPatch, n: int) -> None:
+    """A person commits during a lock hold (HEAD moves: the compare-and-swap fails), then the
+    next try fails too (^C here): memrepo's files are put back and nothing stays staged, though
+    HEAD is no longer the one the journal named. Left there, the person's next commit took them."""
+    from memrepo.store import githooks
+    from memrepo.vcs import chain, staging
+
+    real = staging.open_for
+    opened: list[str | None] = []
+
+    def open_then_a_person_commits(repo_: str, head_: str | None) -> dict[str, str]:
+        opened.append(head_)
+        if len(opened) > 1:
+            raise KeyboardInterrupt
+        env = real(repo_, head_)
+        write_memory(repo, "theirs")
+        git(repo, "add", "memory/theirs.md")
+        git(repo, "-c", "core.hooksPath=/dev/null", "commit", "-q", "-m", "a person's commit meanwhile", "--", "memory/theirs.md")
+        return env
+
+    monkeypatch.setattr(staging, "open_for", open_then_a_person_commits)
+    changes = [chain.Change({f"memory/mine-{i}.md": memory_text(f"mine-{i}")}, {f"memory/mine-{i}.md": None}, f"add: mine-{i}",
+                            {"Action": "add"}) for i in range(n)]
+    with pytest.raises(KeyboardInterrupt), lock.held(repo):
+        chain.commit_chain(repo, changes, githooks.in_process())
+    assert git(repo, "log", "-1", "--format=%s").stdout.strip() == "a person's commit meanwhile"
+    assert git(repo, "status", "--porcelain").stdout == ""
+    assert not any(os.path.exists(os.path.join(repo, "memory", f"mine-{i}.md")) for i in range(n))
+    assert journal.pending(repo) is None
+
+
+@pytest.mark.parametrize("n", [1, 3], ids=["one change", "a chain of three"])
+def test_a_chain_interrupted_just_after_it_lands_keeps_its_files(repo: str, n: int) -> None:
+    """^C after HEAD moved to the chain (in its post-commit work): the commits are history, so the
+    files they hold stay as they are and nothing is left staged."""
+    import dataclasses
+
+    from memrepo.store import githooks
+    from memrepo.vcs import chain
+
+    def interrupted(*_: Any) -> None:
+        raise KeyboardInterrupt
+
+    hooks = dataclasses.replace(githooks.in_process(), post_commit=interrupted)
+    changes = [chain.Change({f"memory/mine-{i}.md": memory_text(f"mine-{i}")}, {f"memory/mine-{i}.md": None}, f"add: mine-{i}",
+                            {"Action": "add"}) for i in range(n)]
+    base = head(repo)
+    with pytest.raises(KeyboardInterrupt), lock.held(repo):
+        chain.commit_chain(repo, changes, hooks)
+    assert [c["subject"] for c in commits(repo, base)] == [f"add: mine-{i}" for i in range(n)]
+    assert all(os.path.exists(os.path.join(repo, "memory", f"mine-{i}.md")) for i in range(n))
+    assert git(repo, "status", "--porcelain").stdout == "" and journal.pending(repo) is None
+
+
 SLOW_POLL = ("import sys; from memrepo.vcs import lock; lock._POLL = 3600.0; "
              "from memrepo.cli.main import main; sys.argv[0] = 'memrepo'; raise SystemExit(main())")
 

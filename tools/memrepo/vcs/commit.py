@@ -98,9 +98,13 @@ def transaction(repo: str, rels: list[str], wait: float = lock.WAIT,
         try:
             yield head
         except BaseException:
-            # A commit that landed (^C just after it) is history now: leave its files be.
             if gitcmd.head(repo) == head:
                 restore(repo, before, head)
+            else:
+                # HEAD moved: this commit landed (^C just after it: its files are history now), or
+                # only a person's did (the compare-and-swap failed, then so did the next try):
+                # each path judged as the next writer would judge it, put back unless HEAD holds it.
+                journal.recover(repo)
             journal.drop(record)  # kept when the restore itself failed: the next writer retries it
             raise
         journal.drop(record)

@@ -34,9 +34,13 @@ Snapshot = Mapping[str, "tuple[bytes, int] | None"]  # path -> (bytes, mode), or
 try:
     # CPython's own SHA-256, the digest hashlib gives: hashlib's import loads OpenSSL, 10 M
     # instructions of every lock hold (issue 44), as `recall.log` avoids it on the prompt path.
-    from _sha256 import sha256  # type: ignore[import-not-found]
+    # Python 3.12 renamed its module `_sha256` to `_sha2`.
+    from _sha2 import sha256  # type: ignore[import-not-found]
 except ImportError:
-    from hashlib import sha256
+    try:
+        from _sha256 import sha256  # type: ignore[import-not-found,no-redef]
+    except ImportError:
+        from hashlib import sha256
 
 
 def digest(data: bytes | None) -> str | None:
