@@ -12,7 +12,8 @@ hook's for the benchmark's answerable prompt, then times, interleaved with `pyth
   behind the same launcher;
 - both without the launcher (`python -I -S SCRIPT`);
 - the loader alone (the bundle read and its modules executed, then exit);
-- `python -I -S -c "import math, _json, _sha256"`: the extension modules the prompt path loads.
+- `python -I -S -c "import math, _json, _sha256"` (`_sha2` since Python 3.12): the extension modules
+  the prompt path loads.
 
 Ratios are medians of per-round pair ratios to the baseline. memrepo does not ship this path: a
 cache of compiled code must be invalidated when the code changes and kept out of reach of a
@@ -42,6 +43,8 @@ from typing import Any
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_hook  # noqa: E402
 import benchlib as bl  # noqa: E402
+
+SHA256 = "_sha2" if sys.version_info >= (3, 12) else "_sha256"  # CPython's own, renamed in 3.12
 
 LOADER = '''import gc
 import sys
@@ -126,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
             "hook, no launcher": py + [os.path.join(bl.ROOT, "hooks", "user_prompt_submit.py")],
             "hand-loaded, no launcher": py + [os.path.join(folder, "user_prompt_submit.py")],
             "loader alone": py + [os.path.join(folder, "load_only.py")],
-            "import math, _json, _sha256": py + ["-c", "import math, _json, _sha256"],
+            "import math, _json, CPython's SHA-256": py + ["-c", f"import math, _json, {SHA256}"],
         }
         outputs = {k: bl.run(c, cwd=cwd, env=env, stdin=stdin)[1].stdout for k, c in cmds.items() if "hook" in k or "hand" in k}
         if len(set(outputs.values())) != 1 or not outputs["hook, sh hooks/run"]:
