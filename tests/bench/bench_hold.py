@@ -143,19 +143,15 @@ class Lock:
                 mark(); stack.pop()
 group.lock = Lock()
 base = githooks.in_process()
-def pre(*a):
-    seen = enter("pre (the rest)")
-    try:
-        return base.pre_commit(*a)
-    finally:
-        leave("pre (the rest)", seen)
-def post(*a):
-    seen = enter("post (the rest)")
-    try:
-        return base.post_commit(*a)
-    finally:
-        leave("post (the rest)", seen)
-hooks = Hooks(pre, post)
+def counted(name, f):
+    def step(*a):
+        seen = enter(name)
+        try:
+            return f(*a)
+        finally:
+            leave(name, seen)
+    return step
+hooks = Hooks(counted("pre (the rest)", base.pre_commit), counted("post (the rest)", base.post_commit))
 changes = []
 for i in range(k):
     note = notes.new_note(id=f"held-note-{k}-{i}-{time.time_ns()}", title=f"Held note {i} of a hold of {k}",
