@@ -9,7 +9,8 @@ alone over 31 runs on a shared 2-core machine:
 
 - `os` calls through the built-in `posix` module (`getenv`, `join`, `abspath`, ... below);
 - JSON through the C scanner and encoder in `_json` (`loads`, `dumps`);
-- the `_sqlite3` C module without `functools` (`load_sqlite`).
+- the `_sqlite3` C module without `functools` (`load_sqlite`);
+- SHA-256 through CPython's own module, without OpenSSL (`sha256_hex`).
 
 Elsewhere (Windows, a Python without `_json`) they fall back to the plain modules.
 """
@@ -257,3 +258,25 @@ def load_sqlite() -> "Any":
                 del sys.modules["functools"]
     import _sqlite3
     return _sqlite3
+
+
+# -- SHA-256 without hashlib -------------------------------------------------------------------
+# `import hashlib` loads OpenSSL (+10.5 M instructions): every prompt's log line and every lock
+# hold's journal hash with CPython's own module instead (`_sha2` since 3.12, `_sha256` before;
+# hashlib only in a build without either). The same digest either way.
+_SHA256: "Any" = None
+
+
+def sha256_hex(data: bytes) -> str:
+    """hashlib.sha256(data).hexdigest(), without loading OpenSSL where CPython has its own."""
+    global _SHA256
+    if _SHA256 is None:
+        try:
+            from _sha2 import sha256 as found  # type: ignore[import-not-found]
+        except ImportError:
+            try:
+                from _sha256 import sha256 as found  # type: ignore[import-not-found,no-redef]
+            except ImportError:
+                from hashlib import sha256 as found
+        _SHA256 = found
+    return str(_SHA256(data).hexdigest())

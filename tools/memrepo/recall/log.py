@@ -19,14 +19,7 @@ MAX_LOG_BYTES = 5 * 1024 * 1024
 
 def text_hash(text: str) -> str:
     """A short sha256 of a text: what the local logs keep instead of the text."""
-    try:  # CPython's own avoids loading OpenSSL via hashlib; Python 3.12 renamed `_sha256` to `_sha2`
-        from _sha2 import sha256  # type: ignore[import-not-found]
-    except ImportError:
-        try:
-            from _sha256 import sha256  # type: ignore[import-not-found,no-redef]
-        except ImportError:
-            from hashlib import sha256
-    return sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return _fast.sha256_hex(text.encode("utf-8", "surrogatepass"))[:16]
 
 
 def log_decision(repo: str, prompt: str, d: "Decision", session: str | None = None, agent: str = "") -> None:

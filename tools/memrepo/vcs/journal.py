@@ -20,6 +20,7 @@ import sys
 import time
 from collections.abc import Mapping
 
+from memrepo.base import _fast
 from memrepo.errors import GitError
 from memrepo.vcs import gitcmd
 
@@ -31,20 +32,9 @@ MAX_BYTES = 256 * 1024 * 1024  # a journal is ours, but bounded all the same
 Snapshot = Mapping[str, "tuple[bytes, int] | None"]  # path -> (bytes, mode), or None: it did not exist
 
 
-try:
-    # CPython's own SHA-256, the digest hashlib gives: hashlib's import loads OpenSSL, 10 M
-    # instructions of every lock hold (issue 44), as `recall.log` avoids it on the prompt path.
-    # Python 3.12 renamed its module `_sha256` to `_sha2`.
-    from _sha2 import sha256  # type: ignore[import-not-found]
-except ImportError:
-    try:
-        from _sha256 import sha256  # type: ignore[import-not-found,no-redef]
-    except ImportError:
-        from hashlib import sha256
-
-
 def digest(data: bytes | None) -> str | None:
-    return None if data is None else sha256(data).hexdigest()
+    # hashlib's digest without OpenSSL's 10 M instructions in every lock hold (issue 44)
+    return None if data is None else _fast.sha256_hex(data)
 
 
 def path(repo: str) -> str:
