@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from typing import Any
 
 from memrepo.errors import GitError, RepoNotFound
@@ -139,10 +140,7 @@ def keep_commit_graph(path: str, head: str | None = None) -> bool:
 
         if group.queued(repo):
             return False
-    log = _git_path(repo, GRAPH_LOG)
-    with contextlib.suppress(OSError):
-        if os.path.getsize(log) > GRAPH_LOG_MAX:
-            os.remove(log)
+    log = _bounded_log(repo, GRAPH_LOG)
     # Marked before it runs: a write that fails leaves at most GRAPH_SLACK more commits outside
     # before the next one starts, and that one reads every reachable commit the graph lacks.
     _mark_graph(repo, head)
@@ -167,20 +165,22 @@ def objects_to_pack(path: str) -> dict[str, int] | None:
     """The loose objects (estimated, as `git gc --auto` estimates them) and the packs, when either
     is past git's default threshold; None when neither is."""
     objects = _git_path(open_repo(path), "objects")
-    loose = packs = 0
+    in_17 = packs = 0
     with contextlib.suppress(OSError):
-        loose = sum(1 for name in os.listdir(os.path.join(objects, "17")) if len(name) == 38) * 256
+        in_17 = sum(1 for name in os.listdir(os.path.join(objects, "17")) if len(name) == 38)
     with contextlib.suppress(OSError):
         names = set(os.listdir(os.path.join(objects, "pack")))
         packs = sum(1 for n in names if n.endswith(".pack") and n[:-5] + ".keep" not in names)
-    # git packs past the thresholds: more than 27 loose in objects/17, more than 50 packs.
-    if loose > -(-LOOSE_AUTO // 256) * 256 or packs > PACKS_AUTO:
-        return {"loose": loose, "packs": packs}
+    # As git tests them: more than gc.auto / 256 (rounded up: 27) in objects/17, more than 50 packs.
+    if in_17 > -(-LOOSE_AUTO // 256) or packs > PACKS_AUTO:
+        return {"loose": in_17 * 256, "packs": packs}
     return None
 
 
-GC_REFUSAL = "gc.log"  # git's own: what its last detached gc warned of; while younger than a day,
-GC_LOG_EXPIRY = 86400.0  # (gc.logExpiry) `git gc --auto` refuses to run again
+# git's own log of what its last detached gc warned of: while it is younger than gc.logExpiry
+# (a day by default), `git gc --auto` refuses to run again.
+GC_REFUSAL = "gc.log"
+GC_LOG_EXPIRY = 86400.0
 gitcmd.ask_together(GC_REFUSAL)
 
 
@@ -189,8 +189,6 @@ def gc_paused(path: str) -> tuple[str, str] | None:
     (`.git/gc.log`, younger than gc.logExpiry's default day); None when it is not."""
     log = _git_path(open_repo(path), GC_REFUSAL)
     try:
-        import time
-
         if time.time() - os.stat(log).st_mtime > GC_LOG_EXPIRY:
             return None
         with open(log, encoding="utf-8", errors="replace") as fh:
@@ -206,12 +204,17 @@ def keep_objects_packed(path: str) -> bool:
     repo = open_repo(path)
     if objects_to_pack(repo) is None:
         return False
-    log = _git_path(repo, GC_LOG)
+    gitcmd.start_git("gc", "--auto", "--quiet", cwd=repo, log_path=_bounded_log(repo, GC_LOG))
+    return True
+
+
+def _bounded_log(repo: str, name: str) -> str:
+    """The place of a detached git's log in the git dir, started afresh past GRAPH_LOG_MAX bytes."""
+    log = _git_path(repo, name)
     with contextlib.suppress(OSError):
         if os.path.getsize(log) > GRAPH_LOG_MAX:
             os.remove(log)
-    gitcmd.start_git("gc", "--auto", "--quiet", cwd=repo, log_path=log)
-    return True
+    return log
 
 
 def _mark_graph(repo: str, head: str | None) -> None:
