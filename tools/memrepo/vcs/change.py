@@ -12,32 +12,46 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from memrepo.errors import GitError
+from memrepo.errors import GitError, NoteInvalid
 
 
 @dataclass
 class Change:
     """One writer's change as `commit_if_unchanged` takes it: files to write, what it read of them
-    (None: absent), and its own message and trailers."""
+    (None: absent), and its own message and trailers.
+
+    `fields` holds files still to be rendered: path -> a memory's fields, which the lock holder
+    renders and validates with `Hooks.render` (this writer's process when it gets the lock, or a
+    holder's that commits it for this one), so a writer whose change another commits never loads
+    the serializer and its YAML (issue 44)."""
 
     files: dict[str, str | None]
     expect: dict[str, str | None]
     subject: str
     trailers: dict[str, Any]
     body: str = ""
+    fields: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def paths(self) -> set[str]:
+        return set(self.files) | set(self.fields)
 
 
 @dataclass
 class Outcome:
     """What became of one change: its commit (or ""), the paths skipped because they changed
-    since its writer read them, or the error its commit raised (message, hint)."""
+    since its writer read them, or the error its commit raised (message, hint), with the
+    problems of a file its fields rendered invalid (`NoteInvalid`, as its writer's own render
+    raises it)."""
 
     sha: str = ""
     stale: list[str] = field(default_factory=list)
     error: tuple[str, str | None] | None = None
+    problems: list[str] | None = None
 
     def result(self) -> tuple[str, list[str]]:
-        """`commit_if_unchanged`'s return value, or its GitError."""
+        """`commit_if_unchanged`'s return value, or its GitError (NoteInvalid for a refused render)."""
+        if self.error is not None and self.problems is not None:
+            raise NoteInvalid(self.error[0], self.problems, hint=self.error[1])
         if self.error is not None:
             raise GitError(self.error[0], hint=self.error[1])
         return self.sha, self.stale
@@ -55,3 +69,6 @@ class Hooks:
 
     pre_commit: Callable[[str, dict[str, str]], int]  # (repo, env naming the index) -> 0, or 1 with problems on stderr
     post_commit: Callable[[str, list[str], str | None, str], object]  # (repo, the paths changed, the commit they were changed from, HEAD now)
+    # (path, a memory's fields) -> the file's text, validated as its writer validates it, or NoteInvalid:
+    # the one renderer of `Change.fields` (`store.memories.render`).
+    render: Callable[[str, dict[str, Any]], str] | None = None
