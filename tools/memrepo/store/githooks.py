@@ -324,7 +324,7 @@ def render(rel: str, fields: dict[str, Any]) -> str:
     meta, body = fields.get("meta"), fields.get("body")
     if not isinstance(meta, dict) or not isinstance(body, str) or set(fields) != {"meta", "body"}:
         raise ValueError("not a memory's fields")
-    if rel != f"{paths.MEMORY_DIR}/{meta.get('id')}.md" or not notes.is_id(meta.get("id")):
+    if rel != f"{paths.MEMORY_DIR}/{meta.get('id')}.md":  # whether the id is one is the validation's to say
         raise ValueError("not the path of the memory's id")
     text = notes.serialize(notes.bounded(meta, body))
     problems, _ = validate.check_text(text, rel, catalogue.find_secrets)
