@@ -455,15 +455,14 @@ def test_a_chain_that_fails_after_a_person_s_commit_puts_its_files_back(repo: st
 def test_a_chain_interrupted_just_after_it_lands_keeps_its_files(repo: str, n: int) -> None:
     """^C after HEAD moved to the chain (in its post-commit work): the commits are history, so the
     files they hold stay as they are and nothing is left staged."""
-    import dataclasses
-
     from memrepo.store import githooks
     from memrepo.vcs import chain
 
     def interrupted(*_: Any) -> None:
         raise KeyboardInterrupt
 
-    hooks = dataclasses.replace(githooks.in_process(), post_commit=interrupted)
+    hooks = githooks.in_process()
+    hooks.post_commit = interrupted
     changes = [chain.Change({f"memory/mine-{i}.md": memory_text(f"mine-{i}")}, {f"memory/mine-{i}.md": None}, f"add: mine-{i}",
                             {"Action": "add"}) for i in range(n)]
     base = head(repo)

@@ -36,7 +36,6 @@ import contextlib
 import json
 import os
 import time
-from dataclasses import asdict
 from typing import Any
 
 from memrepo.errors import GitError, NoteInvalid
@@ -208,7 +207,7 @@ class Entry:
     @classmethod
     def put(cls, where: str, change: Change) -> Entry | None:
         """Queue `change` for a holder; None when it cannot be (too large, or the folder unwritable)."""
-        data = json.dumps(asdict(change), ensure_ascii=False).encode("utf-8")
+        data = json.dumps(change.as_dict(), ensure_ascii=False).encode("utf-8")
         if len(data) > MAX_ENTRY_BYTES:
             return None
         name = f"{time.time_ns():020d}-{os.getpid()}"
