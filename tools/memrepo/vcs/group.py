@@ -4,7 +4,9 @@ Ten `memrepo add` at once used to make a queue of ten lock holds, each staging, 
 committing and updating the cache for one file. Now a one-file writer (`add`, `edit`, `retire`,
 whose hooks' work is done in-process) prepares its change outside the lock — its files, the
 bytes it read of them, its message and trailers with its own run — and hands it to `submit`
-(`commit.commit_if_unchanged` for one change). When the lock is held, the change waits in
+(`commit.commit_if_unchanged` for one change). `add` hands over its memory's fields, not its
+file (`Change.fields`): whichever process holds the lock renders and validates them with the one
+renderer (`Hooks.render`), so an add that waits never loads PyYAML nor the validation. When the lock is held, the change waits in
 `memrepo-group/` in the worktree's git dir (an flock on the entry says its writer still waits)
 while its writer waits its turn in the lock's queue.
 The holder takes up to MAX_GROUP waiting changes that touch no path an earlier one touches,
@@ -27,7 +29,9 @@ Nothing is lost or reported twice:
   answered as landed, any other is committed again;
 - an entry is read as untrusted input (the queue is local, but a crashed or hostile writer may
   leave anything): bounded in size and number, paths relative and inside the tree, the writer's
-  flock required (a dead writer's entry is dropped unread), anything malformed given back.
+  flock required (a dead writer's entry is dropped unread), anything malformed given back;
+  fields the renderer refuses as no memory's are given back (its writer renders them itself and
+  sees why), a file they make invalid is answered with its writer's own NoteInvalid.
 """
 
 from __future__ import annotations
