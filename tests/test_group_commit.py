@@ -656,3 +656,17 @@ def test_the_same_fields_valid_from_the_queue_are_committed(repo: str) -> None:
             body="Body.\n")
     finally:
         os.close(fd)
+
+
+@pytest.mark.parametrize("value", [("deploy",), {"deploy"}, {1: "x"}], ids=["a tuple", "a set", "a key that is no text"])
+def test_fields_json_would_change_are_never_queued(repo: str, value: Any) -> None:
+    """Such a writer waits its turn and renders its change itself: a holder renders only what the
+    writer's own process would have rendered."""
+    meta = {**ADDED, "topics": value}
+    change = group.Change({}, {"memory/from-the-queue.md": None}, "add: from-the-queue", {},
+                          fields={"memory/from-the-queue.md": {"meta": meta, "body": ""}})
+    assert group.Entry.put(group.folder(repo), change) is None
+    plain = group.Entry.put(group.folder(repo), group.Change({}, change.expect, change.subject, {},
+                                                             fields={"memory/from-the-queue.md": {"meta": ADDED, "body": ""}}))
+    assert plain is not None
+    plain.close()

@@ -210,8 +210,15 @@ class Entry:
 
     @classmethod
     def put(cls, where: str, change: Change) -> Entry | None:
-        """Queue `change` for a holder; None when it cannot be (too large, or the folder unwritable)."""
-        data = json.dumps(change.as_dict(), ensure_ascii=False).encode("utf-8")
+        """Queue `change` for a holder; None when it cannot be (too large, the folder unwritable, or
+        fields JSON would not give back as they are: a holder must render what this writer would)."""
+        try:
+            text = json.dumps(change.as_dict(), ensure_ascii=False)
+        except (TypeError, ValueError):
+            return None
+        if change.fields and json.loads(text)["fields"] != change.fields:
+            return None  # a tuple, a key that is no text: this writer renders its change itself at its turn
+        data = text.encode("utf-8")
         if len(data) > MAX_ENTRY_BYTES:
             return None
         name = f"{time.time_ns():020d}-{os.getpid()}"
