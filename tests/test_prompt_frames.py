@@ -22,7 +22,7 @@ import pytest
 from helpers import commit_all, write_memory
 from memrepo.agents.codex import install as codex_install
 from memrepo.agents.gemini import commands, handlers as gemini_handlers, install as gemini_install
-from memrepo.recall import frames, query
+from memrepo.recall import frames, query, transcript_tail
 from memrepo.store import index
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,8 +37,9 @@ NOT_TYPED = {
     "codex": {("exec-review", 1), ("tui-slash-review", 1), ("tui-slash-init", 1), ("exec-subagent", 2), ("tui-subagent", 2)},
     "gemini": {("p-builtin-init", 1), ("tui-builtin-init", 1)},
 }
-# A `/loop` line is the same whether typed or scheduled (only the transcript tells them apart):
-# both are silent. Gemini's AfterAgent hook reason arrives as a plain prompt: no frame marks it.
+# A `/loop` line is the same whether typed or scheduled: only the transcript tells them apart, and
+# these calls are run without one (test_a_typed_loop_is_a_query_and_its_wake_ups_are_not runs
+# them with it). Gemini's AfterAgent hook reason arrives as a plain prompt: no frame marks it.
 TYPED_BUT_SILENT = {("claude", "tui-loop-wakeup", 1)}
 UNRECOGNISED = {("gemini", "p-afteragent-deny", 2)}
 # Gemini sends a custom command's expanded template: only the arguments are the user's.
@@ -105,8 +106,8 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     return {"repo": str(repo), "home": str(home), "project": str(project)}
 
 
-def _run(agent: str, stdin: dict[str, Any], world: dict[str, str]) -> dict[str, Any]:
-    event = dict(stdin, cwd=world["project"], transcript_path="")
+def _run(agent: str, stdin: dict[str, Any], world: dict[str, str], transcript: str = "") -> dict[str, Any]:
+    event = dict(stdin, cwd=world["project"], transcript_path=transcript)
     env = dict(os.environ, MEMREPO_DIR=world["repo"], HOME=world["home"], MEMREPO_PYTHON=sys.executable)
     log = Path(world["repo"]) / "index" / "recall-log.jsonl"
     before = log.read_text(encoding="utf-8").count("\n") if log.exists() else 0
@@ -133,6 +134,55 @@ def test_every_recorded_prompt_is_read_as_who_wrote_it(agent: str, case: str, n:
         typed = typed if expanded is None else expanded
     # the terms come from what the user typed, never from a template or a file the agent added
     assert entry["terms"] == list(query.build_query(frames.classify(typed)[1]).terms)
+
+
+def _loop_transcript(stdin: dict[str, Any]) -> list[dict[str, Any]]:
+    """The recorded session of `/loop` and its wake-up (the transcript as it ended)."""
+    for line in (FRAMES / RECORDINGS["claude"]).read_text(encoding="utf-8").splitlines():
+        rec = json.loads(line)
+        if rec["case"] == "tui-loop-wakeup" and rec.get("stdin") == stdin:
+            return list(rec["transcript_lines"])
+    raise AssertionError("no recorded transcript for the /loop call")
+
+
+def _cut(lines: list[dict[str, Any]], prompt_id: str, with_prompt: bool) -> list[dict[str, Any]]:
+    """The transcript when the hook of the prompt `prompt_id` runs: up to its first line (that line
+    too when `with_prompt`: Claude Code may have written it already)."""
+    first = next(i for i, entry in enumerate(lines) if entry.get("promptId") == prompt_id and entry.get("type") == "user")
+    return lines[: first + 1 if with_prompt else first]
+
+
+@pytest.mark.parametrize("with_prompt", [False, True], ids=["before-its-line", "after-its-line"])
+def test_a_typed_loop_is_a_query_and_its_wake_ups_are_not(with_prompt: bool, world: dict[str, str], tmp_path: Path) -> None:
+    # Claude Code 2.1.332 sends `/loop check the build status` typed, then the same line at each
+    # wake-up; the transcript holds a `scheduled_task_fire` line before a wake-up's prompt.
+    typed, woken = [stdin for agent, case, _, stdin in CALLS if agent == "claude" and case == "tui-loop-wakeup"]
+    assert typed["prompt"] == woken["prompt"] == "/loop check the build status"
+    lines = _loop_transcript(typed)
+    for stdin, expect_typed in ((typed, True), (woken, False)):
+        path = tmp_path / f"{stdin['prompt_id']}.jsonl"
+        path.write_text("".join(json.dumps(e) + "\n" for e in _cut(lines, stdin["prompt_id"], with_prompt)), encoding="utf-8")
+        entry = _run("claude", stdin, world, str(path))
+        if expect_typed:
+            assert entry["silent"] != "not-typed" and entry["terms"] == list(query.build_query("check the build status").terms), entry
+        else:
+            assert (entry["silent"], entry["why"], entry["terms"]) == ("not-typed", "no person typed it: a scheduled wake-up", [])
+
+
+@pytest.mark.parametrize(("lines", "fired"), [
+    ([], False),  # a session's first prompt
+    ([{"type": "system", "subtype": "turn_duration"}, {"type": "system", "subtype": "scheduled_task_fire"}], True),
+    ([{"type": "system", "subtype": "scheduled_task_fire"}, {"type": "assistant", "message": {"content": "ok"}}], False),
+    ([{"type": "system", "subtype": "scheduled_task_fire"}, {"type": "user", "origin": {"kind": "human"},
+                                                              "message": {"content": "/loop x"}}], False),
+])
+def test_a_wake_up_is_told_by_its_fire_line_since_the_turn_before(lines: list[dict[str, Any]], fired: bool, tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in lines), encoding="utf-8")
+    assert transcript_tail.scheduled(str(path)) is fired
+    assert transcript_tail.scheduled(str(tmp_path / "missing.jsonl")) is True  # unreadable: silent, as before
+    assert frames.classify("/loop x", lambda: fired) == (("a scheduled wake-up", "") if fired else (None, "x"))
+    assert frames.classify("/loop x") == ("a scheduled wake-up", "")  # no transcript: silent
 
 
 @pytest.mark.parametrize(("prompt", "terms"), [

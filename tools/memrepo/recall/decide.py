@@ -12,7 +12,7 @@ from memrepo.recall import fence, frames, query, secretish, spans
 TYPE_CHECKING = False
 
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Callable
 
     from memrepo.base import projects
     from memrepo.recall import rank
@@ -51,19 +51,21 @@ def weigh(words: tuple[str, ...] | list[str], weight: float) -> list[tuple[str, 
 
 def decide(repo: str, prompt: str, cwd: str | None = None, previous: "Any" = "",
            today: float | None = None, project: "str | projects.Project | None" = None,
-           explain: "list[tuple[rank.Hit | None, str | None]] | None" = None) -> Decision:
+           explain: "list[tuple[rank.Hit | None, str | None]] | None" = None,
+           scheduled: "Callable[[], bool] | None" = None) -> Decision:
     """What recall injects for `prompt`; `previous` is the last turn's text (or a function giving it).
 
     The project in scope is `project` (a key, or one already identified), else the project
     `cwd` is in (`memrepo.base.projects.identify`: its origin, else its main checkout's name).
     `explain` receives every candidate and why it was cut (`rank.rank`); the decision keeps the
-    first TRACE of them in `trace` whatever the caller asks.
+    first TRACE of them in `trace` whatever the caller asks. `scheduled()` says whether a `/loop`
+    line was fired by the agent's scheduler rather than typed (`frames.classify`).
     """
     start = time.perf_counter()
     d = Decision()
     prompt = spans.strip_private(prompt)  # never a query term, never logged (issue 15)
     d.withhold = secretish.may_hold_secret(prompt)
-    not_typed, prompt = frames.classify(prompt) if isinstance(prompt, str) else (None, prompt)
+    not_typed, prompt = frames.classify(prompt, scheduled) if isinstance(prompt, str) else (None, prompt)
     q = query.build_query(prompt) if not not_typed else query.Query((), "not typed")
     d.terms = q.terms
     if not_typed:

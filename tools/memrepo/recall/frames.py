@@ -4,7 +4,8 @@ What each CLI sends was recorded from the real, pinned CLIs (tests/fixtures/prom
 SOURCES.md there; issue 36, part 4). Besides what the user typed, the hooks receive:
 
 - Claude Code: a `<task-notification>` when a background command or subagent ends (with the
-  task's summary and result), the same `/loop …` line again at every scheduled wake-up, and, in
+  task's summary and result), the same `/loop …` line again at every scheduled wake-up (its
+  transcript tells them apart: `transcript_tail.scheduled`), and, in
   older builds and in transcripts, its own frames (`<command-name>`, `<local-command-stdout>`,
   `<bash-input>`, `[Request interrupted by user`, compaction summaries, "Stop hook feedback:");
 - Codex CLI: the whole template of its built-in `/init` and `/review` (the user typed only the
@@ -17,6 +18,10 @@ SOURCES.md there; issue 36, part 4). Besides what the user typed, the hooks rece
 of a slash command (`/notes the build system` → "the build system"), the words before an `@`
 reference's content.
 """
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Callable
 
 # Frames the agents write themselves: a prompt that starts with one is not a person's words.
 _FRAMES = (
@@ -53,8 +58,12 @@ _SCHEDULED = ("loop",)
 MAX_COMMAND = 64
 
 
-def classify(prompt: str) -> "tuple[str | None, str]":
-    """(why no person typed it, or None; the part of it the user typed)."""
+def classify(prompt: str, scheduled: "Callable[[], bool] | None" = None) -> "tuple[str | None, str]":
+    """(why no person typed it, or None; the part of it the user typed).
+
+    A `/loop …` line arrives the same whether a person typed it or the agent's scheduler fired
+    it again: `scheduled()` says which, from the agent's transcript; without it both are silent.
+    """
     text = prompt.lstrip()
     for start, why in _FRAMES:
         if text.startswith(start):
@@ -64,7 +73,7 @@ def classify(prompt: str) -> "tuple[str | None, str]":
     if text[:1] in ("/", "$"):
         name, rest = _command(text[1:])
         if name:
-            if text[0] == "/" and name in _SCHEDULED:
+            if text[0] == "/" and name in _SCHEDULED and (scheduled is None or scheduled()):
                 return "a scheduled wake-up", ""
             return None, rest
     return None, text

@@ -37,6 +37,9 @@ _NOT_A_PROMPT = (
 # Injected context inside user text (older builds put hook output there, see anthropics/claude-code#11906):
 # memrepo's own recall must never feed back into the next query.
 _INJECTED_TAGS = ("system-reminder", "user-prompt-submit-hook", "hook_context")
+# The lines `scheduled` looks at: a wake-up's fire, and what ends a turn or starts a typed one.
+_TURN_MARKS = (b"scheduled_task_fire", b'"assistant"', b"turn_duration", b"stop_hook_summary", b'"human"')
+_TURN_ENDS = ("turn_duration", "stop_hook_summary")
 _FLAGS_TO_SKIP = ("isMeta", "isSidechain", "isCompactSummary", "isVisibleInTranscriptOnly")
 
 
@@ -62,6 +65,33 @@ def previous_turn(
         return "\n".join(parts)[:max_chars]
     except Exception:  # fail open: a broken transcript must never break the user's prompt
         return ""
+
+
+def scheduled(transcript_path: str, max_bytes: int = MAX_BYTES) -> bool:
+    """Whether the prompt being submitted was fired by Claude Code's scheduler (a `/loop`
+    wake-up), not typed: the transcript holds a `scheduled_task_fire` line since the last turn
+    ended (an assistant message, the turn's closing system lines) or a person last typed
+    (`origin.kind` "human"). Claude Code writes the fire line before the prompt it fires, and the
+    prompt itself before the hook runs (tests/fixtures/prompt-frames, `tui-loop-wakeup`). A
+    transcript that cannot be read says True: silent, as when nothing told them apart.
+    """
+    try:
+        for raw in reversed(_tail_lines(transcript_path, max_bytes)):
+            if not any(mark in raw for mark in _TURN_MARKS):
+                continue
+            entry = _fast.loads(raw.decode("utf-8"))
+            if not isinstance(entry, dict):
+                continue
+            kind = entry.get("type")
+            if kind == "system" and entry.get("subtype") == "scheduled_task_fire":
+                return True
+            origin = entry.get("origin")
+            if (kind == "assistant" or (kind == "system" and entry.get("subtype") in _TURN_ENDS)
+                    or (kind == "user" and isinstance(origin, dict) and origin.get("kind") == "human")):
+                return False
+        return False  # a session's first prompt: nothing was scheduled before it
+    except Exception:  # unreadable: keep the silence a `/loop` line had before its transcript was read
+        return True
 
 
 def _tail_lines(path: str, max_bytes: int) -> list[bytes]:
