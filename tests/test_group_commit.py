@@ -455,15 +455,14 @@ def test_a_chain_that_fails_after_a_person_s_commit_puts_its_files_back(repo: st
 def test_a_chain_interrupted_just_after_it_lands_keeps_its_files(repo: str, n: int) -> None:
     """^C after HEAD moved to the chain (in its post-commit work): the commits are history, so the
     files they hold stay as they are and nothing is left staged."""
-    import dataclasses
-
     from memrepo.store import githooks
     from memrepo.vcs import chain
 
     def interrupted(*_: Any) -> None:
         raise KeyboardInterrupt
 
-    hooks = dataclasses.replace(githooks.in_process(), post_commit=interrupted)
+    hooks = githooks.in_process()
+    hooks.post_commit = interrupted
     changes = [chain.Change({f"memory/mine-{i}.md": memory_text(f"mine-{i}")}, {f"memory/mine-{i}.md": None}, f"add: mine-{i}",
                             {"Action": "add"}) for i in range(n)]
     base = head(repo)
@@ -540,3 +539,134 @@ def test_the_wake_up_writes_only_to_a_fifo_and_a_stray_one_is_dropped_unopened(r
         done.join(DEADLINE)  # opening a FIFO nobody writes to, to ask whether it is alive, would block
         assert not done.is_alive()
     assert not any(name.endswith(group.WAKE) for name in os.listdir(where))
+
+
+# A memory with what the renderer treats apart: a list, text past ASCII (PyYAML's emitter, not
+# libyaml's), a scalar YAML would retype, and a body.
+TWIN = ["--id", "twin-memory", "--class", "fact", "--title", "Déploiement 🎉 of the api", "-d", "yes",
+        "--topic", "deploy", "--topic", "007", "--entity", "api", "--project", "on", "--body", "Line one.\n\n- item ✓\n"]
+
+
+def loaded(err: str) -> set[str]:
+    """The modules a `python -X importtime` process imported, from its stderr."""
+    return {line.rsplit("|", 1)[-1].strip() for line in err.splitlines() if line.startswith("import time:")}
+
+
+def waiting_add(repo: str, argv: list[str]) -> tuple[int, str, str]:
+    """`memrepo add argv` as a writer whose change the first in the lock's line commits (-X importtime)."""
+    results = _behind_the_lock(repo, add_argv(repo, 0), [sys.executable, "-X", "importtime", "-m", "memrepo",
+                                                         "--repo", repo, "add", *argv])
+    assert results[0][0] == 0, results
+    return results[1]
+
+
+def test_a_waiter_s_add_commits_the_bytes_a_lone_add_writes_and_never_loads_yaml(repo: str) -> None:
+    """The waiter hands its fields over; the holder renders them with the one serializer (issue 44)."""
+    alone = subprocess.run([sys.executable, "-m", "memrepo", "--repo", repo, "add", "--json", *TWIN], capture_output=True, text=True)
+    assert alone.returncode == 0, alone.stderr
+    with open(paths.note_path(repo, "twin-memory"), "rb") as fh:
+        lone_bytes = fh.read()
+    assert "🎉" in lone_bytes.decode("utf-8") and b"- item" in lone_bytes
+    git(repo, "rm", "-q", "memory/twin-memory.md")
+    commit_all(repo, "the twin goes, to be added again by a waiter")
+    base = head(repo)
+    rc, _, err = waiting_add(repo, TWIN)
+    assert rc == 0, err
+    modules = loaded(err)
+    assert "memrepo.vcs.chain" not in modules  # it waited: a holder committed its change
+    # nor the validation, nor dataclasses (3.4 M instructions, and ~9 M for vcs.change's three classes)
+    assert {"yaml", "frontmatter", "memrepo.format.validate", "dataclasses"} & modules == set()
+    assert git(repo, "show", "HEAD:memory/twin-memory.md").stdout.encode("utf-8") == lone_bytes
+    assert [c["subject"].split(": ")[1] for c in commits(repo, base)][-1] == "twin-memory"
+    assert holds_one_chain(repo, base)
+    clean(repo)
+
+
+@pytest.mark.parametrize("argv", [
+    ["--title", "x" * 121, "-d", "A title one character too long."],
+    ["--title", "A token in the body", "-d", "The body holds a token.", "--body", "token ghp_" + "a1B2c3D4e5" * 3 + "f6G7h8"],
+], ids=["title too long", "a secret in the body"])
+def test_an_invalid_add_rendered_by_its_holder_comes_back_as_its_own_error(repo: str, argv: list[str]) -> None:
+    argv = ["--class", "fact", *argv]
+    alone = subprocess.run([sys.executable, "-m", "memrepo", "--repo", repo, "add", *argv], capture_output=True, text=True)
+    assert alone.returncode == 1 and "is not a valid memory" in alone.stderr, alone.stderr
+    base = head(repo)
+    rc, out, err = waiting_add(repo, argv)
+    assert "memrepo.vcs.chain" not in loaded(err)  # the holder rendered it and refused it
+    said = "\n".join(line for line in err.splitlines() if not line.startswith("import time:"))
+    assert (rc, out, said + "\n") == (alone.returncode, alone.stdout, alone.stderr)
+    assert [c["subject"] for c in commits(repo, base)] == ["add: grouped-note-number-0"]
+    clean(repo)
+
+
+ADDED = {"id": "from-the-queue", "title": "From the queue", "description": "Fields a holder renders.", "class": "fact",
+         "source": "user", "created": "2026-01-02"}
+
+
+@pytest.mark.parametrize("fields", [
+    {"memory/from-the-queue.md": {"meta": ADDED, "body": 7}},
+    {"memory/from-the-queue.md": {"meta": ADDED, "body": "", "files": {"hooks/x": "y"}}},
+    {"memory/elsewhere.md": {"meta": ADDED, "body": ""}},
+    {"memory/from-the-queue.md": {"meta": {**ADDED, "id": "../x"}, "body": ""}},
+    {"memory/from-the-queue.md": {"meta": {**ADDED, "tech": [[[[[[[[[[[[[[[[["deep"]]]]]]]]]]]]]]]]]}, "body": ""}},
+    {"memory/from-the-queue.md": ["meta", "body"]},
+    {"../from-the-queue.md": {"meta": ADDED, "body": ""}},
+    {},
+], ids=["body not text", "more than fields", "not the id's path", "not an id", "nested too deep", "not a mapping",
+        "outside the tree", "nothing"])
+def test_a_malformed_fields_entry_is_given_back_never_committed(repo: str, fields: dict[str, Any]) -> None:
+    where = group.folder(repo)
+    os.makedirs(where)
+    live = os.path.join(where, "00000000000000000002-2.json")
+    with open(live, "w") as fh:
+        json.dump({"files": {}, "expect": {"memory/from-the-queue.md": None}, "subject": "add: from-the-queue",
+                   "trailers": {}, "body": "", "fields": fields}, fh)
+    fd = lock.hold_file(live)  # a live process waits on it
+    try:
+        base = head(repo)
+        with lock.held(repo):
+            procs = [start(add_argv(repo, 0))]
+            queued(repo, 2)
+        [(rc, out, err)] = finish(procs)
+        assert rc == 0, err
+        assert [c["subject"] for c in commits(repo, base)] == [f"add: {json.loads(out)['id']}"]
+        assert not os.path.exists(paths.note_path(repo, "from-the-queue"))
+        with open(os.path.join(where, "00000000000000000002-2.out")) as fh:
+            assert json.load(fh) == {"final": True, "retry": True}  # given back to its writer
+    finally:
+        os.close(fd)
+
+
+def test_the_same_fields_valid_from_the_queue_are_committed(repo: str) -> None:
+    """The malformed entries above differ from this one, which lands, in one thing each."""
+    where = group.folder(repo)
+    os.makedirs(where)
+    live = os.path.join(where, "00000000000000000002-2.json")
+    with open(live, "w") as fh:
+        json.dump({"files": {}, "expect": {"memory/from-the-queue.md": None}, "subject": "add: from-the-queue",
+                   "trailers": {}, "body": "", "fields": {"memory/from-the-queue.md": {"meta": ADDED, "body": "Body.\n"}}}, fh)
+    fd = lock.hold_file(live)
+    try:
+        with lock.held(repo):
+            procs = [start(add_argv(repo, 0))]
+            queued(repo, 2)
+        assert finish(procs)[0][0] == 0
+        assert git(repo, "show", "HEAD:memory/from-the-queue.md").stdout == memory_text(
+            "from-the-queue", title="From the queue", description="Fields a holder renders.", created="2026-01-02",
+            body="Body.\n")
+    finally:
+        os.close(fd)
+
+
+@pytest.mark.parametrize("value", [("deploy",), {"deploy"}, {1: "x"}], ids=["a tuple", "a set", "a key that is no text"])
+def test_fields_json_would_change_are_never_queued(repo: str, value: Any) -> None:
+    """Such a writer waits its turn and renders its change itself: a holder renders only what the
+    writer's own process would have rendered."""
+    meta = {**ADDED, "topics": value}
+    change = group.Change({}, {"memory/from-the-queue.md": None}, "add: from-the-queue", {},
+                          fields={"memory/from-the-queue.md": {"meta": meta, "body": ""}})
+    assert group.Entry.put(group.folder(repo), change) is None
+    plain = group.Entry.put(group.folder(repo), group.Change({}, change.expect, change.subject, {},
+                                                             fields={"memory/from-the-queue.md": {"meta": ADDED, "body": ""}}))
+    assert plain is not None
+    plain.close()

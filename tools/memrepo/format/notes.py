@@ -10,11 +10,16 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import re
-from typing import Any
-
-import yaml
+from typing import TYPE_CHECKING, Any
 
 from memrepo.format import files, spec
+
+if TYPE_CHECKING:
+    import yaml
+
+# PyYAML loads where a file is parsed or written, not where this module is imported: `memrepo add`
+# builds its note here, and a writer whose change a lock holder renders never parses nor writes
+# one (~92 M instructions of its process, issue 44).
 
 FENCE = "---"
 ID_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -37,14 +42,30 @@ def is_id(text: object) -> bool:
     return isinstance(text, str) and len(text) <= spec.MAX_ID and ID_RE.match(text) is not None
 
 
-class _Loader(yaml.CSafeLoader if hasattr(yaml, "CSafeLoader") else yaml.SafeLoader):  # type: ignore[misc]
-    """SafeLoader that keeps dates as the strings the user wrote."""
+_LOADER: list[Any] = []  # the one loader class, built at the first parse
 
 
-_Loader.yaml_implicit_resolvers = {
-    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
+def _loader() -> Any:
+    """PyYAML's SafeLoader (libyaml's where there is one) that keeps dates as the text written,
+    refuses over-long numbers and values no memory holds (sets, bytes)."""
+    if _LOADER:
+        return _LOADER[0]
+    import yaml
+
+    class Loader(yaml.CSafeLoader if hasattr(yaml, "CSafeLoader") else yaml.SafeLoader):  # type: ignore[misc]
+        """SafeLoader that keeps dates as the strings the user wrote."""
+
+    Loader.yaml_implicit_resolvers = {
+        first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
+    Loader.add_constructor("tag:yaml.org,2002:int", _bounded(yaml.SafeLoader.construct_yaml_int))
+    Loader.add_constructor("tag:yaml.org,2002:float", _bounded(yaml.SafeLoader.construct_yaml_float))
+    Loader.add_constructor("tag:yaml.org,2002:timestamp", _as_written)
+    for tag in ("set", "binary", "omap", "pairs"):
+        Loader.add_constructor(f"tag:yaml.org,2002:{tag}", _refused)
+    _LOADER.append(Loader)
+    return Loader
 
 
 class _LongNumber(Exception):
@@ -77,15 +98,10 @@ def _as_written(loader: Any, node: yaml.Node) -> Any:
 
 def _refused(loader: Any, node: yaml.Node) -> Any:
     """A set or bytes is no value a memory holds, and neither json nor the serializer reads it back."""
+    import yaml
+
     tag = str(node.tag).replace("tag:yaml.org,2002:", "!!")
     raise yaml.constructor.ConstructorError(None, None, f"{tag} values are not memory front matter", node.start_mark)
-
-
-_Loader.add_constructor("tag:yaml.org,2002:int", _bounded(yaml.SafeLoader.construct_yaml_int))
-_Loader.add_constructor("tag:yaml.org,2002:float", _bounded(yaml.SafeLoader.construct_yaml_float))
-_Loader.add_constructor("tag:yaml.org,2002:timestamp", _as_written)
-for _tag in ("set", "binary", "omap", "pairs"):
-    _Loader.add_constructor(f"tag:yaml.org,2002:{_tag}", _refused)
 
 
 class Note:
@@ -142,8 +158,10 @@ def parse(text: str, path: str = "") -> Note:
     if len(head) > MAX_HEAD_CHARS:
         raise ParseError(f"front matter is over {MAX_HEAD_CHARS:,} characters", 2, "move the long text into the body")
     _refuse_aliases(head)
+    import yaml
+
     try:
-        meta = yaml.load(head, Loader=_Loader)
+        meta = yaml.load(head, Loader=_loader())
     except RecursionError:  # the pure-Python parser nests by recursion; libyaml stops at 1,000 levels
         raise ParseError("front matter is nested too deeply", 2, "write one `key: value` per line") from None
     except _LongNumber as exc:
@@ -191,8 +209,10 @@ def alias_line(head: str, loader: Any = None) -> int | None:
     is wrong, with its line."""
     if "&" not in head and "*" not in head:
         return None  # neither can be written without its sigil; most heads skip the event scan
+    import yaml
+
     try:
-        for event in yaml.parse(head, Loader=loader or _Loader):
+        for event in yaml.parse(head, Loader=loader or _loader()):
             if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
                 return event.start_mark.line + 2 if event.start_mark else 2
     except yaml.YAMLError:
@@ -218,6 +238,12 @@ def _plain(value: Any, depth: int) -> Any:
     return value
 
 
+def bounded(meta: dict[str, Any], body: str) -> Note:
+    """A note of fields that come from elsewhere (a waiting writer's, through the group commit's
+    queue: issue 44), keys as text and nesting bounded as `parse` bounds them (ParseError)."""
+    return Note({str(k): _plain(v, 1) for k, v in meta.items()}, body)
+
+
 def read(path: str) -> Note:
     """Read and parse a memory file from disk (bounded, symlinks refused: see `files.read_bytes`)."""
     return parse(files.read_bytes(path).decode("utf-8"), path)
@@ -225,13 +251,23 @@ def read(path: str) -> Note:
 
 # -- serializer ---------------------------------------------------------------
 
-_DUMP = {"allow_unicode": True, "width": float("inf"), "sort_keys": False, "Dumper": yaml.SafeDumper}
-# libyaml's emitter writes what PyYAML's writes for printable ASCII, about five times faster (a
-# sweep rewrites thousands of stamps), but it escapes what PyYAML writes as is above U+FFFF (an
-# emoji) and the BOM: any other text keeps PyYAML's emitter, so every file reads as before.
-# `tests/test_notes.py` holds the two to the same output.
-_C_DUMP = ({**_DUMP, "width": 2**31 - 1, "Dumper": yaml.CSafeDumper} if getattr(yaml, "__with_libyaml__", False)
-           else _DUMP)
+_STYLES: list[dict[str, Any]] = []  # PyYAML's emitter's options, then libyaml's: set at the first write
+
+
+def _styles() -> list[dict[str, Any]]:
+    """[PyYAML's emitter, the emitter for printable ASCII]. libyaml's writes what PyYAML's writes
+    for printable ASCII, about five times faster (a sweep rewrites thousands of stamps), but it
+    escapes what PyYAML writes as is above U+FFFF (an emoji) and the BOM: any other text keeps
+    PyYAML's emitter, so every file reads as before. `tests/test_notes.py` holds the two to the
+    same output."""
+    if not _STYLES:
+        import yaml
+
+        plain = {"allow_unicode": True, "width": float("inf"), "sort_keys": False, "Dumper": yaml.SafeDumper}
+        fast = ({**plain, "width": 2**31 - 1, "Dumper": yaml.CSafeDumper} if getattr(yaml, "__with_libyaml__", False)
+                else plain)
+        _STYLES[:] = [plain, fast]
+    return _STYLES
 
 
 def _ascii(value: Any) -> bool:
@@ -245,7 +281,10 @@ def _ascii(value: Any) -> bool:
 
 
 def _dump(value: Any, **style: Any) -> str:
-    return str(yaml.dump(value, **style, **(_C_DUMP if _ascii(value) else _DUMP)))  # type: ignore[call-overload]
+    import yaml
+
+    plain, fast = _styles()
+    return str(yaml.dump(value, **style, **(fast if _ascii(value) else plain)))  # type: ignore[call-overload]
 
 
 def _scalar(value: Any) -> str:

@@ -13,6 +13,7 @@ from memrepo.errors import NoteInvalid, NoteNotFound, RepoNotFound
 
 if TYPE_CHECKING:
     import sqlite3
+    from collections.abc import Callable
 
     from memrepo.format import notes
 
@@ -143,15 +144,18 @@ def suffixed(base: str, seed: str, n: int = 0) -> str:
     return base[: spec.MAX_ID - len(suffix)].rstrip("-") + suffix
 
 
-def unique_id(repo: str, base: str, seed: str = "", taken: set[str] | frozenset[str] = frozenset()) -> str:
+def unique_id(repo: str, base: str, seed: str | Callable[[], str] = "",
+              taken: set[str] | frozenset[str] = frozenset()) -> str:
     """The slug itself when no memory reachable from this clone has it, else the slug plus a short hash.
 
     Numbered suffixes (`-2`) would collide: two machines that both hold `deploy` would both
-    choose `deploy-2`. `seed` is the memory's text (without its id); `taken` holds ids this
-    caller is about to write.
+    choose `deploy-2`. `seed` is the memory's text (without its id), or what makes it: asked only
+    when the slug is taken (`add` renders it then); `taken` holds ids this caller is about to write.
     """
     candidate, n = base, 0
     while candidate in taken or taken_anywhere(repo, candidate):
+        if callable(seed):
+            seed = seed()
         candidate = suffixed(base, seed, n)
         n += 1
     return candidate
@@ -160,8 +164,12 @@ def unique_id(repo: str, base: str, seed: str = "", taken: set[str] | frozenset[
 def add(repo: str, note: notes.Note, trailers: dict[str, str] | None = None) -> tuple[str, str, str]:
     """Validate, write and commit a new memory; returns (id, commit sha, run id: what `memrepo undo`
     takes). Nothing is written if invalid. `trailers` adds to the commit's own (`memrepo mcp`
-    names the agent that wrote it)."""
-    from memrepo.format import catalogue, notes, validate
+    names the agent that wrote it).
+
+    The memory's file is rendered and validated (`githooks.render`) by whichever process holds the lock:
+    this one, or a holder that commits this add with its own (issue 44); an add that waits then
+    never loads PyYAML."""
+    from memrepo.format import notes
 
     require_repo(repo)
     generated = not note.meta.get("id")
@@ -169,7 +177,7 @@ def add(repo: str, note: notes.Note, trailers: dict[str, str] | None = None) -> 
     for _ in range(ADD_TRIES):
         if generated:
             note.meta.pop("id", None)
-            note.meta["id"] = unique_id(repo, short_slug(str(note.meta.get("title", ""))), notes.serialize(note), tried)
+            note.meta["id"] = unique_id(repo, short_slug(str(note.meta.get("title", ""))), lambda: notes.serialize(note), tried)
             note.meta = {k: note.meta[k] for k in notes.ordered_keys(note.meta)}
         note_id = note.id
         rel = f"{paths.MEMORY_DIR}/{note_id}.md"
@@ -178,18 +186,14 @@ def add(repo: str, note: notes.Note, trailers: dict[str, str] | None = None) -> 
                 tried.add(note_id)
                 continue
             raise NoteInvalid(f"a memory with id {note_id!r} already exists", [], hint="choose another --id, or edit the file and commit it")
-        text = notes.serialize(note)
-        problems, _ = validate.check_text(text, rel, catalogue.find_secrets)
-        if problems:
-            raise NoteInvalid(f"{rel} is not a valid memory", [str(p) for p in problems], hint="fix the fields named above and run it again")
         # Another terminal may take the same id between the check above and the lock: the file
         # must still be absent under the lock, or this add never overwrites it.
         from memrepo.store import githooks
         from memrepo.vcs import group, runs
 
         run = runs.change_run_id("add", note_id)
-        change = group.Change({rel: text}, {rel: None}, f"add: {note_id}",
-                               {"Action": "add", "Run": run, "Id": note_id, **(trailers or {})})
+        change = group.Change({}, {rel: None}, f"add: {note_id}", {"Action": "add", "Run": run, "Id": note_id, **(trailers or {})},
+                              fields={rel: {"meta": note.meta, "body": note.body}})
         sha, taken = group.submit(repo, change, githooks.in_process())
         if not taken:
             return note_id, sha, run

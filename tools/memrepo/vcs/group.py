@@ -4,7 +4,9 @@ Ten `memrepo add` at once used to make a queue of ten lock holds, each staging, 
 committing and updating the cache for one file. Now a one-file writer (`add`, `edit`, `retire`,
 whose hooks' work is done in-process) prepares its change outside the lock — its files, the
 bytes it read of them, its message and trailers with its own run — and hands it to `submit`
-(`commit.commit_if_unchanged` for one change). When the lock is held, the change waits in
+(`commit.commit_if_unchanged` for one change). `add` hands over its memory's fields, not its
+file (`Change.fields`): whichever process holds the lock renders and validates them with the one
+renderer (`Hooks.render`), so an add that waits never loads PyYAML nor the validation. When the lock is held, the change waits in
 `memrepo-group/` in the worktree's git dir (an flock on the entry says its writer still waits)
 while its writer waits its turn in the lock's queue.
 The holder takes up to MAX_GROUP waiting changes that touch no path an earlier one touches,
@@ -27,7 +29,9 @@ Nothing is lost or reported twice:
   answered as landed, any other is committed again;
 - an entry is read as untrusted input (the queue is local, but a crashed or hostile writer may
   leave anything): bounded in size and number, paths relative and inside the tree, the writer's
-  flock required (a dead writer's entry is dropped unread), anything malformed given back.
+  flock required (a dead writer's entry is dropped unread), anything malformed given back;
+  fields the renderer refuses as no memory's are given back (its writer renders them itself and
+  sees why), a file they make invalid is answered with its writer's own NoteInvalid.
 """
 
 from __future__ import annotations
@@ -36,10 +40,9 @@ import contextlib
 import json
 import os
 import time
-from dataclasses import asdict
 from typing import Any
 
-from memrepo.errors import GitError
+from memrepo.errors import GitError, NoteInvalid
 from memrepo.vcs import gitcmd, lock
 from memrepo.vcs.change import Change, Hooks, Outcome
 
@@ -126,10 +129,11 @@ def _lead(repo: str, change: Change, entry: Entry | None, hooks: Hooks) -> tuple
         settled = entry.settle(repo)
         if settled is not None:
             return settled.result()
+    change = rendered(change, hooks)  # this writer's own fields: its own error, raised here
     if not hookwire.only_ours(repo):  # git runs the hooks: one change, one `git commit`, no group
         return commit.commit_if_unchanged(repo, change.files, change.expect, change.subject, change.trailers,
                                           change.body)
-    taken = claim(repo, set(change.files))
+    taken = [t for t in claim(repo, change.paths()) if _ready(t, hooks)]
     if not taken:
         return chain.commit_chain(repo, [change], hooks)[0].result()
     seen: list[Outcome] = []
@@ -159,6 +163,32 @@ def _lead(repo: str, change: Change, entry: Entry | None, hooks: Hooks) -> tuple
     return outcomes[0].result()
 
 
+def rendered(change: Change, hooks: Hooks) -> Change:
+    """`change` with its fields rendered into files by `hooks.render`, which raises NoteInvalid for
+    a file that is not valid: whichever process holds the lock renders, with the one renderer."""
+    if not change.fields:
+        return change
+    if hooks.render is None:
+        raise GitError("a change with fields to render came with no renderer", hint="report this as a bug")
+    files = {**change.files, **{rel: hooks.render(rel, fields) for rel, fields in change.fields.items()}}
+    return Change(files, change.expect, change.subject, change.trailers, change.body)
+
+
+def _ready(entry: Entry, hooks: Hooks) -> bool:
+    """A taken change rendered as its writer would render it; False when it was answered instead:
+    a file its fields make invalid gets the writer's own NoteInvalid back, and fields the renderer
+    cannot take at all (no writer of this code sends them) are given back for the writer to see."""
+    assert entry.change is not None
+    try:
+        entry.change = rendered(entry.change, hooks)
+        return True
+    except NoteInvalid as exc:
+        entry.answer(Outcome(error=(str(exc), exc.hint), problems=exc.problems))
+    except Exception:  # noqa: BLE001 — untrusted input: its writer renders it itself and raises what it raises
+        entry.answer(None)
+    return False
+
+
 class Entry:
     """One queued change: `<name>.json` while it waits, `<name>.taken` once a holder claimed it,
     `<name>.out` the holder's answer, `<name>.wake` a FIFO a holder writes a byte to once the
@@ -180,8 +210,15 @@ class Entry:
 
     @classmethod
     def put(cls, where: str, change: Change) -> Entry | None:
-        """Queue `change` for a holder; None when it cannot be (too large, or the folder unwritable)."""
-        data = json.dumps(asdict(change), ensure_ascii=False).encode("utf-8")
+        """Queue `change` for a holder; None when it cannot be (too large, the folder unwritable, or
+        fields JSON would not give back as they are: a holder must render what this writer would)."""
+        try:
+            text = json.dumps(change.as_dict(), ensure_ascii=False)
+        except (TypeError, ValueError):
+            return None
+        if change.fields and json.loads(text)["fields"] != change.fields:
+            return None  # a tuple, a key that is no text: this writer renders its change itself at its turn
+        data = text.encode("utf-8")
         if len(data) > MAX_ENTRY_BYTES:
             return None
         name = f"{time.time_ns():020d}-{os.getpid()}"
@@ -217,7 +254,9 @@ class Entry:
         said = None
         if isinstance(error, list) and len(error) == 2:
             said = (str(error[0]), None if error[1] is None else str(error[1]))
-        return Outcome(str(found.get("sha") or ""), [str(p) for p in found.get("stale") or []], said)
+        problems = found.get("problems")
+        listed = [str(p) for p in problems] if isinstance(problems, list) and said is not None else None
+        return Outcome(str(found.get("sha") or ""), [str(p) for p in found.get("stale") or []], said, listed)
 
     def withdraw(self) -> bool:
         """Take the change back from the queue; False when a holder has it and has not given it back."""
@@ -242,7 +281,7 @@ class Entry:
         """The holder's answer: `outcome`, or None to give the change back to its writer."""
         found: dict[str, Any] = {"final": True, "retry": True} if outcome is None else {
             "final": final, "sha": outcome.sha, "stale": outcome.stale,
-            "error": list(outcome.error) if outcome.error else None}
+            "error": list(outcome.error) if outcome.error else None, "problems": outcome.problems}
         tmp = self._path(ANSWER) + f".tmp-{os.getpid()}"
         with contextlib.suppress(OSError):
             with open(tmp, "w", encoding="utf-8") as fh:
@@ -356,7 +395,7 @@ def claim(repo: str, busy: set[str]) -> list[Entry]:
         if entry.change is None:
             entry.answer(None)
             continue
-        paths = set(entry.change.files)
+        paths = entry.change.paths()
         if paths & busy:
             entry.answer(None)  # two changes of one path: the later is judged after the earlier lands
             continue
@@ -385,19 +424,21 @@ def _read(where: str) -> Change | None:
         with open(where, "rb") as fh:
             raw = json.loads(fh.read(MAX_ENTRY_BYTES + 1)[:MAX_ENTRY_BYTES])
         files, expect, trailers = raw["files"], raw["expect"], raw["trailers"]
-        subject, body = raw["subject"], raw.get("body", "")
-    except (OSError, ValueError, KeyError, TypeError):
+        subject, body, fields = raw["subject"], raw.get("body", ""), raw.get("fields", {})
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
         return None
-    texts = (dict, dict, dict, str, str)
-    if not all(isinstance(v, t) for v, t in zip((files, expect, trailers, subject, body), texts)):
+    texts = (dict, dict, dict, str, str, dict)
+    if not all(isinstance(v, t) for v, t in zip((files, expect, trailers, subject, body, fields), texts)):
         return None
-    if not files or not all(_safe(rel) and (v is None or isinstance(v, str)) for rel, v in files.items()):
+    if not (files or fields) or not all(_safe(rel) and (v is None or isinstance(v, str)) for rel, v in files.items()):
+        return None
+    if not all(_safe(rel) and rel not in files and isinstance(v, dict) for rel, v in fields.items()):
         return None
     if not all(isinstance(v, (str, type(None))) for v in expect.values()):
         return None
     if not all(isinstance(v, str) or (isinstance(v, list) and all(isinstance(x, str) for x in v)) for v in trailers.values()):
         return None
-    return Change(files, expect, subject, trailers, body)
+    return Change(files, expect, subject, trailers, body, fields)
 
 
 def _safe(rel: object) -> bool:
