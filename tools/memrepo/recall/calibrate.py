@@ -44,35 +44,34 @@ K1 = 1.2  # FTS5's bm25() k1: a term's saturated frequency part is at most K1 + 
 MAX_MATCHED = 6
 
 FEATURES = ("lnrel", "cov", "covall", "subj", "ent", "tech", "common", "owncov", "names", "other", "margin", "nm", "lnnt",
-            "scope", "bare", "techw", "ours", "generic")
+            "scope", "bare", "techw", "ours")
 # The sign each feature's coefficient must have, by what it means (+1 more evidence for speaking,
 # -1 less, 0 either): the fit leaves out a feature whose fitted sign says otherwise, so the
 # decision never counts a better match against speaking (collinear features can fit either way).
 SIGNS = {"lnrel": 1, "cov": 1, "covall": 1, "subj": 1, "ent": 1, "tech": -1, "common": -1, "owncov": 1, "names": -1,
-         "other": -1, "margin": 1, "nm": 1, "lnnt": 0, "scope": 1, "bare": 0, "techw": -1, "ours": 1, "generic": -1}
+         "other": -1, "margin": 1, "nm": 1, "lnnt": 0, "scope": 1, "bare": 0, "techw": -1, "ours": 1}
 # Fitted by tests/bench/fit_recall.py (see its docstring for the sets and the command).
-INTERCEPT = -7.1480
+INTERCEPT = -4.9164
 COEF = {
-    'lnrel': 0.7698,
+    'lnrel': 0.6444,
     'cov': 0.0000,
-    'covall': 1.6050,
+    'covall': 0.0000,
     'subj': 0.0000,
-    'ent': 1.2231,
-    'tech': -0.9513,
-    'common': -1.5838,
+    'ent': 0.0000,
+    'tech': -5.1025,
+    'common': -1.2885,
     'owncov': 0.0000,
-    'names': -7.5061,
-    'other': -0.5271,
-    'margin': 1.0928,
-    'nm': 0.8509,
-    'lnnt': 1.2366,
-    'scope': 5.0260,
-    'bare': 1.4110,
-    'techw': -10.4900,
-    'ours': 5.0089,
-    'generic': -5.0298,
+    'names': -6.5890,
+    'other': -0.0720,
+    'margin': 0.5407,
+    'nm': 0.8160,
+    'lnnt': 0.4504,
+    'scope': 3.7875,
+    'bare': 1.9520,
+    'techw': -9.1583,
+    'ours': 5.3795,
 }
-THRESHOLD = 0.68  # inject when p_inject of the best match reaches it
+THRESHOLD = 0.72  # inject when p_inject of the best match reaches it
 RUNNER_UP = 0.3  # a further candidate is injected beside the best when it scores at least this share of it
 
 def fts_idf(df: int, n: int) -> float:
@@ -89,17 +88,16 @@ class Query:
     'pasted', 'previous') and whether the user wrote it as a name."""
 
     __slots__ = ("terms", "smax", "mass", "own_mass", "names", "other", "n_own", "weights", "origin", "named", "tech",
-                 "ours", "generic", "unseen")
+                 "ours", "unseen")
 
     def __init__(self, terms: "list[tuple[str, float]]", dfs: "dict[str, int]", n: int,
                  origin: "dict[str, str]", named: "frozenset[str] | set[str]", tech: "set[str] | frozenset[str]" = frozenset(),
-                 ours: bool = False, generic: bool = False) -> None:
+                 ours: bool = False) -> None:
         self.terms = terms
         self.origin = origin
         self.named = named
         self.tech = tech
         self.ours = ours
-        self.generic = generic
         self.weights: dict[str, float] = {}  # each known term's share of the mass, unnormalised
         smax = mass = own_mass = names = other = unseen = 0.0
         for t, w in terms:
@@ -151,7 +149,6 @@ def features(q: Query, score: float, matched: "dict[str, int]", next_score: floa
         "bare": 1.0 if bare else 0.0,
         "techw": sum(w[t] for t in held if t in q.tech) / q.mass,
         "ours": 1.0 if q.ours else 0.0,
-        "generic": 1.0 if q.generic else 0.0,
     }
 
 def p_inject(f: "dict[str, float]") -> float:

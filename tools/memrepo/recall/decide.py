@@ -106,7 +106,7 @@ def decide(repo: str, prompt: str, cwd: str | None = None, previous: "Any" = "",
 
         d.hits = sources.rank_all(sources.found(repo, cwd), terms, MAX_RESULTS, why, silence, check=cited,
                                   project=scope, today=today, own=have if extra else frozenset(),
-                                  noisy=noisy.noisy_ids(repo), origin=origin, named=q.names, ours=q.ours, generic=q.generic,
+                                  noisy=noisy.noisy_ids(repo), origin=origin, named=q.names, ours=q.ours,
                                   explain_rows=TRACE if explain is None else None)
         d.trace = why[:TRACE]
         if not d.hits:

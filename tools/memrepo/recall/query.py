@@ -116,23 +116,6 @@ _OURS = frozenset("""
 we our ours us ourselves nos nosso nossa nossos nossas gente nosotros nuestro nuestra nuestros nuestras wij ons
 onze wir uns unser unsere unseren nous notre
 """.split())
-# A request for the textbook, not for the user's own notes: to explain, to compare, to say how a
-# thing works in general ("explain X", "X vs Y", "what's the difference between", "how does X
-# work", "in general"), in the languages the lists above know. Words and word pairs of the user's
-# own text (after `tokenize`: lowercase, no accents); the decision weighs it (`calibrate`: `generic`).
-_GENERIC = frozenset("""
-explain explains explained explaining explanation explica explicame explicar explique explicacao explicacion
-uitleg uitleggen erklar erklare erklaren erklarung expliquer explication
-difference differences differ differs diferencia diferencias diferenca diferencas verschil verschillen
-unterschied unterschiede vs versus
-conceptually conceptual conceptualmente conceitualmente conceitual conceptueel konzeptionell conceptuellement
-""".split())
-_GENERIC_PAIRS = frozenset({
-    ("in", "general"), ("en", "general"), ("em", "geral"), ("het", "algemeen"), ("im", "allgemeinen"), ("in", "theory"),
-    ("the", "hood"), ("como", "funciona"), ("como", "funcionan"), ("como", "funcionam"), ("hoe", "werkt"),
-    ("hoe", "werken"), ("wie", "funktioniert"), ("comment", "fonctionne"), ("comment", "fonctionnent"),
-})
-_HOW_WORKS = 6  # "how does/do X … work(s)": at most this many words between
 # Acknowledgements whose words are subjects elsewhere ('what plan are we on?').
 _FILLER_PHRASES = (" like a plan ", " good job ", " your call ", " ship it ", " roll with it ")
 # The English function words are split and hashed once for both sets (0.15 M instructions a prompt).
@@ -195,16 +178,15 @@ class Query:
     store may not know, which says the prompt is about something else when it does not).
     """
 
-    __slots__ = ("terms", "silent_reason", "pasted", "names", "ours", "generic")
+    __slots__ = ("terms", "silent_reason", "pasted", "names", "ours")
 
     def __init__(self, terms: tuple[str, ...], silent_reason: str | None = None, pasted: tuple[str, ...] = (),
-                 names: frozenset[str] = frozenset(), ours: bool = False, generic: bool = False) -> None:
+                 names: frozenset[str] = frozenset(), ours: bool = False) -> None:
         self.terms = terms
         self.silent_reason = silent_reason
         self.pasted = pasted
         self.names = names
         self.ours = ours  # the user speaks of their own team or setup ("our", "we"): the prompt's shape
-        self.generic = generic  # the user asks for an explanation or a comparison (`is_generic`)
 
     def __repr__(self) -> str:
         extra = f", pasted={self.pasted!r}" if self.pasted else ""
@@ -233,27 +215,12 @@ def build_query(prompt: str) -> Query:
     pasted = tuple(t for t in _select(_tokens(pasted_text), MAX_PASTED_TERMS + len(terms)) if _key(t) not in stems)
     pasted = pasted[:MAX_PASTED_TERMS]
     if terms or pasted:
-        return Query(terms, None, pasted, _names(own, terms) if terms else frozenset(), any(t in _OURS for t in tokens),
-                     is_generic(tokens))
+        return Query(terms, None, pasted, _names(own, terms) if terms else frozenset(), any(t in _OURS for t in tokens))
     if any(_is_filler(tok) for tok in tokens):
         return Query((), "conversational")
     if tokens or any(ch.isalnum() for ch in prompt[:MAX_INPUT_CHARS]):
         return Query((), "no-subject")
     return Query((), "conversational")
-
-
-def is_generic(tokens: list[str]) -> bool:
-    """Whether the user's own words (`tokenize`'s) ask for an explanation, a comparison or how a
-    thing works in general: what a textbook answers, whatever the store holds on its subject."""
-    if not _GENERIC.isdisjoint(tokens):
-        return True
-    for i in range(len(tokens) - 1):
-        first, second = tokens[i], tokens[i + 1]
-        if (first, second) in _GENERIC_PAIRS:
-            return True
-        if first == "how" and second in ("does", "do") and not {"work", "works"}.isdisjoint(tokens[i + 2 : i + 3 + _HOW_WORKS]):
-            return True
-    return False
 
 
 def subject_terms(text: str, limit: int = MAX_TERMS) -> tuple[str, ...]:

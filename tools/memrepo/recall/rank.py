@@ -139,7 +139,7 @@ def rank(db: "sqlite3.Connection", terms: list[tuple[str, float]], project: "str
          explain: "list[tuple[Hit | None, str | None]] | None" = None,
          silence: "list[tuple[Hit | None, str]] | None" = None,
          origin: "dict[str, str] | None" = None, named: frozenset[str] | set[str] = frozenset(),
-         ours: bool = False, generic: bool = False, explain_rows: int | None = None, weights: "dict[str, float] | None" = None) -> list[Hit]:
+         ours: bool = False, explain_rows: int | None = None, weights: "dict[str, float] | None" = None) -> list[Hit]:
     """The memories to recall for weighted terms, best first; [] when the decision is silence.
 
     `project` is a key (`--project`) or a Project. `own` names the prompt's own terms (its words
@@ -194,7 +194,7 @@ def rank(db: "sqlite3.Connection", terms: list[tuple[str, float]], project: "str
         _lend(sessions)
     hits.sort(key=lambda h: (-h.score, h.id))
     # The best match decides; the next ones are judged too only for a caller who reads them all.
-    _judge(hits, calibrate.Query(terms, facts.dfs, facts.n, origin, named, facts.tech, ours, generic),
+    _judge(hits, calibrate.Query(terms, facts.dfs, facts.n, origin, named, facts.tech, ours),
            JUDGED if explain is not None and explain_rows is None else 1)
     if not floors:
         kept = hits
