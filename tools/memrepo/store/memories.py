@@ -191,9 +191,14 @@ def add(repo: str, note: notes.Note, trailers: dict[str, str] | None = None) -> 
         from memrepo.store import githooks
         from memrepo.vcs import group, runs
 
+        fields = {"meta": note.meta, "body": note.body}
+        if _may_hold_secret(fields):
+            # A secret never reaches the queue's files on disk: this writer renders and validates its
+            # memory itself (PyYAML then loads here), and refuses it as a holder would.
+            githooks.render(rel, fields)
         run = runs.change_run_id("add", note_id)
         change = group.Change({}, {rel: None}, f"add: {note_id}", {"Action": "add", "Run": run, "Id": note_id, **(trailers or {})},
-                              fields={rel: {"meta": note.meta, "body": note.body}})
+                              fields={rel: fields})
         sha, taken = group.submit(repo, change, githooks.in_process())
         if not taken:
             return note_id, sha, run
@@ -202,6 +207,34 @@ def add(repo: str, note: notes.Note, trailers: dict[str, str] | None = None) -> 
             raise NoteInvalid(f"a memory with id {note_id!r} was just added by another process", [],
                               hint="choose another --id, or edit the file and commit it")
     raise NoteInvalid(f"every id tried for {note.meta.get('title')!r} was taken meanwhile", [], hint="run the command again")
+
+
+def _may_hold_secret(fields: dict[str, Any]) -> bool:
+    """Whether either secret catalogue finds a secret in any text of a memory's fields (its values,
+    one per line, and its body): what the validation would refuse once they are rendered. The
+    prompt path's cheap pre-check (`recall.secretish`, a substring every secret it knows needs)
+    comes first: an ordinary memory loads neither catalogue (~15 M instructions, issue 44)."""
+    from memrepo.recall import secretish
+
+    texts: list[str] = []
+
+    def collect(value: object, depth: int = 0) -> None:
+        if isinstance(value, str):
+            texts.append(value)
+        elif isinstance(value, dict) and depth < 32:
+            for item in value.values():
+                collect(item, depth + 1)
+        elif isinstance(value, (list, tuple)) and depth < 32:
+            for item in value:
+                collect(item, depth + 1)
+
+    collect(fields)
+    text = "\n".join(texts)
+    if not secretish.may_hold_secret(text):
+        return False
+    from memrepo.format import catalogue
+
+    return bool(catalogue.find_secrets(text))
 
 
 def resolve(repo: str, given: str) -> str:

@@ -6,7 +6,9 @@ whose hooks' work is done in-process) prepares its change outside the lock — i
 bytes it read of them, its message and trailers with its own run — and hands it to `submit`
 (`commit.commit_if_unchanged` for one change). `add` hands over its memory's fields, not its
 file (`Change.fields`): whichever process holds the lock renders and validates them with the one
-renderer (`Hooks.render`), so an add that waits never loads PyYAML nor the validation. When the lock is held, the change waits in
+renderer (`Hooks.render`), so an add that waits never loads PyYAML nor the validation (fields
+that may hold a secret are rendered and refused by their own writer: no secret is written to the
+queue, `store.memories.add`). When the lock is held, the change waits in
 `memrepo-group/` in the worktree's git dir (an flock on the entry says its writer still waits)
 while its writer waits its turn in the lock's queue.
 The holder takes up to MAX_GROUP waiting changes that touch no path an earlier one touches,
