@@ -13,7 +13,7 @@ import pytest
 from helpers import commit_all, git, write_memory
 from memrepo.store import index
 from memrepo.base import paths
-from memrepo.recall import query, decide as recall, log, rank, search
+from memrepo.recall import calibrate, query, decide as recall, log, rank, search
 
 TODAY = time.mktime(time.strptime("2026-11-30", "%Y-%m-%d"))
 
@@ -397,6 +397,24 @@ def test_a_chain_is_followed_to_its_live_end_and_a_cycle_says_nothing(repo: str)
     git(repo, "commit", "-q", "--no-verify", "-m", "a cycle, as a bad merge could leave it")
     index.update(repo)
     assert "loop-a" not in ids(recall.decide(repo, "is the marmoset flag on?", today=TODAY))
+
+
+def test_evidence_for_a_superseded_memory_speaks_for_its_successor(tmp_path: object) -> None:
+    # "when's the kpi report due" matches the superseded memory (the report was due on Mondays)
+    # better than its successor (it moved to Wednesday): evidence for the old fact is evidence for
+    # the new one, which is what the user needs to hear (tests/data/recall_small, a fitting store).
+    import shutil
+
+    data = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "recall_small", "farah-data-science")
+    repo = os.path.join(str(tmp_path), "set")
+    shutil.copytree(os.path.join(data, "memory"), os.path.join(repo, "memory"))
+    index.rebuild(repo)
+    why: list = []
+    d = recall.decide(repo, "when's the kpi report due this week?", today=TODAY,
+                      project="farah", explain=why)
+    best, old = why[0][0], next(h for h, _ in why if h is not None and h.id == "fact-kpi-report-monday")
+    assert best.id == "fact-kpi-report-wednesday" and best.p < calibrate.THRESHOLD <= old.p
+    assert ids(d)[:2] == ["fact-kpi-report-wednesday", "fact-kpi-report-monday"]
 
 
 def test_two_losers_of_one_successor_bring_it_once(repo: str) -> None:

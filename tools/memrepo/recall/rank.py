@@ -194,13 +194,13 @@ def rank(db: "sqlite3.Connection", terms: list[tuple[str, float]], project: "str
         _lend(sessions)
     hits.sort(key=lambda h: (-h.score, h.id))
     # The best match decides; the next ones are judged too only for a caller who reads them all.
-    _judge(hits, calibrate.Query(terms, facts.dfs, facts.n, origin, named, facts.tech, ours),
-           JUDGED if explain is not None and explain_rows is None else 1)
+    q = calibrate.Query(terms, facts.dfs, facts.n, origin, named, facts.tech, ours)
+    _judge(hits, q, JUDGED if explain is not None and explain_rows is None else 1)
     if not floors:
         kept = hits
     else:
         best = hits[0]
-        kept = [best] if best.p >= calibrate.THRESHOLD else []
+        kept = [best] if _p_with_predecessors(hits, q) >= calibrate.THRESHOLD else []
         if kept:
             # Beside the best match come comparable ones of this project (or global, or a project the
             # prompt names): another project's memory is recalled only as the best match there is.
@@ -257,6 +257,21 @@ def _judge(hits: list[Hit], q: calibrate.Query, judged: int) -> None:
         h.features = calibrate.features(q, relevance, h.matched, nxt * relevance / h.score if h.score else 0.0,
                                         h.scope == 1.0, h.bare, COMMON)
         h.p = calibrate.p_inject(h.features)
+
+
+def _p_with_predecessors(hits: list[Hit], q: calibrate.Query) -> float:
+    """The best match's p_inject, or that of a memory it superseded among the candidates when that
+    is higher: evidence for the fact a memory replaced is evidence for the memory that says what is
+    true now ("the weekly report is due monday, right?" beside the report that moved to wednesday).
+    Judged only when such a candidate is there."""
+    best = hits[0]
+    p = best.p
+    for i, h in enumerate(hits[1:], 1):
+        if h.status == "superseded" and h.superseded_by == best.id:
+            if not h.features:
+                _judge(hits[i:], q, 1)
+            p = max(p, h.p)
+    return p
 
 
 MAX_CHAIN = 16  # supersession hops followed to a live memory (a cycle or a longer chain: none)
