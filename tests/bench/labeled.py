@@ -92,6 +92,14 @@ def note(name: str) -> str:
     return NOTES.get(name, "not fitted on")
 
 
+def result_line(name: str, distractors: int, knob: str, s: dict[str, Any], top: int, digits: int = 2) -> str:
+    """One line of an alternative's figures on a set (`evaluate.summarize`'s `s`), as the
+    experiment scripts print them: hit, silence, the ranking's and plain BM25's reach."""
+    return (f"{name} ({note(name)}) +{distractors} distractors {knob}: hit@{top} {s[f'hit@{top}']:.{digits}f},"
+            f" silence {s['silence']:.{digits}f}, ranking top{top} {s['ranked'][f'top{top}']:.{digits}f},"
+            f" plain BM25 top{top} {s['plain'][f'top{top}']:.{digits}f}")
+
+
 def _prompts(path: str) -> list[dict[str, Any]]:
     with open(path, encoding="utf-8") as fh:
         return [json.loads(line) for line in fh if line.strip()]

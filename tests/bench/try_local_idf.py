@@ -88,9 +88,7 @@ def main(argv: list[str] | None = None) -> int:
                         rows += evaluate.evaluate(repo, prompts, TODAY, os.path.join(tmp, f"cwd-{name}-{n}-{a}", store),
                                                   top=top)["results"]
                     s = evaluate.summarize(rows, [0.0], top=top)
-                    print(f"{name} ({labeled.note(name)}) +{n} distractors a={a:.2f}: hit@{top} {s[f'hit@{top}']:.2f},"
-                          f" silence {s['silence']:.2f}, ranking top{top} {s['ranked'][f'top{top}']:.2f},"
-                          f" plain BM25 top{top} {s['plain'][f'top{top}']:.2f}", flush=True)
+                    print(labeled.result_line(name, n, f"a={a:.2f}", s, top), flush=True)
                 shutil.rmtree(os.path.join(tmp, f"{name}-{n}"), ignore_errors=True)
     return 0
 

@@ -307,9 +307,7 @@ def main(argv: list[str] | None = None) -> int:
                     STATE["lam"] = lam
                     calibrate.INTERCEPT, calibrate.COEF, calibrate.THRESHOLD = fitted[lam]
                     s = measure(built, top, os.path.join(tmp, f"cwd-{name}-{n}-{lam}"))
-                    print(f"{name} ({labeled.note(name)}) +{n} distractors λ={lam:g}: hit@{top} {s[f'hit@{top}']:.3f},"
-                          f" silence {s['silence']:.3f}, ranking top{top} {s['ranked'][f'top{top}']:.3f},"
-                          f" plain BM25 top{top} {s['plain'][f'top{top}']:.3f}", flush=True)
+                    print(labeled.result_line(name, n, f"λ={lam:g}", s, top, digits=3), flush=True)
                 shutil.rmtree(os.path.join(tmp, f"{name}-{n}"), ignore_errors=True)
     return 0
 
