@@ -690,7 +690,8 @@ def test_the_same_fields_valid_from_the_queue_are_committed(repo: str) -> None:
         os.close(fd)
 
 
-@pytest.mark.parametrize("value", [("deploy",), {"deploy"}, {1: "x"}], ids=["a tuple", "a set", "a key that is no text"])
+@pytest.mark.parametrize("value", [("deploy",), {"deploy"}, {1: "x"}, "a byte no UTF-8 decodes: \udcff"],
+                         ids=["a tuple", "a set", "a key that is no text", "a lone surrogate"])
 def test_fields_json_would_change_are_never_queued(repo: str, value: Any) -> None:
     """Such a writer waits its turn and renders its change itself: a holder renders only what the
     writer's own process would have rendered."""
@@ -702,3 +703,33 @@ def test_fields_json_would_change_are_never_queued(repo: str, value: Any) -> Non
                                                              fields={"memory/from-the-queue.md": {"meta": ADDED, "body": ""}}))
     assert plain is not None
     plain.close()
+
+
+def in_line(repo: str, n: int) -> None:
+    """Wait until `n` processes wait in the lock's own line (a writer that queued no change is in it too)."""
+    where = lock.path(repo) + ".queue"
+    deadline = time.monotonic() + DEADLINE
+    while len([f for f in os.listdir(where) if not f.startswith(".")] if os.path.isdir(where) else []) < n:
+        assert time.monotonic() < deadline, "nobody waits in the lock's line"
+        time.sleep(0.02)
+
+
+def test_an_add_whose_text_is_no_utf8_waits_its_turn_and_says_what_a_lone_add_says(repo: str) -> None:
+    """A byte of argv no UTF-8 decodes is a lone surrogate in the fields: they are never queued (the
+    entry's encoding raised, and the waiter crashed with a traceback); its writer renders them at its
+    turn and is refused as a lone add is (issue 44)."""
+    argv = [sys.executable, "-m", "memrepo", "--repo", repo, "add", "--class", "fact", "-d", "One byte is no UTF-8.",
+            "--title", "A byte no UTF-8 decodes: \udcff"]
+    alone = subprocess.run(argv, capture_output=True, text=True, errors="replace")
+    assert alone.returncode == 1 and "is not a valid memory" in alone.stderr, alone.stderr
+    base = head(repo)
+    with lock.held(repo):
+        first = start(add_argv(repo, 0))
+        queued(repo, 1)
+        second = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace")
+        in_line(repo, 2)
+    (rc0, _, err0), (rc, out, err) = finish([first, second])
+    assert rc0 == 0, err0
+    assert (rc, out, err) == (alone.returncode, alone.stdout, alone.stderr)
+    assert [c["subject"] for c in commits(repo, base)] == ["add: grouped-note-number-0"]
+    clean(repo)
