@@ -749,3 +749,18 @@ def test_an_add_whose_text_is_no_utf8_waits_its_turn_and_says_what_a_lone_add_sa
     assert (rc, out, err) == (alone.returncode, alone.stdout, alone.stderr)
     assert [c["subject"] for c in commits(repo, base)] == ["add: grouped-note-number-0"]
     clean(repo)
+
+
+def test_the_write_benchmark_s_timeline_traces_an_add_that_commits(repo: str, tmp_path: Any) -> None:
+    """`bench_writes.py --timeline` wraps the in-process hooks from outside; it replaced them with
+    hooks that had no renderer, and every traced add failed (issue 44)."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench"))
+    try:
+        import writes_timeline
+    finally:
+        sys.path.pop(0)
+    base = head(repo)
+    found = writes_timeline.run(repo, sys.executable, dict(os.environ), 1, 1, str(tmp_path / "timeline"))
+    assert len(found["adds"]) == 1 and len(found["holds"]) == 1
+    assert [c["subject"].split(": ")[0] for c in commits(repo, base)] == ["add"]
+    assert any(line.startswith("    hold at") for line in writes_timeline.report(found))
