@@ -764,3 +764,72 @@ def test_the_write_benchmark_s_timeline_traces_an_add_that_commits(repo: str, tm
     assert len(found["adds"]) == 1 and len(found["holds"]) == 1
     assert [c["subject"].split(": ")[0] for c in commits(repo, base)] == ["add"]
     assert any(line.startswith("    hold at") for line in writes_timeline.report(found))
+
+
+def test_one_title_and_one_id_twice_behind_a_third_each_add_lands_once_or_says_why(repo: str) -> None:
+    """Two adds of one title and two of one --id wait behind a third: the holder takes the first of
+    each and gives the second back (one path, two changes); the second title gets the id a lone
+    add gets when the slug is taken (its own text's suffix), the second --id its own error, and
+    `memrepo undo` of one takes back only that one (issue 44)."""
+    from memrepo.format import notes
+    from memrepo.store import memories
+
+    def add(*argv: str) -> list[str]:
+        return [sys.executable, "-m", "memrepo", "--repo", repo, "add", "--class", "fact", "--json", *argv]
+
+    title = ["--title", "Two terminals, one title"]
+    argvs = [add_argv(repo, 0), add(*title, "-d", "The first of two."), add(*title, "-d", "The second of two."),
+             add("--id", "one-id-twice", "--title", "First with the id", "-d", "x"),
+             add("--id", "one-id-twice", "--title", "Second with the id", "-d", "y")]
+    base = head(repo)
+    with lock.held(repo):
+        procs = []
+        for i, argv in enumerate(argvs):
+            procs.append(start(argv))
+            queued(repo, i + 1)
+    results = finish(procs)
+    assert [r[0] for r in results] == [0, 0, 0, 0, 1], results
+    assert "was just added by another process" in results[4][2]
+    replies = [json.loads(out) for _, out, _ in results[:4]]
+    first, second = replies[1]["id"], replies[2]["id"]
+    assert first == "two-terminals-one-title" and replies[3]["id"] == "one-id-twice"
+    note = notes.read(paths.note_path(repo, second))
+    note.meta.pop("id")
+    assert second == memories.suffixed(first, notes.serialize(note))  # what it gets alone, the slug taken
+    assert sorted(c["subject"] for c in commits(repo, base)) == sorted(f"add: {r['id']}" for r in replies)
+    with open(paths.note_path(repo, "one-id-twice"), encoding="utf-8") as fh:
+        assert "First with the id" in fh.read()
+    res = subprocess.run([sys.executable, "-m", "memrepo", "--repo", repo, "undo", replies[2]["run"]],
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    assert {r["id"]: os.path.exists(paths.note_path(repo, r["id"])) for r in replies} == {
+        r["id"]: r is not replies[2] for r in replies}
+    clean(repo)
+
+
+def test_a_queued_change_from_before_fields_is_committed(repo: str) -> None:
+    """Mixed versions: an entry a writer of the code before `fields` queued (its rendered file, no
+    `fields` key) is committed by a holder of this code and answered with its commit (issue 44)."""
+    where = group.folder(repo)
+    os.makedirs(where)
+    live = os.path.join(where, "00000000000000000002-2.json")
+    rel = "memory/from-an-older-writer.md"
+    with open(live, "w") as fh:
+        json.dump({"files": {rel: memory_text("from-an-older-writer")}, "expect": {rel: None},
+                   "subject": "add: from-an-older-writer", "trailers": {"Action": "add", "Run": "older-run"}, "body": ""}, fh)
+    fd = lock.hold_file(live)
+    try:
+        base = head(repo)
+        with lock.held(repo):
+            procs = [start(add_argv(repo, 0))]
+            queued(repo, 2)
+        assert finish(procs)[0][0] == 0
+        made = commits(repo, base)
+        assert [c["subject"] for c in made] == ["add: grouped-note-number-0", "add: from-an-older-writer"]
+        assert made[1]["trailers"]["Memrepo-Run"] == "older-run"
+        assert git(repo, "show", f"HEAD:{rel}").stdout == memory_text("from-an-older-writer")
+        with open(os.path.join(where, "00000000000000000002-2.out")) as fh:
+            answer = json.load(fh)
+        assert answer["final"] is True and answer["sha"] == made[1]["sha"] and answer["error"] is None
+    finally:
+        os.close(fd)
