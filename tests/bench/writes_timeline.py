@@ -44,7 +44,6 @@ import atexit, contextlib
 from memrepo import proc
 from memrepo.store import githooks
 from memrepo.vcs import group, lock
-from memrepo.vcs.change import Hooks
 
 def around(owner, name, before=None, after=None):
     f = getattr(owner, name)
@@ -67,11 +66,13 @@ around(proc, "spawn_detached", before=lambda argv, **k: ("detached", " ".join(ar
 _hooks = githooks.in_process
 def traced_hooks():
     h = _hooks()
+    pre_commit, post_commit = h.pre_commit, h.post_commit
     def pre(*a):
-        mark("pre"); r = h.pre_commit(*a); mark("pre-end"); return r
+        mark("pre"); r = pre_commit(*a); mark("pre-end"); return r
     def post(*a):
-        mark("post"); r = h.post_commit(*a); mark("post-end"); return r
-    return Hooks(pre, post)
+        mark("post"); r = post_commit(*a); mark("post-end"); return r
+    h.pre_commit, h.post_commit = pre, post  # the rest (the renderer of an add's fields) as it is
+    return h
 githooks.in_process = traced_hooks
 _held = lock.held
 @contextlib.contextmanager

@@ -211,10 +211,13 @@ def add(repo: str, note: notes.Note, trailers: dict[str, str] | None = None) -> 
 
 def _may_hold_secret(fields: dict[str, Any]) -> bool:
     """Whether either secret catalogue finds a secret in any text of a memory's fields (its values,
-    one per line, and its body): what the validation would refuse once they are rendered. The
-    prompt path's cheap pre-check (`recall.secretish`, a substring every secret it knows needs)
-    comes first: an ordinary memory loads neither catalogue (~15 M instructions, issue 44)."""
-    from memrepo.recall import secretish
+    one per line, and its body): what the validation would refuse once they are rendered. Both
+    catalogues are asked, never `recall.secretish` alone: that pre-check answers for `redact`'s
+    catalogue only, and detect-secrets' plugins find what it says no to (a Spanish password
+    keyword, an Artifactory, Twilio or Telegram token), which then reached the queue's files. With
+    the gates an earlier process remembered this costs ~18 M instructions and loads no library
+    (`catalogue`, issue 44)."""
+    from memrepo.format import catalogue
 
     texts: list[str] = []
 
@@ -229,12 +232,7 @@ def _may_hold_secret(fields: dict[str, Any]) -> bool:
                 collect(item, depth + 1)
 
     collect(fields)
-    text = "\n".join(texts)
-    if not secretish.may_hold_secret(text):
-        return False
-    from memrepo.format import catalogue
-
-    return bool(catalogue.find_secrets(text))
+    return bool(catalogue.find_secrets("\n".join(texts)))
 
 
 def resolve(repo: str, given: str) -> str:

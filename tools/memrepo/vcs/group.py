@@ -212,15 +212,16 @@ class Entry:
 
     @classmethod
     def put(cls, where: str, change: Change) -> Entry | None:
-        """Queue `change` for a holder; None when it cannot be (too large, the folder unwritable, or
-        fields JSON would not give back as they are: a holder must render what this writer would)."""
+        """Queue `change` for a holder; None when it cannot be (too large, the folder unwritable, text
+        that is no UTF-8, or fields JSON would not give back as they are: a holder must render what
+        this writer would)."""
         try:
             text = json.dumps(change.as_dict(), ensure_ascii=False)
+            data = text.encode("utf-8")  # a lone surrogate (a byte of argv no UTF-8 decodes) is no UTF-8
         except (TypeError, ValueError):
             return None
         if change.fields and json.loads(text)["fields"] != change.fields:
             return None  # a tuple, a key that is no text: this writer renders its change itself at its turn
-        data = text.encode("utf-8")
         if len(data) > MAX_ENTRY_BYTES:
             return None
         name = f"{time.time_ns():020d}-{os.getpid()}"
