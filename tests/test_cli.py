@@ -8,6 +8,8 @@ import os
 import re
 import shutil
 import stat
+import sys
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
@@ -389,3 +391,23 @@ def test_add_loads_no_other_command_s_module(repo: str) -> None:
     loaded = {line.rsplit("|", 1)[-1].strip() for line in out.stderr.splitlines() if "|" in line}
     assert sorted(m for m in loaded if m.startswith("memrepo.cli.")) == ["memrepo.cli.common", "memrepo.cli.main", "memrepo.cli.term"]
     assert not {"detect_secrets", "requests", "memrepo.format.mention_context"} & loaded
+
+
+def test_a_crash_with_an_argument_no_utf8_decodes_still_writes_its_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    # A byte of argv that is no UTF-8 arrives as a lone surrogate: the crash log escapes it, it does not crash too.
+    from memrepo.cli import main as cli_main
+
+    monkeypatch.setattr(sys, "argv", ["memrepo", "add", "--title", "caf\udce9"])
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    try:
+        raise RuntimeError("a bug")
+    except RuntimeError as exc:
+        assert cli_main._crash(exc) == 3
+    [log] = tmp_path.glob("memrepo-crash-*.log")
+    text = log.read_text(encoding="utf-8")
+    assert "add --title caf\\udce9" in text and "RuntimeError: a bug" in text
+    assert "The traceback is in" in capsys.readouterr().err

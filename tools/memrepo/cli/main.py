@@ -461,7 +461,8 @@ def _crash(exc: Exception) -> int:
 
     try:
         fd, path = tempfile.mkstemp(prefix="memrepo-crash-", suffix=".log")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        # argv may hold bytes no UTF-8 decodes (lone surrogates): the log says them, escaped
+        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as fh:
             fh.write(f"memrepo {__version__} {' '.join(sys.argv[1:])}\n")
             traceback.print_exc(file=fh)
         where = f"The traceback is in {path}"
