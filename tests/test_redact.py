@@ -751,3 +751,46 @@ def test_a_pattern_is_compiled_only_for_a_text_holding_its_literal(text: str, co
 
     out = subprocess.run([sys.executable, "-c", PATTERNS], input=text, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == compiled
+
+
+def test_every_literal_of_a_token_format_is_a_string_its_prefix_matches() -> None:
+    """`token_formats._needles` reads a prefix by hand (a regex there cost every process that
+    imports the formats ~5 M instructions, issue 44): the same literals as the regex reading."""
+    import re
+
+    from memrepo.format import token_formats
+
+    def by_regex(prefix: str) -> tuple[str, ...]:
+        out = [""]
+        for m in re.finditer(r"\\(.)|\[([^\]]*)\]|(.)", prefix):
+            escaped, chars, char = m.groups()
+            out = [o + c for o in out for c in (chars if chars is not None else escaped or char)]
+        return tuple(out)
+
+    prefixes = [prefix for _kind, prefix, _rest, _keep in token_formats.TOKEN_PATTERNS]
+    assert [token_formats._needles(p) for p in prefixes] == [by_regex(p) for p in prefixes]
+    assert token_formats._needles("gh[pousr]_") == ("ghp_", "gho_", "ghu_", "ghs_", "ghr_")
+    assert token_formats._needles(r"dt0c01\.") == ("dt0c01.",)
+    assert all(re.fullmatch(p, n) for p in prefixes for n in token_formats._needles(p))
+
+
+LOADED = """
+import sys
+from memrepo.format import redact
+redact.find_secrets(sys.stdin.read())
+print("bisect" in sys.modules, redact._C_LOG2_C is not None)
+"""
+
+
+@pytest.mark.parametrize("text, loaded", [
+    ("Deploys are frozen on Fridays after 16:00; ask in #ops.\n", "False False"),
+    ("The API token is Xk9mQ2vR7pL4wN8t, ask Ana.\n", "True True"),
+])
+def test_an_ordinary_text_loads_no_bisect_and_builds_no_entropy_table(text: str, loaded: str) -> None:
+    # Both cost every process that imported redact ~1.5 M instructions (issue 44); a text with
+    # a candidate needs them.
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-I", "-c", LOADED], input=text, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == loaded

@@ -5,15 +5,18 @@ the same as when every text went through the library."""
 
 from __future__ import annotations
 
+import glob
 import json
 import os
+import random
 import re
 import subprocess
 import sys
 
 import pytest
 
-from memrepo.format import catalogue, notes
+from helpers import ROOT
+from memrepo.format import catalogue, notes, redact
 from secrets_corpus import cases, negatives
 
 ORDINARY = notes.serialize(notes.new_note(id="deploy-freeze", title="No deploys on Friday afternoon",
@@ -139,3 +142,101 @@ def test_an_ordinary_memory_compiles_only_the_gates_its_words_could_match(monkey
 ])
 def test_needles_are_what_every_match_must_contain(pattern: str, needles: list[str] | None) -> None:
     assert catalogue._needles(re.compile(pattern)) == needles
+
+
+# An ordinary text is judged without loading either catalogue when `recall.secretish` says no
+# for `redact`'s and no remembered gate matches a line (`catalogue._neither_finds`, issue 44).
+# That is exact only if every text it lets through is one both catalogues find nothing in.
+
+MEMORY_FILES = sorted(glob.glob(os.path.join(ROOT, "tests", "data", "recall_*", "**", "*.md"), recursive=True))
+# What only detect-secrets' plugins find (tests/test_group_commit.py), and what `redact` alone does.
+LIBRARY_SECRETS = ['contraseña = "' + "Xk9m" * 3 + '"', "AC" + "0123456789abcdef" * 2, "1234567890:" + "B" * 35,
+                   "AKC" + "a1b2c3d4e5f6g7h8", LIBRARY_ONLY, 'api_key = "Short1"']
+
+
+def memory_texts() -> list[str]:
+    texts = []
+    for path in MEMORY_FILES:
+        with open(path, encoding="utf-8") as fh:
+            texts.append(fh.read())
+    return texts
+
+
+def generated(ordinary: list[str], secrets: list[str], n: int, seed: int = 44) -> list[str]:
+    """`n` texts of lines drawn from ordinary memories, a third of them with a secret (or a piece
+    of one, or its words without a value) put inside a line, some in another case."""
+    rnd = random.Random(seed)
+    lines = [line for text in ordinary for line in text.splitlines() if line.strip()]
+    words = [w for line in lines[:4000] for w in line.split()]
+    out = []
+    for i in range(n):
+        picked = rnd.sample(lines, rnd.randint(1, 12))
+        if i % 3 == 0:
+            secret = rnd.choice(secrets)
+            secret = rnd.choice([secret, secret[: len(secret) // 2], secret.split()[0] if secret.split() else secret,
+                                 " ".join(rnd.sample(words, 3)) + " " + secret])
+            at = rnd.randrange(len(picked))
+            cut = rnd.randint(0, len(picked[at]))
+            picked[at] = picked[at][:cut] + rnd.choice(["", " ", "=", ": ", "\n"]) + secret + picked[at][cut:]
+        text = "\n".join(picked)
+        out.append(rnd.choice([text, text, text, text.upper(), text.lower(), text + "\u00e9"]))
+    return out
+
+
+def test_a_text_neither_catalogue_is_asked_about_holds_nothing_either_finds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Over the secrets corpus, the redactor's cases, the ~900 markdown files of the labeled recall sets and 3,000
+    texts made of their lines with secrets put in: every text judged without the catalogues
+    (`_neither_finds`) is one both catalogues, scanning it in full, find nothing in; and most
+    ordinary memories are judged so."""
+    from test_redact import POSITIVES
+
+    memories = memory_texts()
+    assert len(memories) >= 900
+    secrets = [c.text for c in cases()] + [text for text, _, _ in POSITIVES] + LIBRARY_SECRETS
+    texts = TEXTS + secrets + memories + generated(memories, secrets, 3000)
+    catalogue._scanner()  # the library loaded: the full scan below asks it of every line its gates pass
+    full = [redact.find_secrets(text, catalogue.library_findings) for text in texts]
+    monkeypatch.setattr(catalogue, "_known", [catalogue.Gate.of(g) for g in catalogue._gates])
+    monkeypatch.setattr(catalogue, "_configured", False)  # as a process that has only the record
+    judged = [catalogue._neither_finds(text) for text in texts]
+    assert [text for text, found, cheap in zip(texts, full, judged, strict=True) if found and cheap] == []
+    assert sum(bool(found) for found in full) >= 1000  # the secrets are there to be found
+    assert sum(judged[len(TEXTS) + len(secrets):][:len(memories)]) >= len(memories) // 3
+    assert catalogue._neither_finds(ORDINARY)
+
+
+def test_the_cheap_check_knows_a_literal_of_every_token_format() -> None:
+    """`recall.secretish` says yes to a text holding any literal of `redact`'s token formats but
+    two, which need more than their literal: a Discord bot token (a full stop) it knows by its
+    shape, a Sentry DSN (`://`) by the `@` after it."""
+    from memrepo.format import token_formats
+    from memrepo.recall import secretish
+
+    shapes = {"discord-bot-token": "M" * 24 + "." + "a" * 6 + "." + "b" * 27, "sentry-dsn": "://" + "a" * 32 + "@"}
+    missing = [(kind, literal) for kind, _source, _keep, literals in token_formats.TOKENS for literal in literals
+               if not secretish.may_hold_secret(shapes.get(kind, literal))]
+    assert missing == []
+    assert not secretish.may_hold_secret("://" + "a" * 32) and not secretish.may_hold_secret("M" * 24 + ".a.b")
+
+
+SCAN_LOADS = """
+import sys
+from memrepo.format import catalogue
+found = catalogue.find_secrets(sys.stdin.read())
+print(sorted(m for m in ("memrepo.format.redact", "memrepo.format.token_formats", "detect_secrets") if m in sys.modules))
+"""
+
+
+def test_an_ordinary_memory_loads_neither_catalogue(tmp_path) -> None:
+    home = str(tmp_path)
+    scan(home, LIBRARY_ONLY)  # the gates remembered
+    env = {k: v for k, v in os.environ.items() if k != "XDG_CACHE_HOME"}
+    env["HOME"] = home
+
+    def loads(text: str) -> str:
+        return subprocess.run([sys.executable, "-c", SCAN_LOADS], input=text, env=env, capture_output=True,
+                              text=True, check=True).stdout.strip()
+
+    assert loads(ORDINARY) == "[]"
+    assert loads(ORDINARY + "The api token is in the vault.\n") == "['memrepo.format.redact', 'memrepo.format.token_formats']"
+    assert loads(ORDINARY + LIBRARY_ONLY) == "['detect_secrets', 'memrepo.format.redact', 'memrepo.format.token_formats']"

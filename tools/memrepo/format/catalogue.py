@@ -26,7 +26,10 @@ outdated record only means the library is loaded, and the record written again. 
 pattern the record keeps the words one of which every match contains (found in the pattern
 itself, `_needles`): an ASCII text holding none of a pattern's words is not searched with it, so
 a process compiles only the few gates its text could match (compiling all 45 cost ~13 ms of a
-~150 ms add).
+~150 ms add). A text no remembered gate matches, and in which `recall.secretish` finds no literal
+that a pattern of `redact` needs, holds nothing either catalogue finds: it is answered without
+importing `redact` and its token formats (`_neither_finds`; a waiting `memrepo add` checks its
+fields so, ~16 M → ~6 M instructions).
 """
 
 from __future__ import annotations
@@ -34,8 +37,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-
-from memrepo.format import redact as _redact
+import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -68,7 +70,7 @@ class Gate:
 
     def __init__(self, pattern: str, flags: int, needles: list[str] | None) -> None:
         self.pattern, self.flags, self.needles = pattern, flags, needles
-        self.fold = bool(flags & re.IGNORECASE)
+        self.fold = bool(flags & _IGNORECASE)
         self._compiled: re.Pattern[str] | None = None
 
     @classmethod
@@ -88,18 +90,41 @@ class Gate:
         return self._compiled.search(line) is not None
 
 
+# An int: `flags & re.IGNORECASE` builds a RegexFlag through the enum machinery, ~8,000
+# instructions for each of the 45 remembered gates a waiting `memrepo add` reads (issue 44).
+_IGNORECASE = int(re.IGNORECASE)
+
 # The gates as an earlier process recorded them (`_remembered`): None until read, [] when unknown.
 _known: list[Gate] | None = None
 
 
 def find_secrets(text: str) -> list[tuple[int, str, str]]:
     """(1-based line, kind, masked preview) for each secret either catalogue finds in `text`."""
+    if _neither_finds(text):
+        return []
+    from memrepo.format import redact as _redact
+
     return _redact.find_secrets(text, library_findings)
 
 
 def redact(text: str) -> str:
     """`text` with each secret either catalogue finds replaced by `[REDACTED:<kind>]`."""
+    if _neither_finds(text):
+        return text
+    from memrepo.format import redact as _redact
+
     return _redact.redact(text, library_findings)
+
+
+def _neither_finds(text: str) -> bool:
+    """Whether `text` is certainly no finding of either catalogue, known without loading either:
+    `recall.secretish` says no for `redact`'s (a literal each of its patterns needs) and no
+    remembered gate matches a line (what detect-secrets' plugins need). An ordinary memory then
+    costs a waiting `memrepo add` neither `redact` nor its token formats (~3 M instructions,
+    issue 44); any other text is scanned by both, as before."""
+    from memrepo.recall import secretish
+
+    return not _configured and not secretish.may_hold_secret(text) and not _may_report(text)
 
 
 def library_findings(text: str) -> Iterator[tuple[int, int, str, str]]:
@@ -119,10 +144,12 @@ def library_findings(text: str) -> Iterator[tuple[int, int, str, str]]:
 
 
 def _occurrences(line: str, offset: int, value: str, kind: str) -> Iterator[tuple[int, int, str, str]]:
+    from memrepo.format.redact import _mask
+
     slug = "-".join(kind.lower().split())
     pos = line.find(value)
     while pos >= 0:
-        yield offset + pos, offset + pos + len(value), slug, _redact._mask(value, 0)
+        yield offset + pos, offset + pos + len(value), slug, _mask(value, 0)
         pos = line.find(value, pos + len(value))
 
 
@@ -246,24 +273,37 @@ def _library_stamp() -> str | None:
     """What the gates depend on: this module's choices and the library's files as installed
     (path, size, mtime of its top, `plugins/` and `core/plugins/` modules), found without
     importing it; None when it is not installed."""
-    import importlib.util
-
-    try:
-        spec = importlib.util.find_spec("detect_secrets")
-    except (ImportError, ValueError):
-        return None
+    spec = _find_spec("detect_secrets")
     if spec is None or not spec.submodule_search_locations:
         return None
     root = list(spec.submodule_search_locations)[0]
     parts = [f"format {GATES_FORMAT}", "left out " + " ".join(LEFT_OUT), root]
     for folder in ("", "plugins", os.path.join("core", "plugins")):
+        prefix = os.path.join(folder, "")  # what os.path.join(folder, name) puts before a name
         try:
             with os.scandir(os.path.join(root, folder)) as found:
                 entries = sorted((e.name, e.stat()) for e in found if e.name.endswith(".py"))
         except OSError:
             return None
-        parts += [f"{os.path.join(folder, name)} {st.st_size} {st.st_mtime_ns}" for name, st in entries]
+        parts += [f"{prefix}{name} {st.st_size} {st.st_mtime_ns}" for name, st in entries]
     return "\n".join(parts)
+
+
+def _find_spec(name: str) -> Any:
+    """`importlib.util.find_spec(name)` for a top-level module, None where it raises: its module
+    spec as the import system would find it, the module not imported. Asked of the finders here
+    because importing `importlib.util` cost a waiting `memrepo add` ~0.9 M instructions (issue 44)."""
+    if name in sys.modules:
+        return getattr(sys.modules[name], "__spec__", None)
+    for finder in sys.meta_path:
+        find = getattr(finder, "find_spec", None)
+        try:
+            spec = find(name, None) if find is not None else None
+        except (ImportError, ValueError):
+            return None
+        if spec is not None:
+            return spec
+    return None
 
 
 def _needles(gate: re.Pattern[str]) -> list[str] | None:

@@ -15,7 +15,6 @@ holds a secret.
 
 from __future__ import annotations
 
-import bisect
 import math
 import re
 
@@ -118,6 +117,8 @@ def find_secrets(text: str, extra: Extra | None = None) -> list[tuple[int, str, 
     found = _scan(text, extra)
     if not found:
         return []
+    import bisect
+
     newlines = [m.start() for m in re.finditer("\n", text)]
     return [
         (bisect.bisect_left(newlines, start) + 1, kind, preview)
@@ -151,6 +152,10 @@ def _scan(text: str, extra: Extra | None = None) -> list[tuple[int, int, str, st
     starts: list[int] = []
     accepted: list[tuple[int, int, str, str]] = []
     for start, end, kind, preview in _candidates(text, extra):
+        # Imported here: an ordinary text has no candidate, and loading `bisect`'s C module
+        # cost ~0.7 M instructions of a waiting `memrepo add` (issue 44).
+        import bisect
+
         i = bisect.bisect_right(starts, start)
         if i and accepted[i - 1][1] > start:
             continue
@@ -300,16 +305,21 @@ def looks_like_password(value: str) -> bool:
 
 # c·log2(c) for the character counts of values judged here (most are short): a lookup is
 # several times faster than the arithmetic in a generator, and a page of secrets has many.
-_C_LOG2_C = [0.0] + [c * math.log2(c) for c in range(1, 1025)]
+# Built when a value is first judged (~0.8 M instructions; an ordinary memory never is).
+_C_LOG2_C_SIZE = 1025
+_C_LOG2_C: list[float] | None = None
 
 
 def shannon_entropy(value: str) -> float:
     """Shannon entropy of `value` in bits per character (0.0 for an empty string)."""
     if not value:
         return 0.0
+    global _C_LOG2_C
     n = len(value)
     counts = map(value.count, set(value))
-    if n < len(_C_LOG2_C):
+    if n < _C_LOG2_C_SIZE:
+        if _C_LOG2_C is None:
+            _C_LOG2_C = [0.0] + [c * math.log2(c) for c in range(1, _C_LOG2_C_SIZE)]
         total = sum(map(_C_LOG2_C.__getitem__, counts))
     else:
         total = sum(c * math.log2(c) for c in counts)
@@ -364,5 +374,7 @@ def _allowed_lines(text: str) -> tuple[list[int], list[int]]:
 
 
 def _is_allowed(lines: tuple[list[int], list[int]], offset: int) -> bool:
+    import bisect
+
     i = bisect.bisect_right(lines[0], offset) - 1
     return i >= 0 and offset <= lines[1][i]

@@ -7,8 +7,6 @@ pre-check (`memrepo.recall.secretish`) knows a literal of each.
 
 from __future__ import annotations
 
-import re
-
 # A token must not continue a longer run of token or base64 characters on either side.
 _BEFORE = "[A-Za-z0-9_+/-]"
 _AFTER = r"(?![A-Za-z0-9_+/-])"
@@ -192,11 +190,22 @@ OTHER_PATTERNS: tuple[tuple[str, str, int, tuple[str, ...]], ...] = (
 
 
 def _needles(prefix: str) -> tuple[str, ...]:
-    """The literal strings `prefix` matches (`gh[pousr]_`: ghp_, gho_, …)."""
+    """The literal strings `prefix` matches (`gh[pousr]_`: ghp_, gho_, …). Read by hand, not
+    with a regex: this runs for every pattern at import, and a waiting `memrepo add` imports
+    this module for one short text (a regex here cost ~5 M instructions, issue 44)."""
+    if "\\" not in prefix and "[" not in prefix:
+        return (prefix,)
     out = [""]
-    for m in re.finditer(r"\\(.)|\[([^\]]*)\]|(.)", prefix):
-        escaped, chars, char = m.groups()
-        out = [o + c for o in out for c in (chars if chars is not None else escaped or char)]
+    i = 0
+    while i < len(prefix):
+        if prefix[i] == "\\":  # an escaped character stands for itself
+            chars, i = prefix[i + 1], i + 2
+        elif prefix[i] == "[":  # a class of literal characters
+            end = prefix.index("]", i)
+            chars, i = prefix[i + 1 : end], end + 1
+        else:
+            chars, i = prefix[i], i + 1
+        out = [o + c for o in out for c in chars]
     return tuple(out)
 
 
