@@ -96,3 +96,22 @@ def test_the_offline_alternatives_start_from_what_recall_gives_now() -> None:
     assert lines[1].split() == ["recall", "(fitted", "on)", "0.931", "->", "0.931"]
     decision = [line for line in lines if line.startswith("  recall")][1:]
     assert len(decision) == 3 and all(" hit 0.84->" in line for line in decision)  # one per threshold tried
+
+
+def test_the_ceiling_report_reproduces_the_hook_and_bounds_it() -> None:
+    """recall_ceiling.py runs every prompt once with the decision always speaking and keeps its p:
+    at the threshold in force that gives what the hook gives (fit_recall.py's and `memrepo eval`'s
+    figures for tests/data/recall), and no threshold gives more hits than always speaking (issue 36)."""
+    out = subprocess.run([sys.executable, os.path.join(BENCH, "recall_ceiling.py"), "--sets", "recall", "--json"],
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    (s,) = json.loads(out.stdout)
+    assert s["set"] == "recall" and s["note"] == "fitted on" and s["expecting"] == 58
+    # the hook at the threshold in force: 49 of 58 recalled, 35 of 36 silent prompts left silent
+    assert round(s["now"]["hit"] * 58) == 49 and round(s["now"]["silence"] * 36) == 35
+    assert s["always"]["hit"] >= s["now"]["hit"] and s["always"]["silence"] <= s["now"]["silence"]
+    best = s["best_hit"]
+    assert best["general"] == "-" and best["conversational"] <= s["always"]["hit"]
+    assert round(s["plain"]["top10"] * 58) == 56
+    floor = s["plain_floor"]
+    assert floor["hit"] <= s["plain"]["topk"] and 0.0 <= floor["silence"] <= 1.0
