@@ -22,7 +22,10 @@ kept"), so that the next attempt starts from their figures:
   other in the memory (FTS5 `NEAR`);
 - `shape`: four features of the prompt's shape added to the decision and refitted (first person
   singular, a demonstrative, a leading question word, a question mark);
-- `threshold`: the decision's trade-off as its threshold moves.
+- `threshold`: the decision's trade-off as its threshold moves;
+- `fusion`: reciprocal-rank fusion of recall's candidates with plain BM25's first ten
+  (`evaluation.baseline.plain`): each memory scores 1 / (c + its place) in recall's order plus w /
+  (c + its place) in plain BM25's, for c in 1 and 5 and w in 0.25 and 0.5.
 """
 
 from __future__ import annotations
@@ -39,14 +42,14 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fit_recall  # noqa: E402
 import labeled  # noqa: E402
 
-from memrepo.evaluation import checkouts, evaluate  # noqa: E402
+from memrepo.evaluation import baseline, checkouts, evaluate  # noqa: E402
 from memrepo.base import paths  # noqa: E402
 from memrepo.recall import calibrate, decide, rank  # noqa: E402
 from memrepo.recall.clean import split_prompt, tokenize  # noqa: E402
 
 JUDGED = 15
 SILENT = evaluate.SILENT_KINDS
-ALTERNATIVES = ("own-first", "reranker", "proximity", "shape", "threshold")
+ALTERNATIVES = ("own-first", "reranker", "proximity", "shape", "threshold", "fusion")
 
 # Closed classes of function words in the languages recall reads (a fact of each language, not
 # of any set): first person singular, demonstratives, and the words a question starts with.
@@ -187,6 +190,25 @@ def proximity(alpha: float) -> Callable[[dict[str, Any]], list[dict[str, Any]]]:
     return order
 
 
+def fusion(c: float, w: float) -> Callable[[dict[str, Any]], list[dict[str, Any]]]:
+    dbs: dict[str, sqlite3.Connection] = {}
+    plain: dict[int, list[str]] = {}
+
+    def order(r: dict[str, Any]) -> list[dict[str, Any]]:
+        if id(r) not in plain:
+            db = dbs.get(r["db"]) or dbs.setdefault(r["db"], sqlite3.connect(r["db"]))
+            plain[id(r)] = baseline.plain(db, r["prompt"])
+        score: dict[str, float] = {}
+        for i, cand in enumerate(r["cands"]):
+            score[cand["id"]] = score.get(cand["id"], 0.0) + 1.0 / (c + i + 1)
+        for i, mid in enumerate(plain[id(r)]):
+            score[mid] = score.get(mid, 0.0) + w / (c + i + 1)
+        by_id = {cand["id"]: cand for cand in r["cands"]}
+        return [by_id.get(mid) or {"id": mid, "score": 0.0, "scope": 1.0, "f": {}}
+                for mid in sorted(score, key=lambda mid: (-score[mid], mid))]
+    return order
+
+
 def shape_of(prompt: str) -> dict[str, float]:
     words = tokenize(split_prompt(prompt)[0])
     own = split_prompt(prompt)[0].rstrip()
@@ -238,9 +260,10 @@ def main(argv: list[str] | None = None) -> int:
         now = judge(records)
         reach = ranking_reach(records)
         for alt in wanted:
-            if alt in ("own-first", "reranker", "proximity"):
+            if alt in ("own-first", "reranker", "proximity", "fusion"):
                 orders = {"own-first": [("", own_first)], "reranker": [("", reranker(records))],
-                          "proximity": [(f" alpha {a}", proximity(a)) for a in (0.1, 0.3)]}[alt]
+                          "proximity": [(f" alpha {a}", proximity(a)) for a in (0.1, 0.3)],
+                          "fusion": [(f" c {c} w {w}", fusion(c, w)) for c in (1, 5) for w in (0.25, 0.5)]}[alt]
                 for label, order in orders:
                     print(f"{alt}{label}: ranking's first k (no decision), now -> with it")
                     got = ranking_reach(records, order)
