@@ -122,6 +122,18 @@ def test_add_body_from_stdin_with_explicit_id(mem: str) -> None:
                              f"source: agent\ncreated: '{TODAY}'\n---\nFirst line.\n\n- a list item\n")
 
 
+def test_add_refuses_standard_input_past_a_megabyte_without_reading_it_all(mem: str) -> None:
+    """`yes | memrepo add --stdin` must end: past 1,048,576 characters the body is refused unread,
+    with what a body may be and the fix, and nothing is committed."""
+    before = head(mem)
+    result = invoke(mem, "add", "--class", "fact", "--title", "Piped", "-d", "Too much", "--stdin",
+                    input="y\n" * (512 * 1024) + "the rest")
+    assert result.exit_code == 1
+    assert result.stderr == ("Error: standard input is over 1,048,576 characters; a memory's body is at most 65,536 bytes\n"
+                             "hint: split it into several memories or link to a file\n")
+    assert head(mem) == before
+
+
 def test_add_body_from_editor(mem: str, tmp_path: os.PathLike[str], monkeypatch: pytest.MonkeyPatch) -> None:
     editor = write_file(str(tmp_path), "editor.sh", '#!/bin/sh\nprintf "Written in the editor.\\n" > "$1"\n')
     os.chmod(editor, os.stat(editor).st_mode | stat.S_IXUSR)

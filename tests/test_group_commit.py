@@ -647,6 +647,26 @@ def test_a_secret_never_reaches_the_queue_and_is_refused_as_a_lone_add_refuses_i
     clean(repo)
 
 
+def test_a_body_over_the_limit_is_refused_by_its_writer_never_by_a_holder(repo: str) -> None:
+    """A body a holder would refuse for its size is refused by its own writer, with the lone add's
+    error, before it queues anything: a holder never spends its hold on it (a body of megabytes
+    took it seconds to refuse, issue 44)."""
+    argv = [sys.executable, "-m", "memrepo", "--repo", repo, "add", "--class", "fact", "--title", "A pasted log",
+            "-d", "Far too long to be a memory.", "--stdin"]
+    body = "a line of a long pasted log\n" * 3000  # 84,000 bytes: over the 65,536 of a body
+    alone = subprocess.run(argv, input=body, capture_output=True, text=True)
+    assert alone.returncode == 1 and "body is 84000 bytes, over the 65536-byte limit" in alone.stderr, alone.stderr
+    base = head(repo)
+    with lock.held(repo):  # the writer would wait behind this hold, and queue its change meanwhile
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        out, err = proc.communicate(body, timeout=DEADLINE)  # it ends while the lock is still held
+        where = group.folder(repo)
+        assert not os.path.isdir(where) or os.listdir(where) == []
+    assert (proc.returncode, out, err) == (alone.returncode, alone.stdout, alone.stderr)
+    assert commits(repo, base) == []
+    clean(repo)
+
+
 ADDED = {"id": "from-the-queue", "title": "From the queue", "description": "Fields a holder renders.", "class": "fact",
          "source": "user", "created": "2026-01-02"}
 

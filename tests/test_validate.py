@@ -302,3 +302,26 @@ def test_conflict_markers_need_both_ends() -> None:
     merged = "intro\n<<<<<<< ours\nmine\n=======\ntheirs\n>>>>>>> theirs\n"
     assert validate.conflict_line(merged) == 2
     assert validate.conflict_line("x\n>>>>>>> only a close\n<<<<<<< then an open\n") == 0
+
+
+def test_a_body_far_over_the_limit_is_refused_for_its_size_without_a_secret_scan() -> None:
+    """Scanning megabytes for secrets took seconds (1.5 s a megabyte) for a file refused for its
+    size anyway: past four times the limit the size is the problem named; nearer the limit every
+    problem still is (the test above with a secret and a body of 65,587 bytes)."""
+    scanned: list[str] = []
+
+    def find_secrets(text: str) -> list[tuple[int, str, str]]:
+        scanned.append(text)
+        return [(9, "github-token", "ghp_…a1B2")]
+
+    assert validate.SCAN_MAX_BODY_BYTES == 4 * 64 * 1024
+    first = f"The token is {TOKEN}.\n"
+    far = edit("The body of a.\n", first + "x" * (validate.SCAN_MAX_BODY_BYTES - len(first)) + "\n")
+    problems, _ = validate.check_text(far, P, find_secrets)
+    assert [str(p) for p in problems] == [
+        f"{P}:9: body is 262145 bytes, over the 65536-byte limit — split it into several memories or link to a file"]
+    assert scanned == []
+    near = edit("The body of a.\n", first + "x" * (validate.SCAN_MAX_BODY_BYTES - len(first) - 1) + "\n")
+    problems, _ = validate.check_text(near, P, find_secrets)
+    assert scanned == [near]
+    assert [p.problem.split(" (")[0] for p in problems] == ["looks like a secret", "body is 262144 bytes, over the 65536-byte limit"]

@@ -141,9 +141,19 @@ def init(ctx: click.Context, directory: str | None, source: str | None, branch: 
     echo(f"  commit-graph: {report['commit_graph']}")
 
 
+STDIN_MAX_CHARS = 1024 * 1024  # sixteen times the body limit: more is refused without reading it all
+
+
 def _read_body(body: str | None, use_stdin: bool, edit: bool) -> str:
     if use_stdin:
-        return sys.stdin.read()
+        text = sys.stdin.read(STDIN_MAX_CHARS + 1)
+        if len(text) > STDIN_MAX_CHARS:
+            from memrepo.errors import MemrepoError
+            from memrepo.format import spec
+
+            raise MemrepoError(f"standard input is over {STDIN_MAX_CHARS:,} characters; a memory's body is at most"
+                               f" {spec.MAX_BODY_BYTES:,} bytes", hint="split it into several memories or link to a file")
+        return text
     if edit:
         text = click.edit("\n# Write the memory's body above. Lines starting with # are removed.\n", extension=".md")
         if text is None:

@@ -85,9 +85,10 @@ def check_text(text: str, path: str, find_secrets: Callable[[str], list[tuple[in
         add(1, "file starts with a byte order mark", fmt)
     if not text.endswith("\n") or text.endswith("\n\n"):
         add(max(1, text.count("\n")), "file must end with exactly one newline", fmt)
-    for lineno, kind, preview in find_secrets(text):
-        add(lineno, f"looks like a secret ({kind}: {preview})",
-            f"remove it and keep secrets in a secrets manager, or add `{redact.ALLOW_MARKER}` to the line if it is not one")
+    if not _body_far_over_limit(text):
+        for lineno, kind, preview in find_secrets(text):
+            add(lineno, f"looks like a secret ({kind}: {preview})",
+                f"remove it and keep secrets in a secrets manager, or add `{redact.ALLOW_MARKER}` to the line if it is not one")
     try:
         head, body, fence_line = notes.split(text)
         note = notes.parse(text, path)
@@ -105,6 +106,23 @@ def check_text(text: str, path: str, find_secrets: Callable[[str], list[tuple[in
             "split it into several memories or link to a file")
     problems.sort(key=lambda p: p.line)
     return problems, note
+
+
+SCAN_MAX_BODY_BYTES = 4 * spec.MAX_BODY_BYTES  # a body past this is refused for its size alone
+
+
+def _body_far_over_limit(text: str) -> bool:
+    """Whether the body of a file's text is over SCAN_MAX_BODY_BYTES (False when it has no front
+    matter): such a file is refused for its size, and scanning its megabytes for secrets took
+    seconds (1.5 s a megabyte), so they are not scanned; a body nearer the limit is, so that one
+    round names every problem."""
+    if len(text) <= SCAN_MAX_BODY_BYTES // 4:  # no body this short can be over it, whatever its characters
+        return False
+    try:
+        _, body, _ = notes.split(text)
+    except notes.ParseError:
+        return False
+    return len(body.encode("utf-8", "surrogatepass")) > SCAN_MAX_BODY_BYTES
 
 
 def conflict_line(text: str) -> int:

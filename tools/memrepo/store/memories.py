@@ -192,9 +192,10 @@ def add(repo: str, note: notes.Note, trailers: dict[str, str] | None = None) -> 
         from memrepo.vcs import group, runs
 
         fields = {"meta": note.meta, "body": note.body}
-        if _may_hold_secret(fields):
-            # A secret never reaches the queue's files on disk: this writer renders and validates its
-            # memory itself (PyYAML then loads here), and refuses it as a holder would.
+        if len(note.body.encode("utf-8", "surrogatepass")) > spec.MAX_BODY_BYTES or _may_hold_secret(fields):
+            # A secret never reaches the queue's files on disk, nor a body a holder would spend its
+            # hold refusing for its size: this writer renders and validates its memory itself
+            # (PyYAML then loads here), and refuses it as a holder would.
             githooks.render(rel, fields)
         run = runs.change_run_id("add", note_id)
         change = group.Change({}, {rel: None}, f"add: {note_id}", {"Action": "add", "Run": run, "Id": note_id, **(trailers or {})},
