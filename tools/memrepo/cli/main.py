@@ -136,7 +136,7 @@ def init(ctx: click.Context, directory: str | None, source: str | None, branch: 
         if adopted.rescue:
             echo(f"  earlier commits of this clone kept as {adopted.rescue}")
     echo(f"  git hooks: {report['wiring']}")
-    echo(f"  committed: {', '.join(report['written'])}" if report["commit"] else "  nothing to commit: already set up")
+    echo(f"  committed: {', '.join(report['committed'])}" if report["commit"] else "  nothing to commit: already set up")
     echo(f"  indexed: {report['indexed']} memories")
     echo(f"  commit-graph: {report['commit_graph']}")
 

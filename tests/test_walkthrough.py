@@ -1,0 +1,80 @@
+"""What a demanding new user met on a walk through README.md and docs/cli.md (h28): each a
+traceback, a wrong hint or an output that lied, now an error that names its fix."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+
+import pytest
+from click.testing import CliRunner, Result
+
+from helpers import commit_all, git, head, write_file, write_memory
+from memrepo.base import paths
+from memrepo.cli.main import cli
+
+IDENTITY_VARS = ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL")
+BROKEN_TITLE = 'title: "Deploy with: [kamal\n'
+
+
+def invoke(repo: str, *args: str, input: str | None = None) -> Result:
+    return CliRunner().invoke(cli, ["--repo", repo, *args], input=input, catch_exceptions=False)
+
+
+def read(path: str) -> str:
+    with open(path, encoding="utf-8") as fh:
+        return fh.read()
+
+
+def no_identity(monkeypatch: pytest.MonkeyPatch, path: str) -> None:
+    """git cannot name a committer in `path`, whatever the machine's host name is."""
+    git(path, "config", "user.useConfigOnly", "true")
+    for key in IDENTITY_VARS:
+        monkeypatch.delenv(key, raising=False)
+
+
+@pytest.fixture
+def store(repo: str) -> str:
+    write_memory(repo, "deploy-kamal", title="Deploy with kamal", description="Deploys go through kamal.")
+    write_memory(repo, "deploy-staging-first", title="Deploy staging first", description="Staging before production.")
+    assert commit_all(repo, "memories").returncode == 0
+    return repo
+
+
+def break_by_hand(repo: str, note_id: str) -> str:
+    """The memory's title edited by hand into YAML that does not parse (not committed)."""
+    path = paths.note_path(repo, note_id)
+    text = "".join(BROKEN_TITLE if line.startswith("title:") else line for line in read(path).splitlines(keepends=True))
+    write_file(repo, f"memory/{note_id}.md", text)
+    return text
+
+
+def test_a_writer_without_a_git_identity_says_how_to_set_one(store: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    no_identity(monkeypatch, store)
+    before = head(store)
+    result = invoke(store, "add", "--class", "fact", "--title", "The VPN drops at noon", "-d", "Reconnect after 12:00")
+    assert result.exit_code == 1
+    assert "git has no user name/email here, so memrepo cannot commit" in result.stderr
+    assert "git config --global user.email" in result.stderr and "git status" not in result.stderr
+    assert head(store) == before and git(store, "status", "--porcelain").stdout == ""
+    result = invoke(store, "retire", "deploy-kamal", "-r", "moved to a PaaS")
+    assert result.exit_code == 1 and "git has no user name/email here" in result.stderr
+
+
+def test_init_again_after_a_run_without_identity_lists_what_it_committed(tmp_path: os.PathLike[str],
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    path = str(tmp_path / "mem")
+    os.makedirs(path)
+    git(path, "init", "-q")
+    no_identity(monkeypatch, path)
+    first = invoke(path, "init", path)
+    assert first.exit_code == 1 and "git has no user name/email here" in first.stderr
+    git(path, "config", "user.name", "Late Identity")
+    git(path, "config", "user.email", "late@example.com")
+    again = invoke(path, "init", path)
+    assert again.exit_code == 0, again.output
+    committed = [line for line in again.stdout.splitlines() if line.startswith("  committed:")]
+    assert committed and "memory/.gitkeep" in committed[0] and ".githooks/pre-commit" in committed[0], again.stdout
+    report = json.loads(invoke(path, "init", path, "--json").stdout)
+    assert (report["commit"], report["committed"]) == (None, [])
