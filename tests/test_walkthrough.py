@@ -50,6 +50,18 @@ def break_by_hand(repo: str, note_id: str) -> str:
     return text
 
 
+def test_recall_without_a_cache_names_the_command_that_builds_it(store: str) -> None:
+    for name in os.listdir(paths.index_dir(store)):
+        if name.startswith(os.path.basename(paths.index_db(store))):
+            os.remove(os.path.join(paths.index_dir(store), name))
+    result = invoke(store, "recall", "how do we deploy with kamal?")
+    assert result.exit_code == 1
+    assert "no cache at" in result.stderr and f"memrepo --repo {store} index" in result.stderr
+    assert "Traceback" not in result.output
+    assert invoke(store, "index").exit_code == 0
+    assert invoke(store, "recall", "how do we deploy with kamal?").exit_code == 0
+
+
 def test_a_writer_without_a_git_identity_says_how_to_set_one(store: str, monkeypatch: pytest.MonkeyPatch) -> None:
     no_identity(monkeypatch, store)
     before = head(store)
