@@ -90,3 +90,10 @@ def test_init_again_after_a_run_without_identity_lists_what_it_committed(tmp_pat
     assert committed and "memory/.gitkeep" in committed[0] and ".githooks/pre-commit" in committed[0], again.stdout
     report = json.loads(invoke(path, "init", path, "--json").stdout)
     assert (report["commit"], report["committed"]) == (None, [])
+
+
+def test_forget_of_the_start_of_several_ids_names_them(store: str) -> None:
+    result = invoke(store, "forget", "deploy")
+    assert result.exit_code == 1
+    assert "'deploy' is the start of 2 memory ids: deploy-kamal, deploy-staging-first" in result.stderr
+    assert "in any source" not in result.stderr
