@@ -97,3 +97,35 @@ def test_forget_of_the_start_of_several_ids_names_them(store: str) -> None:
     assert result.exit_code == 1
     assert "'deploy' is the start of 2 memory ids: deploy-kamal, deploy-staging-first" in result.stderr
     assert "in any source" not in result.stderr
+
+
+def test_retire_of_a_memory_broken_by_hand_names_the_problem_and_touches_nothing(store: str) -> None:
+    text = break_by_hand(store, "deploy-kamal")
+    before = head(store)
+    result = invoke(store, "retire", "deploy-kamal", "-r", "moved to a PaaS")
+    assert result.exit_code == 1
+    assert "memory/deploy-kamal.md cannot be read, so it was not retired" in result.stderr
+    assert "memory/deploy-kamal.md:3: front matter is not valid YAML" in result.stderr
+    assert "memrepo edit deploy-kamal" in result.stderr and "Traceback" not in result.output
+    assert head(store) == before and read(paths.note_path(store, "deploy-kamal")) == text
+
+
+def test_an_edit_that_repairs_a_memory_broken_by_hand_is_committed(store: str, tmp_path: os.PathLike[str],
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    break_by_hand(store, "deploy-kamal")
+    script = write_file(str(tmp_path), "editor.sh", "#!/bin/sh\nsed -i 's/^title: .*/title: Deploy with kamal 2/' \"$1\"\n")
+    os.chmod(script, os.stat(script).st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("EDITOR", script)
+    monkeypatch.delenv("VISUAL", raising=False)
+    result = invoke(store, "edit", "deploy-kamal")
+    assert result.exit_code == 0, result.output
+    assert "title: Deploy with kamal 2\n" in git(store, "show", "HEAD:memory/deploy-kamal.md").stdout
+    assert git(store, "status", "--porcelain").stdout == ""
+
+
+def test_enrich_of_a_memory_broken_by_hand_names_the_problem(store: str) -> None:
+    text = break_by_hand(store, "deploy-kamal")
+    result = invoke(store, "enrich", "deploy-kamal")
+    assert result.exit_code == 1
+    assert "memory/deploy-kamal.md cannot be read, so it was not enriched" in result.stderr
+    assert "Traceback" not in result.output and read(paths.note_path(store, "deploy-kamal")) == text
