@@ -129,3 +129,18 @@ def test_enrich_of_a_memory_broken_by_hand_names_the_problem(store: str) -> None
     assert result.exit_code == 1
     assert "memory/deploy-kamal.md cannot be read, so it was not enriched" in result.stderr
     assert "Traceback" not in result.output and read(paths.note_path(store, "deploy-kamal")) == text
+
+
+def test_undo_during_a_merge_says_a_merge_is_in_progress(store: str) -> None:
+    result = invoke(store, "add", "--class", "fact", "--title", "The VPN drops at noon", "-d", "Reconnect after 12:00")
+    run = result.stdout.split("`memrepo undo ")[1].split("`")[0]
+    git(store, "checkout", "-q", "-b", "side")
+    write_file(store, "notes.txt", "side\n")
+    commit_all(store, "side")
+    git(store, "checkout", "-q", "-")
+    write_file(store, "notes.txt", "main\n")
+    commit_all(store, "main")
+    assert git(store, "merge", "side", check=False).returncode != 0  # a conflict: the merge waits for the person
+    result = invoke(store, "undo", run)
+    assert result.exit_code == 1
+    assert "a merge is in progress" in result.stderr and "git restore --staged" not in result.stderr
