@@ -144,3 +144,14 @@ def test_undo_during_a_merge_says_a_merge_is_in_progress(store: str) -> None:
     result = invoke(store, "undo", run)
     assert result.exit_code == 1
     assert "a merge is in progress" in result.stderr and "git restore --staged" not in result.stderr
+
+
+@pytest.mark.parametrize("args", [("search", "kamal", "-n", "0"), ("log", "-n", "-5"), ("log", "--runs", "-n", "0"),
+                                  ("recall-log", "-n", "0"), ("transcripts", "search", "kamal", "-n", "-1")])
+def test_a_limit_below_one_is_refused(store: str, args: tuple[str, ...]) -> None:
+    result = invoke(store, *args)
+    assert result.exit_code == 2 and "x>=1" in result.stderr, result.output
+
+
+def test_search_with_a_limit_finds_what_it_says(store: str) -> None:
+    assert "deploy-kamal" in invoke(store, "search", "kamal", "-n", "1").stdout

@@ -81,7 +81,8 @@ def _explain(d: Any, why: list) -> None:  # type: ignore[type-arg]
 
 
 @click.command("recall-log")
-@click.option("--limit", "-n", default=20, show_default=True, help="Most entries to show (after the filters).")
+@click.option("--limit", "-n", default=20, show_default=True, type=click.IntRange(min=1),
+              help="Most entries to show (after the filters).")
 @click.option("--session", help="Only this session (its id, or the start of it).")
 @click.option("--agent", type=click.Choice(["claude", "codex", "gemini"]), help="Only prompts from this agent's hooks.")
 @click.option("--project", help="Only prompts in this project (its key, e.g. github.com/acme/web, or its name).")
