@@ -155,3 +155,15 @@ def test_a_limit_below_one_is_refused(store: str, args: tuple[str, ...]) -> None
 
 def test_search_with_a_limit_finds_what_it_says(store: str) -> None:
     assert "deploy-kamal" in invoke(store, "search", "kamal", "-n", "1").stdout
+
+
+@pytest.mark.parametrize(("agent", "rel", "event"), [("claude", ".claude/settings.json", "UserPromptSubmit"),
+                                                     ("gemini", ".gemini/settings.json", "BeforeAgent"),
+                                                     ("codex", ".codex/hooks.json", "Stop")])
+def test_install_refuses_a_hooks_event_that_is_not_a_list(isolated_env: str, agent: str, rel: str, event: str) -> None:
+    text = json.dumps({"hooks": {event: "echo mine"}}) + "\n"
+    path = write_file(isolated_env, rel, text)
+    result = CliRunner().invoke(cli, ["install", agent], catch_exceptions=False)
+    assert result.exit_code == 1, result.output
+    assert f"`hooks.{event}` in {path} is not a list" in result.stderr and "fix the file by hand" in result.stderr
+    assert read(path) == text
