@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import stat
 
 import pytest
@@ -167,3 +168,14 @@ def test_install_refuses_a_hooks_event_that_is_not_a_list(isolated_env: str, age
     assert result.exit_code == 1, result.output
     assert f"`hooks.{event}` in {path} is not a list" in result.stderr and "fix the file by hand" in result.stderr
     assert read(path) == text
+
+
+def test_serve_on_a_port_another_program_holds_says_so(store: str) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = invoke(store, "serve", "--port", str(port))
+    assert result.exit_code == 1
+    assert f"port {port} on 127.0.0.1 is taken by another program" in result.stderr and "--port" in result.stderr
+    assert "Traceback" not in result.output
