@@ -27,6 +27,10 @@ class NoteNotFound(MemrepoError):
     """No memory with that id."""
 
 
+class AmbiguousId(NoteNotFound):
+    """What was given is the start of several memories' ids."""
+
+
 class GitError(MemrepoError):
     """A git command failed."""
 

@@ -60,6 +60,10 @@ def hooks_object(path: str, data: dict[str, Any]) -> dict[str, Any]:
     hooks = data.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise MemrepoError(f"`hooks` in {path} is not an object", hint="fix the file by hand, then run the command again")
+    for event, groups in hooks.items():
+        if not isinstance(groups, list):  # the agent refuses it too; install would append to it
+            raise MemrepoError(f"`hooks.{event}` in {path} is not a list",
+                               hint="fix the file by hand, then run the command again")
     return hooks
 
 

@@ -116,13 +116,15 @@ def forget(ctx: click.Context, note_id: str, reason: str | None, as_json: bool) 
     Example:
       memrepo forget my-old-laptop-hostname
     """
-    from memrepo.errors import NoteNotFound
+    from memrepo.errors import AmbiguousId, NoteNotFound
     from memrepo.passes import share
     from memrepo.store import lifecycle, memories
 
     reason = reason or lifecycle.DEFAULT_FORGET_REASON
     try:
         memories.resolve(memories.require_repo(_repo(ctx)), note_id)
+    except AmbiguousId:
+        raise
     except NoteNotFound:
         done = share.forget(_repo(ctx), note_id, os.getcwd(), reason)  # issue 41: a proposal there
         if as_json:

@@ -136,7 +136,7 @@ def init(ctx: click.Context, directory: str | None, source: str | None, branch: 
         if adopted.rescue:
             echo(f"  earlier commits of this clone kept as {adopted.rescue}")
     echo(f"  git hooks: {report['wiring']}")
-    echo(f"  committed: {', '.join(report['written'])}" if report["commit"] else "  nothing to commit: already set up")
+    echo(f"  committed: {', '.join(report['committed'])}" if report["commit"] else "  nothing to commit: already set up")
     echo(f"  indexed: {report['indexed']} memories")
     echo(f"  commit-graph: {report['commit_graph']}")
 
@@ -264,7 +264,7 @@ def list_(ctx: click.Context, cls: str | None, project: str | None, status: str 
 
 @cli.command()
 @click.argument("query")
-@click.option("--limit", "-n", default=10, show_default=True, help="Most results to show.")
+@click.option("--limit", "-n", default=10, show_default=True, type=click.IntRange(min=1), help="Most results to show.")
 @click.option("--project", help="Favour this project's memories.")
 @click.option("--source", metavar="NAME", help="Only this source: personal, a team's name, or project (default: all).")
 @click.option("--json", "as_json", is_flag=True, help="Print a list of {id, score, title, class, status, ...}.")
@@ -382,7 +382,7 @@ def recover(ctx: click.Context) -> None:
 
 
 @cli.command()
-@click.option("--limit", "-n", default=30, show_default=True, help="Most entries to show.")
+@click.option("--limit", "-n", default=30, show_default=True, type=click.IntRange(min=1), help="Most entries to show.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.option("--runs", is_flag=True, help="Group by run (curate, review, undo…): each run's decisions and what undid it.")
 @click.pass_context

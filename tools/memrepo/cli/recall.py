@@ -10,6 +10,8 @@ from typing import Any
 
 from memrepo.cli.common import _date, _fail_friendly, _json, _repo
 from memrepo.cli.term import echo
+from memrepo.base import paths
+from memrepo.errors import CacheError
 
 
 @click.command()
@@ -34,6 +36,9 @@ def recall(ctx: click.Context, prompt: str, cwd: str | None, previous: str | Non
     from memrepo.store import memories as store
 
     repo = store.require_repo(_repo(ctx))
+    if not os.path.exists(paths.index_db(repo)):  # the hook fails open on it: here it is an error with its fix
+        raise CacheError(f"no cache at {paths.index_db(repo)}, so the prompt hook recalls nothing",
+                         hint=f"build it with `memrepo --repo {repo} index`")
     why: list = []  # type: ignore[type-arg]
     d = rc.decide(repo, prompt, cwd=cwd or os.getcwd(), previous=previous or "", today=_date(today),
                   explain=why if explain else None)
@@ -76,7 +81,8 @@ def _explain(d: Any, why: list) -> None:  # type: ignore[type-arg]
 
 
 @click.command("recall-log")
-@click.option("--limit", "-n", default=20, show_default=True, help="Most entries to show (after the filters).")
+@click.option("--limit", "-n", default=20, show_default=True, type=click.IntRange(min=1),
+              help="Most entries to show (after the filters).")
 @click.option("--session", help="Only this session (its id, or the start of it).")
 @click.option("--agent", type=click.Choice(["claude", "codex", "gemini"]), help="Only prompts from this agent's hooks.")
 @click.option("--project", help="Only prompts in this project (its key, e.g. github.com/acme/web, or its name).")

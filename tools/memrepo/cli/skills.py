@@ -45,7 +45,7 @@ def transcripts_index(ctx: click.Context, directory: str | None, as_json: bool) 
 @click.argument("query")
 @click.option("--project", help="Only turns of this project.")
 @click.option("--since", help="Only turns on or after this date (YYYY-MM-DD).")
-@click.option("-n", "--limit", default=10, show_default=True, help="At most this many turns.")
+@click.option("-n", "--limit", default=10, show_default=True, type=click.IntRange(min=1), help="At most this many turns.")
 @click.option("--json", "as_json", is_flag=True, help="Print the hits as JSON.")
 @click.pass_context
 @_fail_friendly

@@ -167,11 +167,24 @@ def needs_enrichment(repo: str) -> list[Note]:
     return found
 
 
+def _named(repo: str, note_id: str) -> Note:
+    """The memory a person named, or NoteInvalid saying why it cannot be read (a hand edit broke it)."""
+    from memrepo.errors import NoteInvalid
+
+    rel = f"{paths.MEMORY_DIR}/{note_id}.md"
+    try:
+        return notes.parse(store.read_text(repo, note_id), paths.note_path(repo, note_id))
+    except notes.ParseError as exc:
+        raise NoteInvalid(f"{rel} cannot be read, so it was not enriched",
+                          [f"{rel}:{exc.line}: {exc}" + (f" — {exc.fix}" if exc.fix else "")],
+                          hint=f"repair it with `memrepo edit {note_id}`, or take the hand edit back with `git checkout -- {rel}`") from None
+
+
 def run(repo: str, ids: list[str] | None = None, run_id: str | None = None, progress: Progress = silent) -> dict[str, Any]:
     """Enrich the memories named (default: every un-enriched one); one commit. Returns a report."""
     store.require_repo(repo)
     report: dict[str, Any] = {"run_id": run_id or runs.fresh_run_id(repo, PASS), "asked": [], "enriched": {}, "model_calls": 0}
-    targets = [notes.read(paths.note_path(repo, i)) for i in ids if store.read_text(repo, i)] if ids else needs_enrichment(repo)
+    targets = [_named(repo, i) for i in ids] if ids else needs_enrichment(repo)
     dirty = status.dirty_ids(repo, paths.MEMORY_DIR)
     report["skipped_dirty"] = [n.id for n in targets if n.id in dirty]
     targets = [n for n in targets if n.id not in dirty]

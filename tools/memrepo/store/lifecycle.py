@@ -109,13 +109,21 @@ def edit(repo: str, note_id: str, new_text: str, before: str | None = None) -> t
     if new_text.replace("\r\n", "\n") == before:
         return None
     note = validated(new_text, note_id)
-    old = notes.parse(before, _rel(note_id))
-    if note.get("updated") == old.get("updated"):
+    if note.get("updated") == _updated(before, note_id):
         note.meta["updated"] = notes.today()
         note.meta = {k: note.meta[k] for k in notes.ordered_keys(note.meta)}
     after = notes.serialize(note)
     validated(after, note_id)
     return _commit(repo, note_id, before, after, "edit", {})
+
+
+def _updated(before: str, note_id: str) -> Any:
+    """The `updated` of the text an edit started from; None when a hand edit left it unreadable
+    (the edit that repairs it then dates it today)."""
+    try:
+        return notes.parse(before, _rel(note_id)).get("updated")
+    except notes.ParseError:
+        return None
 
 
 def retire(repo: str, note_id: str, reason: str, by: dict[str, str] | None = None) -> tuple[str, str]:
@@ -134,7 +142,12 @@ def retire(repo: str, note_id: str, reason: str, by: dict[str, str] | None = Non
 def retired_text(before: str, note_id: str, reason: str) -> str:
     """The text of memory `note_id` retired with `reason` (a team's or a project's memory is
     retired by proposing this text there: `memrepo.passes.share.forget`)."""
-    note = notes.parse(before, _rel(note_id))
+    try:
+        note = notes.parse(before, _rel(note_id))
+    except notes.ParseError as exc:
+        raise NoteInvalid(f"{_rel(note_id)} cannot be read, so it was not retired",
+                          [f"{_rel(note_id)}:{exc.line}: {exc}" + (f" — {exc.fix}" if exc.fix else "")],
+                          hint=f"repair it with `memrepo edit {note_id}`, or take the hand edit back with `git checkout -- {_rel(note_id)}`") from None
     if note.get("status") == "retired" and note.get(RETIRED_BY_PERSON):
         raise MemrepoError(f"{note_id} is already retired: {note.get(RETIRED_BY_PERSON)}",
                            hint="`memrepo log --runs` lists the retire; `memrepo undo RUN` brings it back")

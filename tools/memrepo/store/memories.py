@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from memrepo.base import paths
 from memrepo.format import files as memfiles, spec
-from memrepo.errors import NoteInvalid, NoteNotFound, RepoNotFound
+from memrepo.errors import AmbiguousId, NoteInvalid, NoteNotFound, RepoNotFound
 
 if TYPE_CHECKING:
     import sqlite3
@@ -247,8 +247,7 @@ def resolve(repo: str, given: str) -> str:
         return found[0]
     if found:
         shown = ", ".join(found[:5]) + (f" and {len(found) - 5} more" if len(found) > 5 else "")
-        raise NoteNotFound(f"{given!r} is the start of {len(found)} memory ids: {shown}",
-                           hint="give more of the id")
+        raise AmbiguousId(f"{given!r} is the start of {len(found)} memory ids: {shown}", hint="give more of the id")
     raise NoteNotFound(f"no memory with id {given!r} in {repo}", hint="find ids with `memrepo list` or `memrepo search`")
 
 

@@ -98,9 +98,17 @@ def init(path: str, source: str | None = None, branch: str | None = None) -> dic
                                hint='run `git config --global user.name "You"` and `git config --global user.email you@example.com`')
         commit = vcs_commit.commit_paths(root, pending, "memrepo: init memory repository", {"Action": "init"})
     report = index.update(root)
-    return {"path": root, "git_init": created, "written": changed, "wiring": wiring, "merge_driver": merge_driver,
-            "commit": commit, "indexed": report.added + report.updated + report.unchanged,
+    # `written`: what this run wrote; `committed`: what its commit holds, which includes what a
+    # run that failed before committing (no git identity yet) wrote and left behind.
+    return {"path": root, "git_init": created, "written": changed, "committed": _in_order(changed, pending) if commit else [],
+            "wiring": wiring, "merge_driver": merge_driver, "commit": commit,
+            "indexed": report.added + report.updated + report.unchanged,
             "commit_graph": _commit_graph(root), "joined": joined, "adopted": adopted}
+
+
+def _in_order(written: list[str], pending: list[str]) -> list[str]:
+    """`pending` with what this run wrote first, in the order it wrote them."""
+    return [r for r in written if r in pending] + [r for r in pending if r not in written]
 
 
 def _commit_graph(root: str) -> str:

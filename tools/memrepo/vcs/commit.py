@@ -159,9 +159,22 @@ def _commit_with_git(repo: str, env: dict[str, str], msg: bytes, *extra: str) ->
     if rc != 0:
         if HEAD_MOVED.encode() in err:
             return ""
+        _refuse_without_identity(err)
         detail = "\n".join(s for s in (err.decode("utf-8", "replace").strip(), out.decode("utf-8", "replace").strip()) if s)
         raise GitError(f"git commit failed:\n{detail}", hint="fix the problems above, then run the command again")
     return gitcmd.head(repo) or ""
+
+
+# What git says when it does not know who commits (no user.name/email, or user.useConfigOnly).
+_NO_IDENTITY = (b"Please tell me who you are", b"empty ident name", b"no email was given", b"no name was given")
+
+
+def _refuse_without_identity(err: bytes) -> None:
+    """The error `memrepo init` gives when git cannot name the committer: git's own message asks
+    for `git config` and says nothing of memrepo, and a hint to read `git status` was wrong."""
+    if any(said in err for said in _NO_IDENTITY):
+        raise GitError("git has no user name/email here, so memrepo cannot commit",
+                       hint='run `git config --global user.name "You"` and `git config --global user.email you@example.com`')
 
 
 HEAD_MOVED = "memrepo: HEAD moved since memrepo staged its commit"
@@ -183,6 +196,7 @@ def tree_commit(repo: str, env: dict[str, str], parent: str | None, msg: bytes) 
         rc, out, err = gitcmd.run_git("commit-tree", out.decode().strip(), *(("-p", parent) if parent else ()), "-F", "-",
                                       cwd=repo, input=msg)
     if rc != 0:
+        _refuse_without_identity(err)
         raise GitError(f"git commit failed:\n{err.decode('utf-8', 'replace').strip()}",
                        hint="check the repository with `git status` and `memrepo doctor`")
     return out.decode().strip()
@@ -200,6 +214,7 @@ def chain_commits(repo: str, parent: str | None, commits: list[tuple[bytes, dict
     for who in ("AUTHOR", "COMMITTER"):
         rc, out, err = gitcmd.run_git("var", f"GIT_{who}_IDENT", cwd=repo)
         if rc != 0:
+            _refuse_without_identity(err)
             raise GitError(f"git var failed: {err.decode('utf-8', 'replace').strip()}", hint="set user.name and user.email")
         ident[who] = out.strip()
     stream = [b"feature done\n"]

@@ -168,6 +168,9 @@ def last_run(repo: str) -> str:
 
 
 def _check_clean(repo: str, files: list[str]) -> None:
+    from memrepo.vcs import commit
+
+    commit.refuse_in_progress(repo)  # a merge's staged files are not the person's to unstage
     rc, out, _ = gitcmd.run_git("diff", "--cached", "--name-only", "-z", cwd=repo)
     if gitcmd.split_z(out):
         raise UndoError("the git index has staged changes, so undo cannot commit only its own",

@@ -22,6 +22,7 @@ commit through the repository's hooks, under its lock. On a team's or the projec
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 import threading
@@ -323,7 +324,14 @@ def serve(repo: str, port: int = 0, read_only: bool = False, ready: Callable[[st
           forge: str | None = None) -> None:
     """Serve until interrupted; `ready(url)` is called once the socket listens, with the one-time
     login URL (it belongs on the owner's terminal and nowhere else). `forge`: as `memrepo share --forge`."""
-    server = Server(App(repo, read_only, forge=forge), port)
+    try:
+        server = Server(App(repo, read_only, forge=forge), port)
+    except OSError as exc:
+        if exc.errno != errno.EADDRINUSE:
+            raise
+        raise MemrepoError(f"port {port} on 127.0.0.1 is taken by another program",
+                           hint=f"pick another with --port (0: any free one); if it is a memrepo serve already, "
+                                f"`memrepo serve --login-url --port {port}` logs a browser into it") from None
     url = server.app.login_url()
     (ready or (lambda u: sys.stderr.write(f"memrepo serve: {u}\n")))(url)
     try:
