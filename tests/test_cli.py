@@ -72,6 +72,9 @@ def test_init_creates_a_repository_and_is_idempotent(tmp_path: os.PathLike[str])
                             "  nothing to commit: already set up\n  indexed: 0 memories\n  commit-graph: written (1 commit)\n")
     assert head(target) == sha
     assert git(target, "status", "--porcelain").stdout == ""
+    assert invoke(target, "add", "--class", "fact", "--title", "The only one", "-d", "One memory").exit_code == 0
+    once = invoke(None, "init", target)
+    assert "  indexed: 1 memory\n" in once.stdout  # one memory, not "1 memories"
 
 
 def test_init_defaults_to_memrepo_dir(tmp_path: os.PathLike[str], monkeypatch: pytest.MonkeyPatch) -> None:

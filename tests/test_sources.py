@@ -525,3 +525,17 @@ def test_serve_browses_and_filters_by_source(me: str, code: str, monkeypatch: py
         assert "team-kafka-retention" in page
         page = client.get("/m/team-kafka-retention")
         assert "source: team acme" in page and "seven days" in page
+
+
+def test_joining_a_writable_team_again_without_writable_keeps_its_pushes(repo: str, tmp_path: Any) -> None:
+    """`team add NAME URL` run again (a second join, a script) must not take away the pushes the
+    team was joined with: it stays writable and says how to make it read-only."""
+    bare = str(tmp_path / "fresh.git")
+    git(str(tmp_path), "init", "-q", "--bare", "-b", "main", bare)
+    run("team", "add", "acme", bare, "--writable", repo=repo)
+    again = run("team", "add", "acme", bare, repo=repo)
+    assert "(writable)" in again.output
+    assert "kept writable, as it was joined: to make it read-only, `memrepo team remove acme`" in again.output
+    assert sources.teams(repo)["acme"]["writable"] is True
+    as_json = json.loads(run("team", "add", "acme", bare, "--json", repo=repo).output)
+    assert as_json["writable"] is True and as_json["kept_writable"] is True

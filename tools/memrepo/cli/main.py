@@ -9,7 +9,7 @@ import click
 
 from memrepo import __version__
 from memrepo.cli.common import _disk_fault, _fail_friendly, _json, _memory_id, _repo
-from memrepo.cli.term import echo
+from memrepo.cli.term import count, echo
 from memrepo.base import paths
 
 # The commands each area module registers (`register`), beside this module's own: a command's
@@ -137,7 +137,7 @@ def init(ctx: click.Context, directory: str | None, source: str | None, branch: 
             echo(f"  earlier commits of this clone kept as {adopted.rescue}")
     echo(f"  git hooks: {report['wiring']}")
     echo(f"  committed: {', '.join(report['committed'])}" if report["commit"] else "  nothing to commit: already set up")
-    echo(f"  indexed: {report['indexed']} memories")
+    echo(f"  indexed: {count(report['indexed'], 'memory', 'memories')}")
     echo(f"  commit-graph: {report['commit_graph']}")
 
 

@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from memrepo.cli.common import _fail_friendly, _json, _repo
-from memrepo.cli.term import echo
+from memrepo.cli.term import count, echo
 
 
 @click.group()
@@ -59,7 +59,7 @@ def profile_show(ctx: click.Context, as_json: bool) -> None:
         return _json(data)
     for n, e in enumerate(data["entries"], start=1):
         echo(f"{n:3}. [{e['source']:<8} {e['added'] or '?':<10} used {e['uses']:>3}] {e['text']}")
-    echo(f"{len(data['entries'])} lines, {data['size']:,} of {data['bound']:,} characters ({data['path']})")
+    echo(f"{count(len(data['entries']), 'line')}, {data['size']:,} of {data['bound']:,} characters ({data['path']})")
 
 
 @profile.command("remove")

@@ -9,7 +9,7 @@ import click
 from typing import Any
 
 from memrepo.cli.common import _date, _fail_friendly, _json, _repo
-from memrepo.cli.term import echo
+from memrepo.cli.term import count, echo
 from memrepo.base import paths
 from memrepo.errors import CacheError
 
@@ -375,7 +375,7 @@ def demo(memory_dir: str | None, prompts: tuple[str, ...], full: bool) -> None:
 
     memory_dir = memory_dir or demo_mod.EXAMPLES
     info, *results = demo_mod.run(memory_dir, [(p, None) for p in prompts] or None)
-    echo(f"Indexed {info['indexed']} memories from {memory_dir}/ in {info['index_seconds'] * 1000:.0f} ms.\n")
+    echo(f"Indexed {count(info['indexed'], 'memory', 'memories')} from {memory_dir}/ in {info['index_seconds'] * 1000:.0f} ms.\n")
     for r in results:
         where = f"  (in project {r['project']})" if r["project"] else ""
         echo(f"> {r['prompt']}{where}")

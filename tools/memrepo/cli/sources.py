@@ -7,7 +7,7 @@ import os
 import click
 
 from memrepo.cli.common import _fail_friendly, _json, _repo
-from memrepo.cli.term import echo
+from memrepo.cli.term import count, echo
 
 
 @click.group()
@@ -22,7 +22,8 @@ def team() -> None:
               help="Where to clone it (default: ~/.local/share/memrepo/teams/NAME).")
 @click.option("--writable", is_flag=True, help="Let `memrepo sync` push to it (default: read-only on this machine).")
 @click.option("--branch", metavar="NAME", help="The remote's branch that holds the memory, when it holds memory on several.")
-@click.option("--json", "as_json", is_flag=True, help="Print {name, path, url, writable, memories} as JSON.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print {name, path, url, writable, memories, did, kept_writable} as JSON.")
 @click.pass_context
 @_fail_friendly
 def team_add(ctx: click.Context, name: str, url: str, directory: str | None, writable: bool, branch: str | None,
@@ -43,8 +44,11 @@ def team_add(ctx: click.Context, name: str, url: str, directory: str | None, wri
     joined = sources.add_team(_repo(ctx), name, url, directory, writable, branch)
     if as_json:
         return _json(dataclasses.asdict(joined))
-    mode = "writable" if writable else "read-only"
-    echo(f"team {name}: {joined.memories} memories in {joined.path} ({mode}); recalled from the next prompt")
+    mode = "writable" if joined.writable else "read-only"
+    echo(f"team {name}: {count(joined.memories, 'memory', 'memories')} in {joined.path} ({mode}); recalled from the next prompt")
+    if joined.kept_writable:
+        echo(f"  kept writable, as it was joined: to make it read-only, `memrepo team remove {name}`, then add it again"
+             " without --writable")
 
 
 @team.command("remove")

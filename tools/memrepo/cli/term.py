@@ -10,9 +10,14 @@ import click
 
 from memrepo.format.terminal import json_text, safe
 
-__all__ = ["echo", "json_text", "safe"]
+__all__ = ["count", "echo", "json_text", "safe"]
 
 
 def echo(message: object = "", nl: bool = True, err: bool = False) -> None:
     """`click.echo` of `safe(message)`."""
     click.echo(safe(message), nl=nl, err=err)
+
+
+def count(n: int, noun: str, plural: str = "") -> str:
+    """`n` and its noun, singular for one: "1 memory", "3 memories", "1 line"."""
+    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"

@@ -71,7 +71,7 @@ def _index_checks(repo: str) -> list[Check]:
     damaged = index.damage(repo)
     if damaged:  # page damage, a missing table, rows gone: `index` would rebuild it too
         return [Check("index", False, f"index is damaged: {damaged}", rebuild)]
-    checks = [Check("index", True, f"{info['count']} memories indexed, schema {info['schema']}")]
+    checks = [Check("index", True, f"{info['count']} {'memory' if info['count'] == 1 else 'memories'} indexed, schema {info['schema']}")]
     reason = freshness.needs_refresh(repo)
     checks.append(Check("index fresh", reason is None, reason or f"matches memory/ at {str(info['commit'])[:12] or 'no commit'}",
                         f"memrepo --repo {repo} index" if reason else ""))

@@ -69,6 +69,7 @@ class Joined:
     writable: bool
     memories: int = 0
     did: list[str] = field(default_factory=list)
+    kept_writable: bool = False  # joined again without --writable, it keeps the pushes it had
 
 
 def add_team(repo: str, name: str, url: str, directory: str | None = None, writable: bool = False,
@@ -87,7 +88,9 @@ def add_team(repo: str, name: str, url: str, directory: str | None = None, writa
                            hint=f"`memrepo team remove {name}` first, or pick another name")
     if os.path.abspath(root) == os.path.abspath(repo):
         raise MemrepoError("a team's clone cannot be the personal repository", hint="name another --dir")
-    out = Joined(name, root, url, writable)
+    kept = not writable and name in known and known[name].get("writable") is True
+    writable = writable or kept  # joined again without --writable: it keeps the pushes it had
+    out = Joined(name, root, url, writable, kept_writable=kept)
     if writable:
         report = repoinit.init(root, source=url, branch=branch)
         out.did.append(str(report.get("joined") or "joined"))
