@@ -124,6 +124,21 @@ def test_an_edit_that_repairs_a_memory_broken_by_hand_is_committed(store: str, t
     assert git(store, "status", "--porcelain").stdout == ""
 
 
+def test_an_edit_that_changes_nothing_says_the_memory_is_still_broken(store: str, tmp_path: os.PathLike[str],
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    text = break_by_hand(store, "deploy-kamal")
+    script = write_file(str(tmp_path), "editor.sh", "#!/bin/sh\nexit 0\n")  # closes without saving
+    os.chmod(script, os.stat(script).st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("EDITOR", script)
+    monkeypatch.delenv("VISUAL", raising=False)
+    for args in (("edit", "deploy-kamal"), ("edit", "deploy-kamal", "--from", write_file(str(tmp_path), "same.md", text))):
+        result = invoke(store, *args)
+        assert result.exit_code == 0 and result.stdout.startswith("No change to deploy-kamal")
+        assert "memory/deploy-kamal.md:3: front matter is not valid YAML" in result.stderr
+        assert "is still not a valid memory" in result.stderr and "git checkout -- memory/deploy-kamal.md" in result.stderr
+    assert read(paths.note_path(store, "deploy-kamal")) == text
+
+
 def test_enrich_of_a_memory_broken_by_hand_names_the_problem(store: str) -> None:
     text = break_by_hand(store, "deploy-kamal")
     result = invoke(store, "enrich", "deploy-kamal")

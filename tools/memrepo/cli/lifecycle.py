@@ -50,6 +50,7 @@ def edit(ctx: click.Context, note_id: str, source: "typing.IO[str] | None", as_j
             if as_json:
                 return _json({"id": note_id, "commit": None, "run": None})
             echo(f"No change to {note_id}: the editor closed without saving.")
+            _say_if_broken(before, note_id)
             return
         text = edited
     try:
@@ -64,9 +65,26 @@ def edit(ctx: click.Context, note_id: str, source: "typing.IO[str] | None", as_j
         return _json({"id": note_id, "commit": done[0] if done else None, "run": done[1] if done else None})
     if done is None:
         echo(f"No change to {note_id}.")
+        _say_if_broken(before, note_id)
         return
     sha, run = done
     echo(f"Edited {note_id} in {repo} ({sha[:12]}, run {run}; `memrepo undo {run}` reverts it)")
+
+
+def _say_if_broken(text: str, note_id: str) -> None:
+    """An edit that changed nothing leaves a memory a hand edit broke as broken: say so, and how to
+    repair it or take the hand edit back."""
+    from memrepo.errors import NoteInvalid
+    from memrepo.store import lifecycle
+
+    try:
+        lifecycle.validated(text, note_id)
+    except NoteInvalid as exc:
+        rel = f"memory/{note_id}.md"
+        for problem in exc.problems:
+            echo(problem, err=True)
+        echo(f"{rel} is still not a valid memory (a hand edit left it so, uncommitted): fix the lines above with"
+             f" `memrepo edit {note_id}`, or take the hand edit back with `git checkout -- {rel}`", err=True)
 
 
 def _retire(ctx: click.Context, note_id: str, reason: str, as_json: bool) -> None:
