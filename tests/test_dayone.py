@@ -104,6 +104,8 @@ def test_recall_explain_keeps_the_block_whole_and_apart(repo: str) -> None:
     explained = out.index("terms: deploy friday")
     assert block_end < explained
     assert "`memrepo transcript <session>`.\n\nterms: deploy friday\n" in out
+    # one memory: bm25's idf is clamped to 1e-06, and the trace shows the score it has, not 0.00
+    assert "  1. deploy-days  score " in out and "score 0.00" not in out and "relevance 0.00" not in out
 
 
 def test_transcripts_show_is_transcript() -> None:

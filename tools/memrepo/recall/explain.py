@@ -42,13 +42,19 @@ def live(d: Any, why: list[tuple[rank.Hit | None, str | None]], rows: int = ROWS
         p = f"  p {h.p:.2f}" if h.features else ""
         where = f" ({h.source})" if getattr(h, "source", "") else ""
         lent = f" + {h.lent:.2f} its session lent" if getattr(h, "lent", 0.0) else ""
-        out.append(f"  {n}. {h.id}{where}  score {h.score:.2f}{p} (relevance {h.relevance:.2f} × scope {h.scope:.2f}"
+        out.append(f"  {n}. {h.id}{where}  score {_num(h.score)}{p} (relevance {_num(h.relevance)} × scope {h.scope:.2f}"
                    f" × priority {h.priority:.2f}{lent}; holds {holds}) — {_verdict(reason)}")
         if h.features:
             out.append("     evidence: " + features(h.features))
     if len(cands) > rows:
         out.append(f"  … {len(cands) - rows} more candidates")
     return out
+
+
+def _num(x: float) -> str:
+    """Two decimals, or two significant digits for a score that small (in a store of one or two
+    memories every word is in half of them, and bm25's idf is clamped to 1e-06)."""
+    return f"{x:.2f}" if x == 0 or abs(x) >= 0.005 else f"{x:.2g}"
 
 
 def features(f: dict[str, float]) -> str:
