@@ -189,6 +189,18 @@ def test_memory_text_is_shown_as_text_never_run(repo: str) -> None:
         assert "default-src 'none'" in headers["content-security-policy"]
 
 
+def test_control_and_bidirectional_characters_are_shown_as_escapes(repo: str) -> None:
+    # A bidirectional override made Chromium show "<script>x</script>" reversed; an escape
+    # sequence reached a `curl` of the page on a terminal as it was.
+    write_memory(repo, "escapes", title="Escapes in the body", description="A body with controls", topics=["probe"],
+                 body="clear \x1b[2J, C1 \x9b31m, bidi \u202egnirts\n")
+    assert commit_all(repo, "escapes").returncode == 0
+    for client in _serve(repo):
+        page = client.get("/m/escapes")
+        assert not {"\x1b", "\x9b", "\u202e"} & set(page)
+        assert "clear \\x1b[2J, C1 \\x9b31m, bidi \\u202egnirts" in page
+
+
 def test_a_post_without_the_right_token_is_refused(client: Client, store: str) -> None:
     from memrepo.store import lifecycle
 
