@@ -201,6 +201,15 @@ def test_control_and_bidirectional_characters_are_shown_as_escapes(repo: str) ->
         assert "clear \\x1b[2J, C1 \\x9b31m, bidi \\u202egnirts" in page
 
 
+def test_too_many_fields_get_a_400_not_a_dropped_connection(client: Client, store: str) -> None:
+    many = "&".join(f"f{n}=1" for n in range(server.MAX_FIELDS + 1))
+    status, _, text = client.request("GET", "/?" + many)
+    assert (status, text) == (400, f"too many fields: a page or a form here takes at most {server.MAX_FIELDS}\n")
+    status, _, text = client.request("POST", "/runs/undo", form={f"f{n}": "1" for n in range(server.MAX_FIELDS + 1)})
+    assert status == 400 and "too many fields" in text
+    assert client.get("/?q=deploy")  # the server still answers
+
+
 def test_a_post_without_the_right_token_is_refused(client: Client, store: str) -> None:
     from memrepo.store import lifecycle
 

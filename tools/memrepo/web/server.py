@@ -36,6 +36,7 @@ from memrepo.errors import MemrepoError
 from memrepo.web import auth, html, pages
 
 MAX_BODY = 64 * 1024  # bytes of a form
+MAX_FIELDS = 20  # fields of a query string or a form
 REFRESH_EVERY = 10.0  # seconds
 
 
@@ -147,7 +148,9 @@ class Handler(BaseHTTPRequestHandler):
         if not self._host_ok():
             return
         url = urlsplit(self.path)
-        params = {k: v[-1] for k, v in parse_qs(url.query, max_num_fields=20).items()}
+        params = self._fields(url.query)
+        if params is None:
+            return
         route = unquote(url.path)
         if route == "/login":
             return self._login(params.get("code", ""))
@@ -210,6 +213,16 @@ class Handler(BaseHTTPRequestHandler):
             return None
         return self.rfile.read(int(raw or 0)).decode("utf-8", "replace")
 
+    def _fields(self, query: str) -> dict[str, str] | None:
+        """The fields of a query string or form (the last of each name), or None once a 400 is sent
+        for more than MAX_FIELDS (parse_qs raised, and the connection dropped without an answer)."""
+        try:
+            return {k: v[-1] for k, v in parse_qs(query, max_num_fields=MAX_FIELDS).items()}
+        except ValueError:
+            self._send(400, f"too many fields: a page or a form here takes at most {MAX_FIELDS}\n",
+                       "text/plain; charset=utf-8")
+            return None
+
     def _origin_ok(self) -> bool:
         """A write comes from this server's own page: its Origin names this server (a browser sends
         one with every POST). Another port of 127.0.0.1 is the same site, so SameSite is not enough."""
@@ -230,7 +243,9 @@ class Handler(BaseHTTPRequestHandler):
         if not self._origin_ok():
             return self._refuse(403, "cross-origin request refused: changes come only from this server's own pages",
                                 "reload the page and use its buttons")
-        form = {k: v[-1] for k, v in parse_qs(raw, max_num_fields=20).items()}
+        form = self._fields(raw)
+        if form is None:
+            return
         if self.app.read_only:
             return self._error(403, "this server is read-only (started with --read-only)")
         if not auth.same(form.get("token", ""), self.app.gate.csrf(session)):
