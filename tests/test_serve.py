@@ -210,6 +210,22 @@ def test_too_many_fields_get_a_400_not_a_dropped_connection(client: Client, stor
     assert client.get("/?q=deploy")  # the server still answers
 
 
+@pytest.mark.parametrize("damage", ["removed", "overwritten"])
+def test_a_cache_lost_between_refreshes_is_rebuilt_not_a_500(client: Client, store: str, damage: str) -> None:
+    from memrepo.base import paths
+
+    assert "2 of 2 memories" in client.get("/")  # the refresh that follows is at most 10 s away
+    db = paths.index_db(store)
+    for name in (db, db + "-wal", db + "-shm"):
+        if os.path.exists(name):
+            os.remove(name)
+    if damage == "overwritten":
+        with open(db, "w") as fh:
+            fh.write("not a database\n")
+    assert "2 of 2 memories" in client.get("/")  # was: 500, "OperationalError: unable to open database file"
+    assert 'href="/m/friday-freeze"' in client.get("/?q=friday+deploys")
+
+
 def test_a_post_without_the_right_token_is_refused(client: Client, store: str) -> None:
     from memrepo.store import lifecycle
 
