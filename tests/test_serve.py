@@ -265,6 +265,22 @@ def test_the_server_listens_on_loopback_only(store: str) -> None:
         srv.server_close()
 
 
+def test_a_memory_a_hand_edit_broke_shows_its_problem_and_text(store: str) -> None:
+    path = os.path.join(store, "memory", "coffee-order.md")
+    with open(path, encoding="utf-8") as fh:
+        text = fh.read()
+    broken = text.replace("title: ", "title: [unclosed ", 1)
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(broken)
+    for client in _serve(store):
+        page = client.get("/")  # was: the memory gone from the list without a word
+        assert "1 of 1 memories" in page and 'not indexed: <a href="/m/coffee-order">memory/coffee-order.md</a>' in page
+        status, _, page = client.request("GET", "/m/coffee-order")  # was: 500, "ParseError: front matter is not valid YAML"
+        assert status == 200 and "memory/coffee-order.md:3: front matter is not valid YAML" in page
+        assert "repair it with `memrepo edit coffee-order`" in page and "title: [unclosed The team" in page
+        assert "<h2>History</h2><section><h3>" in page
+
+
 def test_the_recall_page_shows_decisions_without_prompts(store: str) -> None:
     from memrepo.recall import decide, log
 
