@@ -206,6 +206,15 @@ def test_a_team_memory_whose_front_matter_is_broken_shows_its_problem(browser: C
     assert "it is team acme&#x27;s memory: ask there for the fix" in page and "title: [unclosed Indent" in page
 
 
+def test_a_forged_forget_of_one_of_yours_says_it_is_yours(browser: Client, me: str, team: tuple[str, str]) -> None:
+    fields = _form(browser.get("/m/team-tabs"), "/m/forget")
+    status, _, page = browser.request("POST", "/m/forget", form={**fields, "id": "my-spaces", "source": ""})
+    assert status == 409 and "my-spaces is one of your own memories" in page  # was: "no memory ... in any source"
+    assert "memrepo retire my-spaces" in page
+    status, _, page = browser.request("POST", "/m/forget", form={**fields, "id": "no-such-memory"})
+    assert status == 409 and "no memory with id &#x27;no-such-memory&#x27; in team acme" in page
+
+
 def test_forget_by_its_button_opens_a_pull_request_through_the_real_gh(
         me: str, code: str, team: tuple[str, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
     """The forge's side: the real `gh` against the fake GitHub of the review tests (skipped
