@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from helpers import git, write_memory, commit_all
+from test_sources import _dirs, code, me, team  # noqa: F401  (fixtures)
 
 mcp = pytest.importorskip("mcp")
 from mcp import Client  # noqa: E402
@@ -112,6 +113,8 @@ def test_bad_arguments_are_tool_errors_that_name_the_fix(store: str) -> None:
             ("remember", {"title": " ", "description": "y", "cls": "fact"}),
             ("forget", {"memory_id": "no-friday-deploys", "reason": " "}),
             ("why", {"prompt": "never asked"}),
+            ("history", {"memory_id": "no-friday-deploys", "limit": 0}),
+            ("search", {"query": "  "}),
             ("remember", {"title": "CI token", "cls": "fact", "description": "The CI bot's token",
                           "body": "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8\n"}))]
 
@@ -120,13 +123,16 @@ def test_bad_arguments_are_tool_errors_that_name_the_fix(store: str) -> None:
     messages = [text(r) for r in results]
     assert "prompt" in messages[0]
     assert "pass the task as `prompt`" in messages[1]
-    assert "no memory with id 'no-such-memory'" in messages[2] and "memrepo list" in messages[2]
+    # An agent over MCP has tools, not the CLI: the fix names the tool (it named `memrepo list`).
+    assert "no memory with id 'no-such-memory'" in messages[2] and messages[2].endswith("fix: find ids with the `search` tool")
     assert "ask for 1 to 50 results" in messages[3]
     assert "'rule', 'preference'" in messages[4]
     assert "title is empty" in messages[5]
     assert "a retire needs a reason" in messages[6]
     assert "call `recall` with the prompt first" in messages[7]
-    assert "is not a valid memory\n" in messages[8] and "looks like a secret (github-token: ghp_…q7R8)" in messages[8]
+    assert "limit 0 is out of range" in messages[8] and "ask for 1 to 100 commits" in messages[8]  # was: one commit
+    assert "search needs words to look for" in messages[9]  # was: [] as if nothing matched
+    assert "is not a valid memory\n" in messages[10] and "looks like a secret (github-token: ghp_…q7R8)" in messages[10]
     assert git(store, "log", "-1", "--format=%s").stdout.strip() == "two memories"
 
 
@@ -196,3 +202,39 @@ def test_the_cli_and_the_prompt_path_never_load_the_sdk() -> None:
             "print(sorted(m for m in sys.modules if m == 'mcp' or m.startswith('mcp.')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_a_team_memory_recall_gives_is_found_shown_and_not_forgotten(me: str) -> None:
+    prompt = "how long do our kafka topics keep retention of events?"
+
+    async def steps(client: Any) -> Any:
+        return [await client.call_tool(name, args) for name, args in (
+            ("recall", {"prompt": prompt, "cwd": me}), ("search", {"query": "kafka retention"}),
+            ("show", {"memory_id": "team-kafka-retention"}), ("history", {"memory_id": "team-kafka-retention"}),
+            ("forget", {"memory_id": "team-kafka-retention", "reason": "we moved to pulsar"}),
+            ("show", {"memory_id": "my-"}))]
+
+    recalled, found, shown, hist, forgot, prefix = session(me, steps)
+    assert "(id: team-kafka-retention; source: team acme)" in text(recalled)
+    # Each was: [] (the user's own only), "no memory with id ... fix: find ids with `memrepo list`".
+    assert [(h["id"], h["source"]) for h in json.loads(text(found))][0] == ("team-kafka-retention", "team acme")
+    assert json.loads(text(shown))["source"] == "team acme" and "seven days" in json.loads(text(shown))["text"]
+    assert [h["subject"] for h in json.loads(text(hist))] == ["team memory"]
+    assert forgot.is_error and "not the user's own memory" in text(forgot) and "`memrepo forget team-kafka-retention`" in text(forgot)
+    assert not prefix.is_error and json.loads(text(prefix))["id"] == "my-spaces" and "source" not in json.loads(text(prefix))
+    assert git(me, "log", "-1", "--format=%s").stdout.strip() == "mine"
+
+
+def test_control_characters_of_a_memory_reach_the_agent_as_escapes(store: str) -> None:
+    body = "clear \x1b[2J, C1 \x9b31m, bidi \u202egnirts\n"
+    write_memory(store, "escapes", title="Escapes in the body", description="A body with controls", body=body)
+    assert commit_all(store, "escapes").returncode == 0
+
+    async def steps(client: Any) -> Any:
+        return await client.call_tool("show", {"memory_id": "escapes"}), await client.read_resource("memrepo://memory/escapes")
+
+    shown, read = session(store, steps)
+    for out in (text(shown), read.contents[0].text):  # was: \x9b and \u202e raw in show, all three in the resource
+        assert not {"\x1b", "\x9b", "\u202e"} & set(out)
+    assert json.loads(text(shown))["text"].endswith(body)  # the JSON still decodes to the file
+    assert read.contents[0].text.endswith("clear \\x1b[2J, C1 \\x9b31m, bidi \\u202egnirts\n")

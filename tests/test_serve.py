@@ -189,6 +189,43 @@ def test_memory_text_is_shown_as_text_never_run(repo: str) -> None:
         assert "default-src 'none'" in headers["content-security-policy"]
 
 
+def test_control_and_bidirectional_characters_are_shown_as_escapes(repo: str) -> None:
+    # A bidirectional override made Chromium show "<script>x</script>" reversed; an escape
+    # sequence reached a `curl` of the page on a terminal as it was.
+    write_memory(repo, "escapes", title="Escapes in the body", description="A body with controls", topics=["probe"],
+                 body="clear \x1b[2J, C1 \x9b31m, bidi \u202egnirts\n")
+    assert commit_all(repo, "escapes").returncode == 0
+    for client in _serve(repo):
+        page = client.get("/m/escapes")
+        assert not {"\x1b", "\x9b", "\u202e"} & set(page)
+        assert "clear \\x1b[2J, C1 \\x9b31m, bidi \\u202egnirts" in page
+
+
+def test_too_many_fields_get_a_400_not_a_dropped_connection(client: Client, store: str) -> None:
+    many = "&".join(f"f{n}=1" for n in range(server.MAX_FIELDS + 1))
+    status, _, text = client.request("GET", "/?" + many)
+    assert (status, text) == (400, f"too many fields: a page or a form here takes at most {server.MAX_FIELDS}\n")
+    status, _, text = client.request("POST", "/runs/undo", form={f"f{n}": "1" for n in range(server.MAX_FIELDS + 1)})
+    assert status == 400 and "too many fields" in text
+    assert client.get("/?q=deploy")  # the server still answers
+
+
+@pytest.mark.parametrize("damage", ["removed", "overwritten"])
+def test_a_cache_lost_between_refreshes_is_rebuilt_not_a_500(client: Client, store: str, damage: str) -> None:
+    from memrepo.base import paths
+
+    assert "2 of 2 memories" in client.get("/")  # the refresh that follows is at most 10 s away
+    db = paths.index_db(store)
+    for name in (db, db + "-wal", db + "-shm"):
+        if os.path.exists(name):
+            os.remove(name)
+    if damage == "overwritten":
+        with open(db, "w") as fh:
+            fh.write("not a database\n")
+    assert "2 of 2 memories" in client.get("/")  # was: 500, "OperationalError: unable to open database file"
+    assert 'href="/m/friday-freeze"' in client.get("/?q=friday+deploys")
+
+
 def test_a_post_without_the_right_token_is_refused(client: Client, store: str) -> None:
     from memrepo.store import lifecycle
 
@@ -226,6 +263,22 @@ def test_the_server_listens_on_loopback_only(store: str) -> None:
         assert srv.server_address[0] == "127.0.0.1"
     finally:
         srv.server_close()
+
+
+def test_a_memory_a_hand_edit_broke_shows_its_problem_and_text(store: str) -> None:
+    path = os.path.join(store, "memory", "coffee-order.md")
+    with open(path, encoding="utf-8") as fh:
+        text = fh.read()
+    broken = text.replace("title: ", "title: [unclosed ", 1)
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(broken)
+    for client in _serve(store):
+        page = client.get("/")  # was: the memory gone from the list without a word
+        assert "1 of 1 memories" in page and 'not indexed: <a href="/m/coffee-order">memory/coffee-order.md</a>' in page
+        status, _, page = client.request("GET", "/m/coffee-order")  # was: 500, "ParseError: front matter is not valid YAML"
+        assert status == 200 and "memory/coffee-order.md:3: front matter is not valid YAML" in page
+        assert "repair it with `memrepo edit coffee-order`" in page and "title: [unclosed The team" in page
+        assert "<h2>History</h2><section><h3>" in page
 
 
 def test_the_recall_page_shows_decisions_without_prompts(store: str) -> None:

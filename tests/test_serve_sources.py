@@ -193,6 +193,28 @@ def test_a_team_memory_cannot_bring_a_button_of_its_own(me: str, code: str, team
         assert "<script>" not in page and "<b>evil</b>" not in page and "&lt;form method=&quot;post&quot;" in page
 
 
+def test_a_team_memory_whose_front_matter_is_broken_shows_its_problem(browser: Client, me: str,
+                                                                       team: tuple[str, str]) -> None:
+    clone = sources.teams(me)["acme"]["path"]
+    path = os.path.join(clone, "memory", "team-tabs.md")
+    with open(path, encoding="utf-8") as fh:
+        text = fh.read().replace("title: ", "title: [unclosed ", 1)
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    status, _, page = browser.request("GET", "/m/team-tabs")  # was: 500, "ParseError: front matter is not valid YAML"
+    assert status == 200 and "memory/team-tabs.md:3: front matter is not valid YAML" in page
+    assert "it is team acme&#x27;s memory: ask there for the fix" in page and "title: [unclosed Indent" in page
+
+
+def test_a_forged_forget_of_one_of_yours_says_it_is_yours(browser: Client, me: str, team: tuple[str, str]) -> None:
+    fields = _form(browser.get("/m/team-tabs"), "/m/forget")
+    status, _, page = browser.request("POST", "/m/forget", form={**fields, "id": "my-spaces", "source": ""})
+    assert status == 409 and "my-spaces is one of your own memories" in page  # was: "no memory ... in any source"
+    assert "memrepo retire my-spaces" in page
+    status, _, page = browser.request("POST", "/m/forget", form={**fields, "id": "no-such-memory"})
+    assert status == 409 and "no memory with id &#x27;no-such-memory&#x27; in team acme" in page
+
+
 def test_forget_by_its_button_opens_a_pull_request_through_the_real_gh(
         me: str, code: str, team: tuple[str, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
     """The forge's side: the real `gh` against the fake GitHub of the review tests (skipped

@@ -372,6 +372,15 @@ def test_list_search_and_show_say_where_each_memory_lives(me: str, code: str, mo
     assert "my-spaces" not in run("list", "--source", "acme", repo=me).output
 
 
+def test_show_of_the_start_of_several_of_your_ids_names_them_beside_a_team(me: str) -> None:
+    write_memory(me, "my-tabs-in-go", title="Go is indented with tabs", description="gofmt indents Go with tabs.")
+    assert commit_all(me, "two of mine start with my-").returncode == 0
+    result = CliRunner().invoke(cli, ["--repo", me, "show", "my-"])
+    assert result.exit_code == 1  # was: "no memory with id 'my-' in any source"
+    assert "'my-' is the start of 2 memory ids: my-spaces, my-tabs-in-go" in result.output
+    assert "in any source" not in result.output
+
+
 def test_doctor_checks_each_source(me: str, code: str, monkeypatch: pytest.MonkeyPatch) -> None:
     from memrepo.store import doctor
 

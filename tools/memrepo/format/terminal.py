@@ -27,6 +27,6 @@ def safe(text: object) -> str:
     return (text if isinstance(text, str) else str(text)).translate(_SHOWN)
 
 
-def json_text(data: Any) -> str:
+def json_text(data: Any, indent: int = 2) -> str:
     """`data` as indented JSON that a terminal prints as it is, and that decodes to the same data."""
-    return json.dumps(data, indent=2, ensure_ascii=False).translate(_JSON_SHOWN)
+    return json.dumps(data, indent=indent, ensure_ascii=False).translate(_JSON_SHOWN)

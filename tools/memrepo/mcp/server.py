@@ -7,14 +7,14 @@ description is written for the model that reads it (when to call it, what it mus
 
 from __future__ import annotations
 
-import json
 from typing import Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 from mcp.types import Resource
 
-from memrepo.errors import MemrepoError
+from memrepo.errors import AmbiguousId, MemrepoError, NoteNotFound
+from memrepo.format import terminal
 from memrepo.mcp import tools
 
 INSTALL_HINT = "pip install 'memrepo[mcp]'"
@@ -35,9 +35,11 @@ RECALL = (
     "result when nothing fits: then carry on without it. The same decision the prompt hooks of Claude Code, Codex "
     "and Gemini make; it never calls a model."
 )
-SEARCH = ("Ranked full-text search over every memory, without recall's silence: use it when the user asks what "
+SEARCH = ("Ranked full-text search over every memory (the user's own, their teams' and this project's; a hit that "
+          "is not the user's own names its `source`), without recall's silence: use it when the user asks what "
           "is remembered about something, or to find a memory's id for `show`, `history` or `forget`.")
-SHOW = "The whole text of one memory (front matter and body) and the commits that changed it. `memory_id` may be the start of an id."
+SHOW = ("The whole text of one memory (front matter and body) and the commits that changed it: any id `recall` or "
+        "`search` gave. `memory_id` may be the start of an id of the user's own.")
 HISTORY = ("A memory's git history, newest first: each commit's subject, author, date and Memrepo-* trailers "
            "(who or which pass changed it, and why); `diff` adds each commit's patch.")
 WHY = ("Why recall said what it said: the logged trace of a decision (query terms, candidates, their scores and "
@@ -53,15 +55,18 @@ REMEMBER = (
     "`topics`: lowercase subject words; `entities`: named services, repos, people; `project`: set it only when the "
     "memory holds for one project. Returns the new memory's id."
 )
-FORGET = ("Retire a memory the user says no longer holds, with their reason. Nothing is deleted: it stays in git "
-          "history, labelled retired, and recall never shows it again. Find the id with `search` first.")
+FORGET = ("Retire a memory of the user's own that they say no longer holds, with their reason. Nothing is deleted: "
+          "it stays in git history, labelled retired, and recall never shows it again. Find the id with `search` "
+          "first. A team's or the project's memory is refused: forgetting it is a proposal only the user makes.")
 WRITERS = ("remember", "forget")
 
 
 def _fail(exc: MemrepoError) -> Exception:
-    """The error as the model reads it: what is wrong (each problem of an invalid memory), then the fix."""
+    """The error as the model reads it: what is wrong (each problem of an invalid memory), then the
+    fix, in the tools' words (the library's hint for an unknown id names `memrepo list`, a command)."""
     problems = "".join(f"\n{p}" for p in getattr(exc, "problems", None) or [])
-    return ToolError(str(exc) + problems + (f"\nfix: {exc.hint}" if exc.hint else ""))
+    hint = tools.ID_HINT if isinstance(exc, NoteNotFound) and not isinstance(exc, AmbiguousId) else exc.hint
+    return ToolError(terminal.safe(str(exc) + problems + (f"\nfix: {hint}" if hint else "")))
 
 
 def _client(ctx: Any) -> str:
@@ -74,7 +79,9 @@ def _client(ctx: Any) -> str:
 
 
 def _json(data: Any) -> str:
-    return json.dumps(data, indent=1, ensure_ascii=False)
+    """JSON whose control and bidirectional characters (from a memory's text) are `\\uXXXX` escapes:
+    json.dumps leaves C1 controls and overrides raw, and clients print results on a terminal."""
+    return terminal.json_text(data, indent=1)
 
 
 def build(repo: str, read_only: bool = False) -> Any:
@@ -115,7 +122,7 @@ def build(repo: str, read_only: bool = False) -> Any:
 
     @server.tool(description=WHY, structured_output=False)
     def why(prompt: str | None = None) -> str:
-        return str(call(tools.why, prompt))
+        return terminal.safe(call(tools.why, prompt))
 
     if not read_only:
         @server.tool(description=REMEMBER, structured_output=False)
@@ -130,10 +137,11 @@ def build(repo: str, read_only: bool = False) -> Any:
             return _json(call(tools.forget, _client(ctx), memory_id, reason))
 
     @server.resource(RESOURCE, name="memory", mime_type="text/markdown",
-                     description="One memory's markdown file (front matter and body).")
+                     description="One memory's markdown file (front matter and body); a control character "
+                                 "shows as an escape (\\x1b).")
     def memory(memory_id: str) -> str:
         try:
-            return str(tools.show(repo, memory_id)["text"])
+            return terminal.safe(tools.show(repo, memory_id)["text"])
         except MemrepoError as exc:
             raise ResourceNotFoundError(str(exc)) from None
 

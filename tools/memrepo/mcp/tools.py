@@ -18,6 +18,7 @@ from memrepo.base import paths
 CLASSES = ("rule", "preference", "fact", "project", "event", "reference")
 HISTORY_LIMIT = 20
 AGENT_NAME = 60
+ID_HINT = "find ids with the `search` tool"
 
 
 def agent_name(client: str | None) -> str:
@@ -53,31 +54,59 @@ def prepare(repo: str) -> None:
 
 
 def search(repo: str, query: str, limit: int = 10, project: str | None = None) -> list[dict[str, Any]]:
-    """Ranked full-text search without recall's silence floors, as `memrepo search --json`."""
-    from memrepo.store import finder
+    """Ranked full-text search over every source without recall's silence floors, as `memrepo
+    search --json`: a team's or the project's memory says its `source` (recall injects those too)."""
+    from memrepo.store import sources
 
     if not 1 <= limit <= 50:
         raise MemrepoError(f"limit {limit} is out of range", hint="ask for 1 to 50 results")
-    return [h.as_dict() for h in finder.search_memories(repo, query, limit=limit, project=project)]
+    if not query.strip():
+        raise MemrepoError("search needs words to look for", hint="pass the subject as `query`, e.g. 'friday deploys'")
+    hits = sources.search_all(repo, os.getcwd(), query, limit=limit, project=project)
+    return [dict(h.as_dict(), **({"source": h.source} if h.source else {})) for h in hits]
 
 
 def show(repo: str, memory_id: str) -> dict[str, Any]:
-    """A memory's whole file and the commits that touched it, as `memrepo show --json`; ID may be a prefix."""
-    from memrepo.store import memories
+    """A memory's whole file and the commits that touched it, as `memrepo show --json`; ID may be a
+    prefix of one of the user's own. A team's or the project's memory (recall names its source) too."""
+    from memrepo.store import memories, sources
 
     memories.require_repo(repo)
-    return memories.show(repo, memories.resolve(repo, memory_id))
+    data = sources.show_any(repo, os.getcwd(), memory_id)
+    return data if data["source"] != "personal" else {k: v for k, v in data.items() if k not in ("source", "root")}
 
 
 def history(repo: str, memory_id: str, limit: int = HISTORY_LIMIT, diff: bool = False) -> list[dict[str, Any]]:
-    """Each commit that touched a memory, newest first, with its `Memrepo-*` trailers (and its diff)."""
+    """Each commit that touched a memory, newest first, with its `Memrepo-*` trailers (and its diff):
+    one of the user's own, else a team's or the project's, in the repository it lives in."""
     from memrepo.store import memories
     from memrepo.vcs import gitops
 
+    if not 1 <= limit <= 100:
+        raise MemrepoError(f"limit {limit} is out of range", hint="ask for 1 to 100 commits")
     memories.require_repo(repo)
-    note_id = memories.resolve(repo, memory_id)
-    rows = gitops.changes(repo, f"{paths.MEMORY_DIR}/{note_id}.md", limit=max(1, min(limit, 100)))
+    top, rel = _where(repo, memory_id)
+    rows = gitops.changes(top, rel, limit=limit)
     return rows if diff else [{k: v for k, v in row.items() if k != "diff"} for row in rows]
+
+
+def _where(repo: str, memory_id: str) -> tuple[str, str]:
+    """(the git repository, the file's path in it) of the memory `memory_id` names, in any source."""
+    from memrepo.errors import AmbiguousId, NoteNotFound
+    from memrepo.recall import sources as rs
+    from memrepo.store import memories, sources
+
+    try:
+        return repo, f"{paths.MEMORY_DIR}/{memories.resolve(repo, memory_id)}.md"
+    except AmbiguousId:
+        raise
+    except NoteNotFound:
+        for src in sources.others(repo, os.getcwd()) if re.fullmatch(r"[a-z0-9-]+", memory_id) else []:
+            if os.path.exists(paths.note_path(src.root, memory_id)):
+                # A project's memory is history of the code repository it sits in.
+                return (src.root, f"{paths.MEMORY_DIR}/{memory_id}.md") if src.kind == rs.TEAM else \
+                    (os.path.dirname(src.root), f"{rs.PROJECT_DIR}/{paths.MEMORY_DIR}/{memory_id}.md")
+        raise NoteNotFound(f"no memory with id {memory_id!r} in any source", hint=ID_HINT) from None
 
 
 def why(repo: str, prompt: str | None = None) -> str:
@@ -116,10 +145,19 @@ def remember(repo: str, agent: str, title: str, description: str, cls: str, body
 
 def forget(repo: str, agent: str, memory_id: str, reason: str) -> dict[str, Any]:
     """Retire a memory with a reason (nothing is deleted; `memrepo undo RUN` brings it back); {id, commit, run}."""
+    from memrepo.errors import AmbiguousId, NoteNotFound
     from memrepo.store import lifecycle, memories
 
     memories.require_repo(repo)
-    note_id = memories.resolve(repo, memory_id)
+    try:
+        note_id = memories.resolve(repo, memory_id)
+    except AmbiguousId:
+        raise
+    except NoteNotFound:
+        _where(repo, memory_id)  # in no source: that error; in a team's or the project's: this one
+        raise MemrepoError(f"{memory_id} is not the user's own memory but a team's or the project's: forgetting it is a "
+                           "proposal to them, which only the user makes",
+                           hint=f"tell the user; `memrepo forget {memory_id}` proposes it") from None
     sha, run = lifecycle.retire(repo, note_id, reason, by={"By": "agent", "Agent": agent})
     return {"id": note_id, "commit": sha, "run": run}
 

@@ -194,7 +194,10 @@ def forget(repo: str, note_id: str, cwd: str | None, reason: str, forge_name: st
                           "<sub>opened by `memrepo forget`</sub>"])
         return _proposed(out, src.root, remote, base, sha, FORGET_PREFIX + note_id, f"memrepo: retire {note_id}", body,
                          forge_name, gh_path)
-    raise ShareError(f"no memory with id {note_id!r} in any source", hint="find ids with `memrepo list`")
+    if os.path.exists(paths.note_path(repo, note_id)):  # a forged post of serve's: its page has no such button
+        raise ShareError(f"{note_id} is one of your own memories, not a team's or the project's: there is nothing to "
+                         "propose", hint=f"retire it with `memrepo retire {note_id} --reason \"why\"`")
+    raise ShareError(f"no memory with id {note_id!r} in {only or 'any source'}", hint="find ids with `memrepo list`")
 
 
 def _body(note_id: str, text: str) -> str:

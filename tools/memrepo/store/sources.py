@@ -365,7 +365,7 @@ def search_all(repo: str, cwd: str | None, text: str, limit: int = 10, project: 
 def show_any(repo: str, cwd: str | None, note_id: str, only: str | None = None) -> dict[str, Any]:
     """`memories.show` of the memory `note_id` in the first source that holds it (personal first),
     with its `source` and the folder it lives in."""
-    from memrepo.errors import NoteNotFound
+    from memrepo.errors import AmbiguousId, NoteNotFound
     from memrepo.recall import usage
     from memrepo.store import memories
     from memrepo.vcs import gitops
@@ -373,6 +373,8 @@ def show_any(repo: str, cwd: str | None, note_id: str, only: str | None = None) 
     if wants_personal(only):
         try:
             return dict(memories.show(repo, memories.resolve(repo, note_id)), source=rs.PERSONAL, root=repo)
+        except AmbiguousId:  # the start of several of yours: name them, not "no memory in any source"
+            raise
         except NoteNotFound:
             if only == rs.PERSONAL or not others(repo, cwd):
                 raise

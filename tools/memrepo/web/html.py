@@ -1,13 +1,16 @@
 """HTML for `memrepo serve`: one layout, a few components, and `h`, which every value goes through.
 
 Memory text comes from a repository that may be shared, so it is untrusted: nothing reaches a
-page without `h` (html.escape with quotes), and no page runs a script.
+page without `h` (html.escape with quotes, and control and bidirectional characters shown as
+escapes, as the CLI shows them), and no page runs a script.
 """
 
 from __future__ import annotations
 
 import html as _html
 from typing import Any, Iterable
+
+from memrepo.format import terminal
 
 NAV = (("/", "Memories"), ("/recall", "Recall"), ("/review", "Review"), ("/runs", "Runs"))
 STYLE = """
@@ -32,8 +35,10 @@ svg text{font-size:10px;fill:#55616b}
 
 
 def h(value: Any) -> str:
-    """`value` as text inside HTML (element content or a quoted attribute)."""
-    return _html.escape("" if value is None else str(value), quote=True)
+    """`value` as text inside HTML (element content or a quoted attribute). A control character
+    (an escape sequence) or a bidirectional override is shown as `\\x1b` / `\\u202e`: an override
+    would reorder what the page shows, so `<script>` could read as something else."""
+    return _html.escape(terminal.safe("" if value is None else value), quote=True)
 
 
 def labels(values: Iterable[Any]) -> str:

@@ -8,6 +8,7 @@ Runs (`memrepo log --runs`). Every value goes through `html.h`.
 from __future__ import annotations
 
 import collections
+import os
 from typing import Any
 
 from memrepo.format import notes
@@ -27,8 +28,6 @@ def _select(name: str, values: list[str], chosen: str) -> str:
 def _every(repo: str) -> list[dict[str, Any]]:
     """Every source's memories (issue 41): yours (the server keeps that cache fresh,
     `server.App.refresh`), each team's and the project of the folder the server started in."""
-    import os
-
     from memrepo.store import sources
 
     return sources.list_all(repo, os.getcwd(), fresh=False)
@@ -39,8 +38,6 @@ def _key(m: dict[str, Any]) -> tuple[str, str]:
 
 
 def memories(repo: str, params: dict[str, str]) -> tuple[str, str]:
-    import os
-
     from memrepo.store import sources
 
     every = _every(repo)
@@ -72,7 +69,20 @@ def memories(repo: str, params: dict[str, str]) -> tuple[str, str]:
                                                          if retired else "")
     if len(rows) > MAX_LIST:
         shown += f" ({start + 1}–{min(start + MAX_LIST, len(rows))} shown)"
-    return "Memories", f"{form}<p class=muted>{h(shown)}</p>" + table(head, cells) + _pager(params, start, len(rows))
+    return "Memories", (f"{form}<p class=muted>{h(shown)}</p>" + _not_indexed(repo) + table(head, cells)
+                        + _pager(params, start, len(rows)))
+
+
+def _not_indexed(repo: str, most: int = 20) -> str:
+    """The memory files the cache could not read, each linking to its problem, as `memrepo list`
+    names them (a hand edit that broke one made it vanish from the page without a word)."""
+    from memrepo.store import cachefacts
+
+    skipped = cachefacts.skipped(repo)
+    lines = [f'not indexed: {link("/m/" + os.path.basename(path)[:-3], path)}: {h(problem)}'
+             for path, problem in skipped[:most] if path.endswith(".md")]
+    more = f"<br>… and {len(skipped) - most} more (`memrepo doctor` lists them)" if len(skipped) > most else ""
+    return f'<div class="error">{"<br>".join(lines)}{more}</div>' if lines else ""
 
 
 def _pager(params: dict[str, str], start: int, total: int) -> str:
@@ -90,38 +100,53 @@ def _pager(params: dict[str, str], start: int, total: int) -> str:
 def memory(repo: str, note_id: str, token: str = "", read_only: bool = True) -> tuple[str, str]:
     from memrepo.errors import NoteNotFound
     from memrepo.store import memories as store
-    from memrepo.vcs import gitops
 
     try:
         text = store.read_text(repo, note_id)
     except NoteNotFound:
         return _elsewhere(repo, note_id, token, read_only)
-    note = notes.parse(text, f"memory/{note_id}.md")
+    try:
+        note = notes.parse(text, f"memory/{note_id}.md")
+    except notes.ParseError as exc:
+        fix = f"repair it with `memrepo edit {note_id}`, or take the hand edit back with `git checkout -- memory/{note_id}.md`"
+        return note_id, _unreadable(note_id, text, exc, fix) + f"<h2>History</h2>{_history(repo, note_id)}"
     meta = note.meta
     listed = ("topics", "entities", "tech", "aliases")
     fields = [[h(k), labels(v) if k in listed and isinstance(v, list) else
                (link(f"/m/{v}", v) if k in ("supersedes", "superseded_by") and v else h(v))]
               for k, v in meta.items() if k not in ("title", "body", "claims", "verification")]
     chain = _chain(repo, note_id, meta)
-    changes = gitops.changes(repo, f"{paths.MEMORY_DIR}/{note_id}.md")
-    history = "".join(
-        f'<section><h3>{h(c["date"])} · {h(c["subject"])}</h3>'
-        f'<p class="muted">{h(str(c["commit"])[:12])} by {h(c["author"])}</p>'
-        + (table(["trailer", "value"], [[h(k), h(v)] for k, v in c["trailers"].items()]) if c["trailers"] else "")
-        + diff(str(c["diff"])) + "</section>" for c in changes)
     body = (f'<p class="muted">{h(note_id)}</p>' + _share_buttons(repo, note_id, token, read_only)
             + table(["field", "value"], fields)
             + f"<h2>Text</h2><pre>{h(note.body)}</pre>" + _claims(meta) + (f"<h2>Chain</h2>{chain}" if chain else "")
-            + f"<h2>History</h2>{history or '<p class=muted>no commit touched this file</p>'}")
+            + f"<h2>History</h2>{_history(repo, note_id)}")
     return str(meta.get("title") or note_id), body
+
+
+def _history(repo: str, note_id: str) -> str:
+    """Each commit that touched the memory's file: subject, trailers and diff, newest first."""
+    from memrepo.vcs import gitops
+
+    changes = gitops.changes(repo, f"{paths.MEMORY_DIR}/{note_id}.md")
+    return "".join(
+        f'<section><h3>{h(c["date"])} · {h(c["subject"])}</h3>'
+        f'<p class="muted">{h(str(c["commit"])[:12])} by {h(c["author"])}</p>'
+        + (table(["trailer", "value"], [[h(k), h(v)] for k, v in c["trailers"].items()]) if c["trailers"] else "")
+        + diff(str(c["diff"])) + "</section>" for c in changes) or "<p class=muted>no commit touched this file</p>"
+
+
+def _unreadable(note_id: str, text: str, exc: notes.ParseError, fix: str) -> str:
+    """A memory whose front matter cannot be read (a hand edit): where and why, the fix, the text
+    as it is (was: a 500 naming ParseError)."""
+    where = f"memory/{note_id}.md:{exc.line}: {exc}" + (f" — {exc.fix}" if exc.fix else "")
+    return (f'<p class="muted">{h(note_id)}</p><div class="error">{h(where)}</div><p>{h(fix)}</p>'
+            f"<h2>Text</h2><pre>{h(text)}</pre>")
 
 
 def share_targets(repo: str) -> list[tuple[str, str]]:
     """(`--to` value, what the button says) of each source `memrepo share` can propose to from
     here: every team this machine joined (read-only ones too: a proposal is a branch on their
     remote, not a write into the clone) and the code repository the server was started in."""
-    import os
-
     from memrepo.base import projects
     from memrepo.recall import sources as rs
     from memrepo.store import sources
@@ -144,12 +169,14 @@ def _share_buttons(repo: str, note_id: str, token: str, read_only: bool) -> str:
 def _elsewhere(repo: str, note_id: str, token: str, read_only: bool) -> tuple[str, str]:
     """A team's or the project's memory (issue 41): its source, fields, text and commits; its
     changes are proposed there (`memrepo forget` as a button), not made here."""
-    import os
-
     from memrepo.store import sources
 
     data = sources.show_any(repo, os.getcwd(), note_id, None)
-    note = notes.parse(data["text"], f"memory/{note_id}.md")
+    try:
+        note = notes.parse(data["text"], f"memory/{note_id}.md")
+    except notes.ParseError as exc:
+        return note_id, _unreadable(note_id, data["text"], exc, f"it is {data['source']}'s memory: ask there for the "
+                                    "fix; recall skips it meanwhile")
     fields = [[h(k), labels(v) if isinstance(v, list) else h(v)] for k, v in note.meta.items() if k not in ("title", "claims")]
     history = table(["commit", "date", "subject"], [[h(str(c["commit"])[:12]), h(str(c["date"])[:10]), h(c["subject"])]
                                                     for c in data["history"]])

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import errno
 import os
+import sqlite3
 import sys
 import threading
 import time
@@ -36,6 +37,7 @@ from memrepo.errors import MemrepoError
 from memrepo.web import auth, html, pages
 
 MAX_BODY = 64 * 1024  # bytes of a form
+MAX_FIELDS = 20  # fields of a query string or a form
 REFRESH_EVERY = 10.0  # seconds
 
 
@@ -67,16 +69,16 @@ class App:
         """A one-time URL that logs a browser in (for the owner's terminal only)."""
         return f"http://127.0.0.1:{self.port}/login?code={auth.mint(self.gate.secret)}"
 
-    def refresh(self) -> None:
-        """Bring the cache up to date when HEAD moved (a commit here or elsewhere) or every
-        REFRESH_EVERY seconds (edits not yet committed): a scan of every memory file costs ~0.3 s
-        at 10,000, too much for each page."""
+    def refresh(self, force: bool = False) -> None:
+        """Bring the cache up to date when HEAD moved (a commit here or elsewhere), every
+        REFRESH_EVERY seconds (edits not yet committed) or when `force`d: a scan of every memory
+        file costs ~0.3 s at 10,000, too much for each page."""
         from memrepo.store import index
         from memrepo.vcs import gitcmd
 
         head = gitcmd.head(self.repo) or ""
         with self.lock:
-            if head != self._head or time.monotonic() - self._checked > REFRESH_EVERY:
+            if force or head != self._head or time.monotonic() - self._checked > REFRESH_EVERY:
                 index.update(self.repo)
                 self._head, self._checked = head, time.monotonic()
 
@@ -147,7 +149,9 @@ class Handler(BaseHTTPRequestHandler):
         if not self._host_ok():
             return
         url = urlsplit(self.path)
-        params = {k: v[-1] for k, v in parse_qs(url.query, max_num_fields=20).items()}
+        params = self._fields(url.query)
+        if params is None:
+            return
         route = unquote(url.path)
         if route == "/login":
             return self._login(params.get("code", ""))
@@ -161,22 +165,30 @@ class Handler(BaseHTTPRequestHandler):
         try:
             if route == "/" or route.startswith("/m/"):
                 self.app.refresh()
-            if route == "/":
-                self._page(*pages.memories(self.app.repo, params), "/", notice=notice)
-            elif route.startswith("/m/"):
-                self._page(*pages.memory(self.app.repo, route[3:], token, self.app.read_only), "/", notice=notice)
-            elif route == "/recall":
-                self._page(*pages.recall(self.app.repo), "/recall")
-            elif route == "/review":
-                self._page(*pages.review(self.app.repo, token, self.app.read_only), "/review", notice=notice)
-            elif route == "/runs":
-                self._page(*pages.runs(self.app.repo, token, self.app.read_only), "/runs", notice=notice)
-            else:
-                self._error(404, f"no page {route}")
+            try:
+                self._route(route, params, token, notice)
+            except sqlite3.DatabaseError:
+                # The cache went missing or bad since the last refresh (an `rm`, a crash): rebuild it and answer.
+                self.app.refresh(force=True)
+                self._route(route, params, token, notice)
         except MemrepoError as exc:
             self._error(404 if "no memory" in str(exc) else 500, str(exc), exc.hint or "")
         except Exception as exc:  # noqa: BLE001 — a page that fails says why instead of dropping the connection
             self._error(500, f"{type(exc).__name__}: {exc}", "`memrepo doctor` names most problems and their fix")
+
+    def _route(self, route: str, params: dict[str, str], token: str, notice: str) -> None:
+        if route == "/":
+            self._page(*pages.memories(self.app.repo, params), "/", notice=notice)
+        elif route.startswith("/m/"):
+            self._page(*pages.memory(self.app.repo, route[3:], token, self.app.read_only), "/", notice=notice)
+        elif route == "/recall":
+            self._page(*pages.recall(self.app.repo), "/recall")
+        elif route == "/review":
+            self._page(*pages.review(self.app.repo, token, self.app.read_only), "/review", notice=notice)
+        elif route == "/runs":
+            self._page(*pages.runs(self.app.repo, token, self.app.read_only), "/runs", notice=notice)
+        else:
+            self._error(404, f"no page {route}")
 
     def _login(self, code: str) -> None:
         """Trade a one-time code for a session cookie, then leave the code's URL (so it stays out of sight)."""
@@ -210,6 +222,16 @@ class Handler(BaseHTTPRequestHandler):
             return None
         return self.rfile.read(int(raw or 0)).decode("utf-8", "replace")
 
+    def _fields(self, query: str) -> dict[str, str] | None:
+        """The fields of a query string or form (the last of each name), or None once a 400 is sent
+        for more than MAX_FIELDS (parse_qs raised, and the connection dropped without an answer)."""
+        try:
+            return {k: v[-1] for k, v in parse_qs(query, max_num_fields=MAX_FIELDS).items()}
+        except ValueError:
+            self._send(400, f"too many fields: a page or a form here takes at most {MAX_FIELDS}\n",
+                       "text/plain; charset=utf-8")
+            return None
+
     def _origin_ok(self) -> bool:
         """A write comes from this server's own page: its Origin names this server (a browser sends
         one with every POST). Another port of 127.0.0.1 is the same site, so SameSite is not enough."""
@@ -230,7 +252,9 @@ class Handler(BaseHTTPRequestHandler):
         if not self._origin_ok():
             return self._refuse(403, "cross-origin request refused: changes come only from this server's own pages",
                                 "reload the page and use its buttons")
-        form = {k: v[-1] for k, v in parse_qs(raw, max_num_fields=20).items()}
+        form = self._fields(raw)
+        if form is None:
+            return
         if self.app.read_only:
             return self._error(403, "this server is read-only (started with --read-only)")
         if not auth.same(form.get("token", ""), self.app.gate.csrf(session)):
