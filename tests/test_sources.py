@@ -548,3 +548,20 @@ def test_joining_a_writable_team_again_without_writable_keeps_its_pushes(repo: s
     assert sources.teams(repo)["acme"]["writable"] is True
     as_json = json.loads(run("team", "add", "acme", bare, "--json", repo=repo).output)
     assert as_json["writable"] is True and as_json["kept_writable"] is True
+
+
+def test_share_to_a_team_whose_remote_is_still_empty_says_to_sync_first(repo: str, tmp_path: Any) -> None:
+    """A team joined --writable from an empty remote has its memory in the clone until the first
+    sync pushes it: a share meanwhile says so and names `memrepo sync`, not git's 'couldn't find
+    remote ref' under a hint to read `git remote -v`."""
+    bare = str(tmp_path / "empty.git")
+    git(str(tmp_path), "init", "-q", "--bare", "-b", "main", bare)
+    run("team", "add", "acme", bare, "--writable", repo=repo)
+    write_memory(repo, "mine", title="Our staging database is reset every Sunday")
+    assert commit_all(repo, "mine").returncode == 0
+    result = CliRunner().invoke(cli, ["--repo", repo, "share", "mine", "--to", "acme"], catch_exceptions=False)
+    assert result.exit_code == 1
+    assert "team acme's remote has no branch main yet" in result.stderr and "`memrepo sync`" in result.stderr
+    assert "couldn't find remote ref" not in result.output
+    run("sync", repo=repo)
+    assert CliRunner().invoke(cli, ["--repo", repo, "share", "mine", "--to", "acme"], catch_exceptions=False).exit_code == 0

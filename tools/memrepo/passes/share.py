@@ -18,7 +18,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from memrepo.errors import MemrepoError
+from memrepo.errors import GitError, MemrepoError
 from memrepo.format import notes, validate
 from memrepo.passes.curate import forge as forges, prbody
 from memrepo.base import paths, projects
@@ -114,7 +114,14 @@ def _base(name: str, root: str) -> tuple[str, str, str]:
     base = join.current_branch(root)
     if remote is None or base is None:
         raise ShareError(f"team {name}'s clone has no remote or no branch", hint="`memrepo doctor` says which")
-    return remote, base, rem.fetch_tracking(root, remote, base, hint=_hint(root))
+    try:
+        return remote, base, rem.fetch_tracking(root, remote, base, hint=_hint(root))
+    except GitError:
+        if base not in rem.remote_heads(root, remote, f"refs/heads/{base}"):  # reachable, and without the branch
+            raise ShareError(f"team {name}'s remote has no branch {base} yet: no memory there to propose against",
+                             hint="`memrepo sync` pushes the team clone's memory there first (a team joined with "
+                                  "--writable), or a member who may push does") from None
+        raise
 
 
 def _to_team(name: str, root: str, note_id: str, text: str, forge_name: str | None, gh_path: str | None) -> Shared:
