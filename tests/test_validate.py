@@ -146,11 +146,11 @@ CASES = {
     "duplicate-key": (add_keys("title: Second title"), [
         f"{P}:8: key `title` appears twice (also on line 3) — keep one of them"]),
     "topics-not-lowercase": (add_keys("topics: [Backups, ci]"), [
-        f"{P}:8: topics must be lowercase — lowercase them; named things go in `entities`"]),
+        f"{P}:8: topics must be lowercase ('Backups') — lowercase them; named things go in `entities`"]),
     "topics-not-a-list": (add_keys("topics: backups"), [
-        f"{P}:8: `topics` must be a list of words or phrases — write it as `topics: [one, two]`"]),
+        f"{P}:8: `topics` must be a list of words or phrases (it is one text) — write it as `topics: [one, two]`"]),
     "entities-with-number": (add_keys("entities: [tb-db-1, 42]"), [
-        f"{P}:8: `entities` must be a list of words or phrases — write it as `entities: [one, two]`"]),
+        f"{P}:8: `entities` must be a list of words or phrases (item 2 is a number) — write it as `entities: [one, two]`"]),
     "half-life-negative": (add_keys("half_life_days: -3"), [
         f"{P}:8: half_life_days -3 is not a positive number — use a number of days, or null for never"]),
     "half-life-text": (add_keys("half_life_days: forever"), [
@@ -244,7 +244,7 @@ def test_a_file_with_several_problems_reports_all_of_them_in_line_order() -> Non
         f"{P}:4: unknown class 'wish' — use one of: rule, preference, fact, project, event, reference",
         f"{P}:5: unknown source 'bot' — use one of: user, agent, capture, import",
         f"{P}:6: created 20260115 is not an ISO date — write it as '2026-11-29' (quoted)",
-        f"{P}:7: topics must be lowercase — lowercase them; named things go in `entities`",
+        f"{P}:7: topics must be lowercase ('Backups') — lowercase them; named things go in `entities`",
         f"{P}:8: status is superseded but `superseded_by` is missing — add `superseded_by: <id of the newer memory>`",
         f"{P}:9: unknown key `colour` — remove it or use one of: {KEYS}",
         f"{P}:11: looks like a secret (github-token: ghp_…a1B2) — remove it and keep secrets in a secrets manager, "
@@ -325,3 +325,13 @@ def test_a_body_far_over_the_limit_is_refused_for_its_size_without_a_secret_scan
     problems, _ = validate.check_text(near, P, find_secrets)
     assert scanned == [near]
     assert [p.problem.split(" (")[0] for p in problems] == ["looks like a secret", "body is 262144 bytes, over the 65536-byte limit"]
+
+
+def test_a_list_key_names_the_item_that_is_not_a_word() -> None:
+    """An agent's `remember` with topics ["Has Space", "UPPER", ""] learns which item to fix."""
+    assert check(add_keys('topics: ["deploys", ""]')) == [
+        f"{P}:8: `topics` must be a list of words or phrases (item 2 is empty) — write it as `topics: [one, two]`"]
+    assert check(add_keys("aliases: [one, {two: 2}]")) == [
+        f"{P}:8: `aliases` must be a list of words or phrases (item 2 is a mapping) — write it as `aliases: [one, two]`"]
+    assert check(add_keys("topics: [Has Space, UPPER, Ok, Fine, Five]")) == [
+        f"{P}:8: topics must be lowercase ('Has Space', 'UPPER', 'Ok' and 2 more) — lowercase them; named things go in `entities`"]

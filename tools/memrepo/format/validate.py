@@ -56,6 +56,24 @@ def _is_date(value: Any, allow_time: bool) -> bool:
     return not notes.DATETIME_RE.match(value) or (int(value[11:13]) < 24 and int(value[14:16]) < 60)
 
 
+def _not_words(value: Any) -> str:
+    """Which part of a list key's value is not a word or phrase, for the person fixing it."""
+    if not isinstance(value, list):
+        return f"it is {_kind(value)}"
+    for n, item in enumerate(value, start=1):
+        if not isinstance(item, str):
+            return f"item {n} is {_kind(item)}"
+        if not item.strip():
+            return f"item {n} is empty"
+    return "it is not"
+
+
+def _kind(value: Any) -> str:
+    names = {str: "one text", int: "a number", float: "a number", bool: "true/false", dict: "a mapping",
+             list: "a list", type(None): "empty"}
+    return names.get(type(value), type(value).__name__)
+
+
 def _str_list(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(v, str) and v.strip() for v in value)
 
@@ -206,13 +224,15 @@ def _check_scalars(meta: dict[str, Any], add: Any, stem: str) -> None:
 def _check_lists_and_status(meta: dict[str, Any], add: Any) -> None:
     for key in spec.LIST_KEYS:
         if key in meta and not _str_list(meta[key]):
-            add(key, f"`{key}` must be a list of words or phrases", f"write it as `{key}: [one, two]`")
+            add(key, f"`{key}` must be a list of words or phrases ({_not_words(meta[key])})", f"write it as `{key}: [one, two]`")
     for key in spec.LIST_KEYS:
         bad = [why for why in map(fence.problem, meta[key]) if why] if _str_list(meta.get(key)) else []
         if bad:
             add(key, f"an item of `{key}` {bad[0]}", ONE_LINE_FIX)
-    if _str_list(meta.get("topics")) and any(t != t.lower() for t in meta["topics"]):
-        add("topics", "topics must be lowercase", "lowercase them; named things go in `entities`")
+    upper = [t for t in meta["topics"] if t != t.lower()] if _str_list(meta.get("topics")) else []
+    if upper:
+        shown = ", ".join(repr(t[:40]) for t in upper[:3]) + (f" and {len(upper) - 3} more" if len(upper) > 3 else "")
+        add("topics", f"topics must be lowercase ({shown})", "lowercase them; named things go in `entities`")
     status = meta.get("status", "active")
     sup = meta.get("superseded_by")
     if status == "superseded" and not (isinstance(sup, str) and sup):
