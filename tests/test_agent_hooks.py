@@ -19,7 +19,7 @@ import pytest
 
 from helpers import commit_all, write_memory
 from test_hook import SLOW
-from memrepo.base import bundle
+from memrepo.base import bundle, paths
 from memrepo.agents.codex import install as codex_install, tail as codex_tail
 from memrepo.agents.gemini import handlers as gemini_handlers, install as gemini_install, tail as gemini_tail
 from memrepo.format import transcript
@@ -108,6 +108,31 @@ def test_no_index_fails_open(repo: str, agent: str, event: str, name: str) -> No
     shutil.rmtree(os.path.join(repo, "index"), ignore_errors=True)
     proc = run(agent, event, fixture(agent, name, prompt="how do we run the tests?", transcript_path=""), repo)
     assert proc.returncode == 0 and proc.stdout == b"" and b"memrepo" in proc.stderr
+
+
+@pytest.mark.parametrize("agent, event, name", [("codex", "UserPromptSubmit", "user_prompt_submit"),
+                                                 ("gemini", "BeforeAgent", "before_agent")])
+def test_a_cache_lost_mid_session_is_said_once_and_logged(store: str, agent: str, event: str, name: str) -> None:
+    """The cache removed while the agent runs: the hook's stderr reaches no one (Codex prints
+    "Completed", Gemini nothing), so the agent is told once a session, each silent prompt is in
+    the recall log (the walk of h30)."""
+    db = paths.index_db(store)
+    for f in (db, db + "-wal", db + "-shm"):
+        if os.path.exists(f):
+            os.remove(f)
+    stdin = fixture(agent, name, prompt="how do we run the tests here?", transcript_path="")
+    first = run(agent, event, stdin, store)
+    assert first.returncode == 0, first.stderr
+    said = json.loads(first.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "memrepo recalled nothing" in said and "`memrepo index --rebuild`" in said
+    second = run(agent, event, stdin, store)
+    assert (second.returncode, second.stdout) == (0, b"")  # once a session, not on every prompt
+    assert [e["silent"] for e in log_lines(store)] == ["no-cache", "no-cache"]
+    assert log_lines(store)[-1]["agent"] == agent
+    subprocess.run([sys.executable, "-m", "memrepo", "--repo", store, "index", "--rebuild"], check=True, capture_output=True)
+    other = run(agent, event, fixture(agent, name, prompt="how do we run the tests here?", transcript_path="",
+                                      session_id="another-session"), store)
+    assert "(id: build-command)" in json.loads(other.stdout)["hookSpecificOutput"]["additionalContext"]
 
 
 def test_an_unknown_event_is_ignored(store: str) -> None:

@@ -40,7 +40,7 @@ def on_prompt(event: "dict[str, Any]", agent: str = "", previous_turn: "Callable
     repo = paths.memory_repo()
     db_path = paths.index_db(repo)
     if not _fast.exists(db_path):
-        raise FileNotFoundError(f"no index at {db_path}; run `memrepo index --rebuild`")
+        return _no_cache(repo, db_path, prompt, event, agent)
     tpath = event.get("transcript_path")
     tail = previous_turn or _previous_turn
     previous = (lambda: tail(tpath, prompt)) if isinstance(tpath, str) and tpath else ""
@@ -59,3 +59,31 @@ def on_prompt(event: "dict[str, Any]", agent: str = "", previous_turn: "Callable
     except OSError:
         pass
     return decide.format_context(d.hits)
+
+
+NO_CACHE = ("memrepo recalled nothing for this prompt: its cache {db} is missing, so nothing is recalled until "
+            "`memrepo index --rebuild` (or the next session) rebuilds it. Tell the user so; this note is not "
+            "repeated in this session.")
+
+
+def _no_cache(repo: str, db_path: str, prompt: str, event: "dict[str, Any]", agent: str) -> str:
+    """The cache is gone while the agent runs (removed by hand, a `git clean -x`): recall is silent.
+
+    Its stderr line reaches no one (Claude Code keeps it in a debug log, Codex and Gemini drop it),
+    so the decision goes into the recall log and the agent is told once a session (the hook
+    builds nothing: the next SessionStart rebuilds the cache, or the command named). Without
+    even the index/ folder (the repository itself is gone) there is nowhere to log: the error
+    stands, and the next SessionStart makes a repository.
+    """
+    if not _fast.exists(paths.index_dir(repo)):
+        raise FileNotFoundError(f"no index at {db_path}; run `memrepo index --rebuild`")
+    session = event.get("session_id") if isinstance(event.get("session_id"), str) else None
+    said = session is not None and any(e.get("session") == session and e.get("silent") == "no-cache"
+                                       for e in log.read_log(repo, limit=50))
+    d = decide.Decision()
+    d.silent, d.why = "no-cache", f"no cache at {db_path}"
+    try:
+        log.log_decision(repo, prompt, d, session, agent)
+    except OSError:
+        pass
+    return "" if said else NO_CACHE.format(db=db_path)
