@@ -314,3 +314,56 @@ def test_a_failure_while_a_newer_request_waits_is_counted_on_it(repo: str) -> No
         jobs.drain(repo, fail_after_a_new_stop)
     queued = json.load(open(path))
     assert (queued["transcript"], queued["attempts"], queued["last_error"]) == ("/x-newer", 1, "RuntimeError: model down")
+
+
+def long_transcript(tmp_path: str, session: str, turns: int) -> str:
+    """A Claude Code session of `turns` user/assistant pairs of ~6,000 characters each."""
+    path = os.path.join(str(tmp_path), f"{session}.jsonl")
+    with open(path, "w", encoding="utf-8") as fh:
+        for i in range(turns):
+            for role in ("user", "assistant"):
+                text = f"{role} turn {i} of a long session: " + " ".join(f"word{i}x{j}" for j in range(600))
+                content = text if role == "user" else [{"type": "text", "text": text}]
+                fh.write(json.dumps({"type": role, "uuid": f"{session}-{i}-{role}", "sessionId": session,
+                                     "cwd": "/home/user/shop", "timestamp": "2026-11-29T18:00:01.000Z",
+                                     "message": {"role": role, "id": f"msg-{i}", "content": content}}) + "\n")
+    return path
+
+
+def test_a_long_transcript_is_captured_a_budget_at_a_time_behind_the_other_jobs(
+        repo: str, tmp_path: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A capture job makes at most capture_job.MAX_PARTS model calls, then goes back to the queue
+    where it stopped: a huge transcript never holds the worker (and the other sessions' captures)
+    for hours of model calls, and nothing of it is skipped (issue 16's mark)."""
+    from memrepo.worker import capture_job
+
+    long = long_transcript(tmp_path, "s-long", 120)  # ~1.5 M characters: about 25 parts
+    short = transcript(tmp_path, "s-short")
+    calls = os.path.join(str(tmp_path), "calls.jsonl")
+    monkeypatch.setenv("MEMREPO_MODEL_CMD", f"{sys.executable} {FAKE}")
+    monkeypatch.setenv("FAKE_MODEL_DEFAULT", '{"memories": [], "refuted": []}')
+    monkeypatch.setenv("FAKE_MODEL_LOG", calls)
+    jobs.enqueue(repo, {"kind": "capture", "session": "s-long", "transcript": long, "cwd": "/home/user/shop"})
+    time.sleep(0.01)
+    jobs.enqueue(repo, {"kind": "capture", "session": "s-short", "transcript": short, "cwd": "/home/user/shop"})
+    assert jobs.work(repo) == 1  # the short session's job; the long one went back to the queue
+    first = capture.load_state(repo)["s-long"]
+    assert len(open(calls).read().splitlines()) == capture_job.MAX_PARTS + 1  # its budget, and the short one's call
+    assert "s-short" in capture.load_state(repo)
+    assert any("capture s-long: read to line" in line and "the rest at the next worker run" in line for line in worker_log(repo))
+    waiting = json.load(open(os.path.join(jobs.jobs_dir(repo), "capture-s-long.json")))
+    assert waiting["attempts"] == 0 and "last_error" not in waiting  # deferred, not failed
+    rounds = 1
+    while os.path.exists(os.path.join(jobs.jobs_dir(repo), "capture-s-long.json")):
+        waiting = json.load(open(os.path.join(jobs.jobs_dir(repo), "capture-s-long.json")))
+        waiting["not_before"] = 0
+        json.dump(waiting, open(os.path.join(jobs.jobs_dir(repo), "capture-s-long.json"), "w"))
+        jobs.work(repo)
+        rounds += 1
+        assert rounds < 10
+    assert rounds >= 3
+    assert capture.load_state(repo)["s-long"] != first
+    prompts = [json.loads(line)["prompt"] for line in open(calls)]
+    for i in range(120):  # every turn reached the model exactly once
+        for role in ("user", "assistant"):
+            assert sum(f"{role} turn {i} of a long session" in p for p in prompts) == 1, (role, i)

@@ -214,8 +214,12 @@ def evidenced(answer: dict[str, Any], group: list[transcript.Turn], earlier: lis
 
 # -- one capture ---------------------------------------------------------------------------
 
-def capture(repo: str, path: str, session: str | None = None, cwd: str = "", run_id: str | None = None) -> CaptureReport:
-    """Capture the new part of the transcript at `path`; call with the worker lock held."""
+def capture(repo: str, path: str, session: str | None = None, cwd: str = "", run_id: str | None = None,
+            max_parts: int | None = None) -> CaptureReport:
+    """Capture the new part of the transcript at `path`; call with the worker lock held.
+
+    `max_parts`: read at most that many parts (one model call each), then stop with `more` set;
+    the mark stays after the last part read, so the next capture goes on from there."""
     store.require_repo(repo)
     if not os.path.isfile(path):
         raise MemrepoError(f"no transcript at {path}", hint="pass the path of a session's .jsonl file (Claude Code, Codex CLI or Gemini CLI)")
@@ -225,7 +229,11 @@ def capture(repo: str, path: str, session: str | None = None, cwd: str = "", run
     end = transcript.count_lines(path)
     project = project_of(repo, cwd)
     last = begin
-    for group in chunks(transcript.read(path, start_line=begin)):
+    for n, group in enumerate(chunks(transcript.read(path, start_line=begin)), start=1):
+        if max_parts is not None and n > max_parts:
+            report.more = True
+            report.last_line = last
+            return report
         report.turns += len(group)
         project = project or project_of(repo, group[0].cwd)
         if not _capture_group(repo, group, session, project, report):

@@ -45,6 +45,7 @@ class CaptureReport:
         self.heard = model.Heard()  # what each commit's `Memrepo-Model` says
         self.review_branch: str | None = None
         self.last_line = 0
+        self.more = False  # stopped at its budget of model calls: the rest of the transcript waits
         # What the worker should log about this capture (the pass itself writes no worker log).
         self.log: list[str] = []
 

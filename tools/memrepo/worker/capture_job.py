@@ -5,11 +5,14 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from memrepo.errors import MemrepoError
+from memrepo.errors import Deferred, MemrepoError
 from memrepo.passes import capture
 from memrepo.passes.capture_plan import CaptureReport
 from memrepo.vcs import commit
 from memrepo.worker import queue
+
+
+MAX_PARTS = 12  # parts of a transcript (one model call each, up to 60,000 characters) a capture job reads at a time
 
 
 def run_job(repo: str, job: dict[str, Any]) -> dict[str, Any]:
@@ -18,12 +21,18 @@ def run_job(repo: str, job: dict[str, Any]) -> dict[str, Any]:
         queue.log(repo, f"capture {job.get('session')}: transcript {job.get('transcript')} is gone; nothing to do")
         return {"skipped": "no transcript"}
     commit.refuse_in_progress(repo)  # before the model runs: the job waits, its attempts untouched
-    report = capture.capture(repo, str(job["transcript"]), str(job.get("session") or "") or None, str(job.get("cwd") or ""))
+    report = capture.capture(repo, str(job["transcript"]), str(job.get("session") or "") or None, str(job.get("cwd") or ""),
+                             max_parts=MAX_PARTS)
     for line in report.log:
         queue.log(repo, line)
     queue.log(repo, f"capture {report.session}: {report.turns} turns, added {report.added}, "
                    f"refuted {[r['id'] for r in report.refuted]}, dropped {len(report.dropped)}"
                    + (f", sent to review like forgotten memories {[r['id'] for r in report.held]}" if report.held else ""))
+    if report.more:
+        # A long transcript is read a budget at a time: the other queued captures go first, and
+        # its model calls are spread over worker runs instead of holding the worker for hours.
+        raise Deferred(f"capture {report.session}: read to line {report.last_line} of {job['transcript']} ({MAX_PARTS} "
+                       "model calls, this job's budget); the rest at the next worker run")
     return report.as_dict()
 
 
