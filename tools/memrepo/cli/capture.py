@@ -85,14 +85,21 @@ def enrich(ctx: click.Context, ids: tuple[str, ...], as_json: bool) -> None:
     else:
         for note_id, aliases in report["enriched"].items():
             echo(f"{note_id}: {', '.join(aliases)}")
-        unchanged = [i for i in report["asked"] if i not in report["enriched"] and i not in report.get("pending", [])]
+        unanswered = report.get("pending", []) + report.get("gave_up", [])
+        unchanged = [i for i in report["asked"] if i not in report["enriched"] and i not in unanswered]
         if unchanged:
             echo(f"no new aliases for: {', '.join(unchanged)}")
         if report.get("unknown_ids"):
             echo(f"the model answered for ids it was not asked about, ignored: {', '.join(report['unknown_ids'])}")
         if report.get("pending"):
             echo(f"not answered, asked again next run: {', '.join(report['pending'])}")
-        if not report["asked"]:
+        if report.get("gave_up"):
+            # Third unanswered ask: not asked again by a sweep, which said "no new aliases" as if answered.
+            echo(f"not answered {en.MAX_ATTEMPTS} times, not asked again until its text changes "
+                 f"(`memrepo enrich ID` asks now): {', '.join(report['gave_up'])}")
+        if report.get("skipped_dirty"):
+            echo(f"left alone, uncommitted edits (commit them, then enrich): {', '.join(report['skipped_dirty'])}")
+        if not report["asked"] and not report.get("skipped_dirty"):
             echo("nothing to enrich")
     _model_calls_judged("enrich")
 
