@@ -7,12 +7,15 @@ that failed before its fix.
 
 from __future__ import annotations
 
+import json
+import os
 import sys
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
-from helpers import commit_all, head, write_memory
+from helpers import commit_all, git, head, write_memory
 from memrepo.cli.main import cli
 
 from test_enrich import FAKE
@@ -53,3 +56,31 @@ def test_enrich_of_a_memory_with_uncommitted_edits_says_it_left_it_alone(store: 
     assert code == 0 and head(store) == before
     assert "nothing to enrich" not in out  # it said only that
     assert "left alone, uncommitted edits (commit them, then enrich): widgets" in out
+
+
+def test_verify_whose_model_command_fails_midway_exits_1_naming_what_it_left(
+        store: str, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_memory(store, "alpha", title="Alpha notes", description="Alpha is documented", body="Alpha.\n")
+    assert commit_all(store, "alpha").returncode == 0
+    rules = os.path.join(str(tmp_path), "rules.json")
+    with open(rules, "w", encoding="utf-8") as fh:
+        json.dump([{"contains": "Memory id: widgets", "exit": 2},  # the fake says "fake model failure" on stderr
+                   {"contains": "Memory id: alpha", "reply": {"claims": [], "not_claims": []}}], fh)
+    monkeypatch.setenv("FAKE_MODEL_RULES", rules)
+    code, out = _run(store, "verify")
+    assert "skip widgets: left as it was: the model command failed (the model command exited 2: fake model failure)" in out
+    assert code == 1, out  # it exited 0: one memory checked, the other never read, as a success
+    assert "Error: verify: the model command failed, so 1 memory was left as it was" in out
+    assert "then run `memrepo verify` again" in out
+
+
+def test_verify_commit_subject_counts_the_stamps_it_writes(store: str) -> None:
+    write_memory(store, "alpha", title="Alpha notes", description="Alpha is documented", project="shop",
+                 verification={"status": "unverified", "checked": "2026-11-20", "failed": ["path_exists: gone.py (shop)"]})
+    write_memory(store, "beta", title="Beta notes", description="Beta is documented", body="See `src/beta.py`.\n")
+    assert commit_all(store, "two").returncode == 0
+    code, out = _run(store, "verify", "--no-model")
+    assert code == 0, out
+    assert "unverified alpha" in out and "unchecked  beta" in out
+    subject = git(store, "log", "-1", "--format=%s").stdout.strip()
+    assert subject == "verify: restamp 1 memory (0 unverified, 0 verified)"  # was "(1 unverified...)": alpha's old stamp

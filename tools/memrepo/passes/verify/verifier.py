@@ -335,9 +335,11 @@ def _readable(repo: str, note_id: str, rel: str, dirty: set[str], explicit: bool
 
 
 def _subject(report: VerifyReport) -> str:
-    c = report.counts()
-    return (f"verify: restamp {c['changed']} memor{'y' if c['changed'] == 1 else 'ies'} "
-            f"({c['stamped_unverified']} unverified, {c['stamped_verified']} verified)")
+    # The stamps this commit writes, not every memory's: "restamp 2 memories (6 unverified)" was read
+    # as six memories newly unverified (h31).
+    changed = [r.status for r in report.results if r.changed]
+    return (f"verify: restamp {len(changed)} memor{'y' if len(changed) == 1 else 'ies'} "
+            f"({changed.count('unverified')} unverified, {changed.count('verified')} verified)")
 
 
 def _body(report: VerifyReport) -> str:
