@@ -84,3 +84,43 @@ def test_verify_commit_subject_counts_the_stamps_it_writes(store: str) -> None:
     assert "unverified alpha" in out and "unchecked  beta" in out
     subject = git(store, "log", "-1", "--format=%s").stdout.strip()
     assert subject == "verify: restamp 1 memory (0 unverified, 0 verified)"  # was "(1 unverified...)": alpha's old stamp
+
+
+PART1 = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "capture", "refute-part1.jsonl")
+
+
+def _rules(tmp_path: Any, monkeypatch: pytest.MonkeyPatch, rules: list[dict[str, Any]]) -> None:
+    path = os.path.join(str(tmp_path), "rules.json")
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(rules, fh)
+    monkeypatch.setenv("FAKE_MODEL_RULES", path)
+
+
+def test_capture_by_hand_whose_answer_is_empty_names_the_command_to_run_again(
+        store: str, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    _rules(tmp_path, monkeypatch, [{"contains": "Session turns", "reply_text": ""}])
+    code, out = _run(store, "capture", PART1)
+    assert code == 1 and "was invalid (logged to index/model-rejects.jsonl); those turns stay pending" in out
+    assert "the next sweep tries again" not in out  # no job exists for a capture by hand
+    assert f"hint: run `memrepo capture {PART1}` again" in out
+
+
+def test_capture_whose_model_command_crashes_says_how_to_fix_it(
+        store: str, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    _rules(tmp_path, monkeypatch, [{"contains": "Session turns", "exit": 1}])
+    code, out = _run(store, "capture", PART1)
+    assert code == 1 and "Error: the model command exited 1: fake model failure\n" in out
+    assert "hint: run the model command (MEMREPO_MODEL_CMD, or `model_cmd` in index/local.json) by hand" in out
+
+
+def test_capture_names_its_failed_verdict_calls(store: str, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    memory = {"class": "fact", "title": "Widget service restarts with make restart",
+              "description": "The widget service restarts with make restart.", "topics": ["widgets", "restart"],
+              "entities": [], "tech": [], "body": "Widget service: `make restart`.", "evidence": ["t2"], "scope": "global"}
+    # The capture answer is valid; the verdict on its neighbour `widgets` is `{}`, which no verdict is.
+    _rules(tmp_path, monkeypatch, [{"contains": "Session turns", "reply": {"memories": [memory], "refuted": []}},
+                                   {"contains": "pass: enrich", "reply": {"memories": []}}])
+    code, out = _run(store, "capture", PART1)
+    assert code == 0, out
+    assert "capture: 1 of 3 model calls failed (last: the model's answer is not valid ($: missing 'relation')" in out, out
+    # it said "3 model calls" and nothing else

@@ -34,9 +34,13 @@ def capture(ctx: click.Context, transcript_path: str, session: str | None, as_js
     from memrepo.store import memories as store
     from memrepo.worker import capture_job
 
+    from memrepo.passes import model
+
+    model.Tally.reset()
     report = capture_job.capture_locked(store.require_repo(_repo(ctx)), transcript_path, session)
     if as_json:
-        return _json(report.as_dict())
+        _json(report.as_dict())
+        return _model_calls_judged("capture")
     echo(f"run {report.run_id}: {report.turns} new turns, {report.model_calls} model calls")
     for note_id in report.added:
         echo(f"  added {note_id}")
@@ -54,6 +58,7 @@ def capture(ctx: click.Context, transcript_path: str, session: str | None, as_js
         echo(f"  dropped {d.get('title') or d.get('refuted') or ''}: {d['reason']}".replace("  dropped :", "  dropped:"))
     if report.review_branch:
         echo(f"proposals on {report.review_branch}: `memrepo review` lists them")
+    _model_calls_judged("capture")  # a verdict call that failed was counted in the trailer alone
 
 
 @click.command()
