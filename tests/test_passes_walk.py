@@ -124,3 +124,37 @@ def test_capture_names_its_failed_verdict_calls(store: str, tmp_path: Any, monke
     assert code == 0, out
     assert "capture: 1 of 3 model calls failed (last: the model's answer is not valid ($: missing 'relation')" in out, out
     # it said "3 model calls" and nothing else
+
+
+@pytest.mark.parametrize("args", [["curate"], ["verify"], ["enrich"]])
+def test_a_pass_that_would_ask_the_model_stops_in_recall_only_mode(store: str, monkeypatch: pytest.MonkeyPatch,
+                                                                    args: list[str]) -> None:
+    monkeypatch.setenv("MEMREPO_RECALL_ONLY", "1")
+    before = head(store)
+    code, out = _run(store, *args)
+    assert code == 1 and head(store) == before
+    # curate ran, reported "1 model calls" and exited 0; verify printed a skip line per memory first
+    assert out.startswith("Error: recall-only mode is on: memrepo runs no model call\n"), out
+
+
+def _mid_merge(repo: str) -> None:
+    git(repo, "checkout", "-q", "-b", "side")
+    write_memory(repo, "widgets", title="Widget service runbook, side", description="How the widget service restarts")
+    commit_all(repo, "side")
+    git(repo, "checkout", "-q", "main")
+    write_memory(repo, "widgets", title="Widget service runbook, main", description="How the widget service restarts")
+    commit_all(repo, "main")
+    assert git(repo, "merge", "side", check=False).returncode == 1  # a conflict in widgets.md
+
+
+@pytest.mark.parametrize("args", [["curate"], ["verify"], ["enrich", "widgets"], ["capture", PART1]])
+def test_a_pass_run_by_hand_mid_merge_stops_before_the_model(store: str, tmp_path: Any, monkeypatch: pytest.MonkeyPatch,
+                                                              args: list[str]) -> None:
+    log = os.path.join(str(tmp_path), "calls.jsonl")
+    monkeypatch.setenv("FAKE_MODEL_LOG", log)
+    _mid_merge(store)
+    code, out = _run(store, *args)
+    assert code == 1
+    # enrich said to take the "hand edit" back with `git checkout`; the others asked the model first
+    assert "Error: a merge is in progress in" in out and "memrepo writes nothing until it is finished" in out, out
+    assert not os.path.exists(log)

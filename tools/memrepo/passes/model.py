@@ -174,12 +174,18 @@ def _succeeded(repo: str, entry: dict[str, Any], **extra: Any) -> None:
     Tally.count(str(entry.get("pass", "?")))
 
 
-def _ask(repo: str, pass_name: str, prompt: str, timeout: float | None,
-         schema: dict[str, Any] | None) -> tuple[str, dict[str, Any]]:
-    """One call: (the answer text, its ledger entry, not yet written); a failure is written and raised."""
+def require_enabled(repo: str) -> None:
+    """Raise RecallOnly when recall-only mode is on: a pass checks before its first call (h31: curate
+    ran its deterministic pass and reported a model call that never ran; verify printed one skip per memory)."""
     if config.recall_only(repo):
         raise RecallOnly("recall-only mode is on: memrepo runs no model call",
                          hint=f"unset {config.ENV_RECALL_ONLY}, or set \"recall_only\": false in {config.SHARED} / {config.LOCAL}")
+
+
+def _ask(repo: str, pass_name: str, prompt: str, timeout: float | None,
+         schema: dict[str, Any] | None) -> tuple[str, dict[str, Any]]:
+    """One call: (the answer text, its ledger entry, not yet written); a failure is written and raised."""
+    require_enabled(repo)
     timeout = timeout_of(repo) if timeout is None else timeout
     os.makedirs(paths.index_dir(repo), exist_ok=True)
     login = os.path.join(paths.index_dir(repo), f".model-settings-{os.getpid()}.json")
