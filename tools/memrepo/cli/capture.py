@@ -34,9 +34,13 @@ def capture(ctx: click.Context, transcript_path: str, session: str | None, as_js
     from memrepo.store import memories as store
     from memrepo.worker import capture_job
 
+    from memrepo.passes import model
+
+    model.Tally.reset()
     report = capture_job.capture_locked(store.require_repo(_repo(ctx)), transcript_path, session)
     if as_json:
-        return _json(report.as_dict())
+        _json(report.as_dict())
+        return _model_calls_judged("capture")
     echo(f"run {report.run_id}: {report.turns} new turns, {report.model_calls} model calls")
     for note_id in report.added:
         echo(f"  added {note_id}")
@@ -54,6 +58,7 @@ def capture(ctx: click.Context, transcript_path: str, session: str | None, as_js
         echo(f"  dropped {d.get('title') or d.get('refuted') or ''}: {d['reason']}".replace("  dropped :", "  dropped:"))
     if report.review_branch:
         echo(f"proposals on {report.review_branch}: `memrepo review` lists them")
+    _model_calls_judged("capture")  # a verdict call that failed was counted in the trailer alone
 
 
 @click.command()
@@ -85,14 +90,21 @@ def enrich(ctx: click.Context, ids: tuple[str, ...], as_json: bool) -> None:
     else:
         for note_id, aliases in report["enriched"].items():
             echo(f"{note_id}: {', '.join(aliases)}")
-        unchanged = [i for i in report["asked"] if i not in report["enriched"] and i not in report.get("pending", [])]
+        unanswered = report.get("pending", []) + report.get("gave_up", [])
+        unchanged = [i for i in report["asked"] if i not in report["enriched"] and i not in unanswered]
         if unchanged:
             echo(f"no new aliases for: {', '.join(unchanged)}")
         if report.get("unknown_ids"):
             echo(f"the model answered for ids it was not asked about, ignored: {', '.join(report['unknown_ids'])}")
         if report.get("pending"):
             echo(f"not answered, asked again next run: {', '.join(report['pending'])}")
-        if not report["asked"]:
+        if report.get("gave_up"):
+            # Third unanswered ask: not asked again by a sweep, which said "no new aliases" as if answered.
+            echo(f"not answered {en.MAX_ATTEMPTS} times, not asked again until its text changes "
+                 f"(`memrepo enrich ID` asks now): {', '.join(report['gave_up'])}")
+        if report.get("skipped_dirty"):
+            echo(f"left alone, uncommitted edits (commit them, then enrich): {', '.join(report['skipped_dirty'])}")
+        if not report["asked"] and not report.get("skipped_dirty"):
             echo("nothing to enrich")
     _model_calls_judged("enrich")
 

@@ -8,6 +8,7 @@ import click
 
 from memrepo.cli.common import _fail_friendly, _json, _memory_id, _model_calls_judged, _repo
 from memrepo.cli.term import echo
+from memrepo.errors import MemrepoError
 
 
 @click.command("verify")
@@ -38,7 +39,7 @@ def verify(ctx: click.Context, ids: tuple[str, ...], no_model: bool, as_json: bo
     shown.close()
     if as_json:
         _json(report.as_dict())
-        return _model_calls_judged("verify")
+        return _stopped(report)
     for r in report.results:
         if r.skipped:
             echo(f"skip {r.id}: {r.skipped}")
@@ -53,7 +54,17 @@ def verify(ctx: click.Context, ids: tuple[str, ...], no_model: bool, as_json: bo
     if report.url_probes:
         echo(url_probes_line(report.url_probes))
     echo(f"committed {report.commit[:12]} (run {report.run_id})" if report.commit else "no stamp changed; nothing committed")
+    _stopped(report)
+
+
+def _stopped(report: Any) -> None:
+    """Fail the command when the model command failed: the memories after it were not checked (exit 0 said they were)."""
     _model_calls_judged("verify")
+    if report.model_failed:
+        left = len([r for r in report.results if r.skipped.startswith("left as it was: the model command failed")])
+        raise MemrepoError(f"verify: the model command failed, so {left} "
+                           + ("memory was left as it was" if left == 1 else "memories were left as they were"), hint="check the model command (MEMREPO_MODEL_CMD, or `model_cmd` in "
+                           "index/local.json), then run `memrepo verify` again; `memrepo stats` lists the failed calls")
 
 
 def url_probes_line(f: dict[str, Any]) -> str:

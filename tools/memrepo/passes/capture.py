@@ -214,6 +214,10 @@ def evidenced(answer: dict[str, Any], group: list[transcript.Turn], earlier: lis
 
 # -- one capture ---------------------------------------------------------------------------
 
+class Pending(MemrepoError):
+    """The model's answer for part of a transcript was invalid: those turns stay unread, to be asked again."""
+
+
 def capture(repo: str, path: str, session: str | None = None, cwd: str = "", run_id: str | None = None,
             max_parts: int | None = None) -> CaptureReport:
     """Capture the new part of the transcript at `path`; call with the worker lock held.
@@ -239,7 +243,7 @@ def capture(repo: str, path: str, session: str | None = None, cwd: str = "", run
         if not _capture_group(repo, group, session, project, report):
             # Not read: the mark stays before these turns, and the job counts a failed attempt
             # (retried a bounded number of times), instead of losing what the user said (issue 16).
-            raise MemrepoError(f"the model's answer for lines {group[0].line}-{group[-1].last_line} of {path} was invalid "
+            raise Pending(f"the model's answer for lines {group[0].line}-{group[-1].last_line} of {path} was invalid "
                                f"(logged to index/{model.REJECTS}); those turns stay pending",
                                hint="the next sweep tries again; `memrepo stats` shows jobs that gave up")
         last = group[-1].last_line

@@ -16,6 +16,7 @@ from typing import Any
 
 from memrepo.progress import Progress, silent
 from memrepo.vcs import runs, status
+from memrepo.vcs import commit
 from memrepo.vcs.commit import commit_if_unchanged
 from memrepo.passes import model
 from memrepo.format import catalogue, files, notes, spec, validate
@@ -183,6 +184,8 @@ def _named(repo: str, note_id: str) -> Note:
 def run(repo: str, ids: list[str] | None = None, run_id: str | None = None, progress: Progress = silent) -> dict[str, Any]:
     """Enrich the memories named (default: every un-enriched one); one commit. Returns a report."""
     store.require_repo(repo)
+    model.require_enabled(repo)
+    commit.refuse_in_progress(repo)  # before the model: a memory in conflict read as a broken hand edit (h31)
     report: dict[str, Any] = {"run_id": run_id or runs.fresh_run_id(repo, PASS), "asked": [], "enriched": {}, "model_calls": 0}
     targets = [_named(repo, i) for i in ids] if ids else needs_enrichment(repo)
     dirty = status.dirty_ids(repo, paths.MEMORY_DIR)

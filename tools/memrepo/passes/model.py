@@ -42,6 +42,11 @@ CHARS_PER_TOKEN = 4  # for a command that reports no usage: an estimate, and lab
 REJECTS = "model-rejects.jsonl"
 
 
+# A failed call's fix (h31: `memrepo capture` printed the exit alone, with nothing to do about it).
+_CHECK = ("run the model command (MEMREPO_MODEL_CMD, or `model_cmd` in index/local.json) by hand on a short prompt; "
+          "`memrepo stats` lists the failed calls")
+
+
 class ModelError(MemrepoError):
     """The model command could not be run or failed."""
 
@@ -144,7 +149,7 @@ def _answer(stdout: str) -> tuple[str, dict[str, int]]:
         usage: dict[str, Any] = _usage if isinstance(_usage, dict) else {}
         tokens = {k: int(v) for k, v in usage.items() if k in USAGE_KEYS and isinstance(v, int) and not isinstance(v, bool)}
         if envelope.get("is_error"):
-            raise ModelError(f"the model command reported an error: {envelope['result'][:200]}")
+            raise ModelError(f"the model command reported an error: {envelope['result'][:200]}", hint=_CHECK)
         if isinstance(structured, (dict, list)):
             return json.dumps(structured, ensure_ascii=False), tokens
         return envelope["result"], tokens
@@ -169,12 +174,18 @@ def _succeeded(repo: str, entry: dict[str, Any], **extra: Any) -> None:
     Tally.count(str(entry.get("pass", "?")))
 
 
-def _ask(repo: str, pass_name: str, prompt: str, timeout: float | None,
-         schema: dict[str, Any] | None) -> tuple[str, dict[str, Any]]:
-    """One call: (the answer text, its ledger entry, not yet written); a failure is written and raised."""
+def require_enabled(repo: str) -> None:
+    """Raise RecallOnly when recall-only mode is on: a pass checks before its first call (h31: curate
+    ran its deterministic pass and reported a model call that never ran; verify printed one skip per memory)."""
     if config.recall_only(repo):
         raise RecallOnly("recall-only mode is on: memrepo runs no model call",
                          hint=f"unset {config.ENV_RECALL_ONLY}, or set \"recall_only\": false in {config.SHARED} / {config.LOCAL}")
+
+
+def _ask(repo: str, pass_name: str, prompt: str, timeout: float | None,
+         schema: dict[str, Any] | None) -> tuple[str, dict[str, Any]]:
+    """One call: (the answer text, its ledger entry, not yet written); a failure is written and raised."""
+    require_enabled(repo)
     timeout = timeout_of(repo) if timeout is None else timeout
     os.makedirs(paths.index_dir(repo), exist_ok=True)
     login = os.path.join(paths.index_dir(repo), f".model-settings-{os.getpid()}.json")
@@ -205,12 +216,13 @@ def _run(repo: str, pass_name: str, prompt: str, args: list[str], timeout: float
                                                           hint=f"install it, or set {ENV_CMD}")) from None
     entry["ms"] = round((time.perf_counter() - start) * 1000)
     if res.timed_out:
-        raise _failed(repo, entry, "timeout", ModelError(f"the model command timed out after {timeout:.0f}s"))
+        raise _failed(repo, entry, "timeout", ModelError(f"the model command timed out after {timeout:.0f}s",
+                                                         hint=f"raise `model_timeout` in {config.LOCAL} (or {ENV_TIMEOUT}), or check the model command"))
     if res.truncated:
-        raise _failed(repo, entry, "output over the bound", ModelError(f"the model command printed more than {MAX_OUTPUT} bytes"))
+        raise _failed(repo, entry, "output over the bound", ModelError(f"the model command printed more than {MAX_OUTPUT} bytes", hint=_CHECK))
     if res.returncode != 0:
         said = res.text("stderr").strip()[:300] or "nothing on stderr"
-        raise _failed(repo, entry, f"exit {res.returncode}", ModelError(f"the model command exited {res.returncode}: {said}"))
+        raise _failed(repo, entry, f"exit {res.returncode}", ModelError(f"the model command exited {res.returncode}: {said}", hint=_CHECK))
     try:
         text, tokens = _answer(res.text())
     except ModelError as exc:  # an `is_error` envelope: a failed call, recorded like the others

@@ -42,4 +42,9 @@ def capture_locked(repo: str, path: str, session: str | None = None, wait: float
         if not got:
             raise MemrepoError("a memrepo worker has held the lock for over five minutes",
                                hint="look at index/jobs/worker.log, then run the command again")
-        return capture.capture(repo, path, session)
+        commit.refuse_in_progress(repo)  # before the model runs, as a job does: its calls were spent, then refused (h31)
+        try:
+            return capture.capture(repo, path, session)
+        except capture.Pending as exc:
+            # Not a job: no sweep retries it (the hint said one would).
+            raise capture.Pending(str(exc), hint=f"run `memrepo capture {path}` again; the turns before it are kept") from None

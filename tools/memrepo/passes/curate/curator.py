@@ -29,7 +29,7 @@ from typing import Any
 from memrepo.progress import Progress, silent
 from memrepo.store import config, index, memories as store
 from memrepo.vcs import gitcmd, runs, status
-from memrepo.vcs.commit import commit_if_unchanged
+from memrepo.vcs.commit import commit_if_unchanged, refuse_in_progress
 from memrepo.passes.curate import disuse, guards, pairs, review, tidy, verdicts
 from memrepo.passes import model
 from memrepo.format import files, notes, validate
@@ -343,6 +343,10 @@ def run(repo: str, *, dry_run: bool = False, use_model: bool = True, run_id: str
     store.require_repo(repo)
     if gitcmd.head(repo) is None:
         raise MemrepoError("the memory repository has no commits yet", hint=f"run `memrepo init {repo}`")
+    if use_model:
+        model.require_enabled(repo)
+    if not dry_run:
+        refuse_in_progress(repo)  # before any model call: its writes would be refused after them (h31)
     report = CurateReport(run_id or runs.fresh_run_id(repo, PASS), dry_run)
     index.update(repo)
     settings = config.load(repo)

@@ -19,7 +19,7 @@ from memrepo.progress import Progress, silent
 from memrepo.passes.verify import claims, fetch, probes, urls
 from memrepo.store import config, memories as store
 from memrepo.vcs import status
-from memrepo.vcs.commit import commit_if_unchanged
+from memrepo.vcs.commit import commit_if_unchanged, refuse_in_progress
 from memrepo.passes import model
 from memrepo.format import files, notes, spec, validate
 from memrepo.base import paths
@@ -228,6 +228,9 @@ def run(repo: str, ids: list[str] | None = None, *, use_model: bool = True, run_
     Every memory's claims are read first, then the URL probes of all of them start side by side
     (`urls`) while the memories are checked one by one."""
     store.require_repo(repo)
+    if use_model:
+        model.require_enabled(repo)
+    refuse_in_progress(repo)  # before any model call or probe: the stamps would be refused after them (h31)
     settings = config.load(repo)
     setup = checks(repo, settings, concurrent_urls=True)
     report = VerifyReport(run_id or new_run_id())
@@ -335,9 +338,11 @@ def _readable(repo: str, note_id: str, rel: str, dirty: set[str], explicit: bool
 
 
 def _subject(report: VerifyReport) -> str:
-    c = report.counts()
-    return (f"verify: restamp {c['changed']} memor{'y' if c['changed'] == 1 else 'ies'} "
-            f"({c['stamped_unverified']} unverified, {c['stamped_verified']} verified)")
+    # The stamps this commit writes, not every memory's: "restamp 2 memories (6 unverified)" was read
+    # as six memories newly unverified (h31).
+    changed = [r.status for r in report.results if r.changed]
+    return (f"verify: restamp {len(changed)} memor{'y' if len(changed) == 1 else 'ies'} "
+            f"({changed.count('unverified')} unverified, {changed.count('verified')} verified)")
 
 
 def _body(report: VerifyReport) -> str:
