@@ -213,3 +213,25 @@ def test_capture_command(repo: str, fake_model: str, tmp_path: str) -> None:
                          "  dropped The build takes four minutes: evidence not in the transcript part: ['t99']"]
     missing = CliRunner().invoke(cli, ["--repo", repo, "capture", os.path.join(str(tmp_path), "nope.jsonl")])
     assert missing.exit_code == 2
+
+
+def test_a_refutation_whose_replacement_is_not_in_the_answer_changes_nothing(repo: str, fake_model: str, tmp_path: str,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """A refutation pointing past the answer's memories ("replacement": 7 of 1) is an answer at
+    odds with itself: it is dropped and reported, and the memory it names stays as it was (it
+    was retired, as if the model had named no replacement)."""
+    path = session_file(tmp_path, 1)
+    assert HYPOTHESIS in capture.capture(repo, path).added
+    rules = json.load(open(os.path.join(DATA, "refute-rules.json"), encoding="utf-8"))
+    for rule in rules:
+        for item in (rule.get("reply") or {}).get("refuted", []) if isinstance(rule.get("reply"), dict) else []:
+            item["replacement"] = 7
+    bad = os.path.join(str(tmp_path), "bad-replacement.json")
+    json.dump(rules, open(bad, "w", encoding="utf-8"))
+    monkeypatch.setenv("FAKE_MODEL_RULES", bad)
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(open(os.path.join(DATA, "refute-part2.jsonl"), encoding="utf-8").read().replace("@@FAKE_KEY@@", FAKE_KEY))
+    second = capture.capture(repo, path)
+    assert second.refuted == []
+    assert {"refuted": HYPOTHESIS, "reason": "replacement 7 is not among the answer's 1 memories"} in second.dropped
+    assert status(repo, HYPOTHESIS) == ("active", None)

@@ -207,6 +207,10 @@ def evidenced(answer: dict[str, Any], group: list[transcript.Turn], earlier: lis
             report.dropped.append({"refuted": item["id"], "reason": "not a memory captured earlier in this session"})
         elif any(e not in ids for e in item["evidence"]):
             report.dropped.append({"refuted": item["id"], "reason": "evidence not in the transcript part"})
+        elif item["replacement"] is not None and item["replacement"] >= len(memories):
+            # an answer at odds with itself: the memory it says corrects this one is not in it
+            report.dropped.append({"refuted": item["id"], "reason": f"replacement {item['replacement']} is not among the"
+                                                                     f" answer's {len(memories)} memories"})
         else:
             refuted.append(item)
     return memories, refuted
