@@ -289,6 +289,26 @@ def test_missing_paths_are_stamped_unverified(repo: str, tmp_path, fake) -> None
     assert again.commit is None and [r.status for r in again.results] == ["unverified"]
 
 
+def test_a_memory_verify_stamped_for_its_missing_paths_is_not_stamped_again(repo: str, tmp_path, fake) -> None:
+    """`memrepo verify` (with the model: a claim of its own beside the text's) stamped the memory
+    unverified for the very path curate finds missing: curate has nothing to say. It once
+    committed the same stamp again, the model's claim moved before the text's."""
+    root = tmp_path / "shop"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "app.py").write_text("")
+    write_file(repo, "index/local.json", json.dumps({"projects": {"shop": {"root": str(root)}}}))
+    today = time.strftime("%Y-%m-%d")
+    store(repo, extra={"shop-entry": dict(
+        project="shop", body="Entry point is `src/app.py`; jobs in `src/jobs/nightly.py`.\n",
+        verification={"status": "unverified", "checked": today, "failed": ["path_exists: src/jobs/nightly.py (shop)"]},
+        claims=[{"probe": "path_exists", "args": {"path": "src/jobs/nightly.py"}, "by": "text"},
+                {"probe": "path_exists", "args": {"path": "src/app.py"}, "by": "model"}])})
+    before = head(repo)
+    report = curate.run(repo, use_model=False)
+    assert [d for d in report.applied if d["kind"] == "dead-path"] == []
+    assert head(repo) == before
+
+
 def test_broken_chains_are_repaired(repo: str, fake) -> None:
     store(repo, extra={
         "v1": dict(status="superseded", superseded_by="v2"),

@@ -129,12 +129,27 @@ def dead_paths(repo: str, memories: dict[str, Note], settings: dict[str, Any], t
         missing = [c["claim"] for c in result.claims if c["probe"] == "path_exists" and c["verdict"] == "false"]
         if result.status != "unverified" or not missing:
             continue  # curate stamps dead paths; every other verdict is `memrepo verify`'s
+        if _stamped_alike(note, stamped):
+            continue  # already stamped for these paths (by verify, or an earlier curate): a commit would only reorder
         first = missing[0].removeprefix("path_exists: ")
         changes.append(Change("dead-path", stamped, f"curator: {note.id} cites missing {first}"
                               + (f" (+{len(missing) - 1})" if len(missing) > 1 else ""),
                               "stamp", f"cites {', '.join(m.removeprefix('path_exists: ') for m in missing)}, "
                               "missing from the project's checkout"))
     return changes
+
+
+def _stamped_alike(old: Note, new: Note) -> bool:
+    """Whether two versions of a memory say the same of its claims, whatever their order: the
+    verification's status and failures, and the claims themselves."""
+    import json
+
+    def said(note: Note) -> tuple[Any, ...]:
+        ver = note.get("verification") if isinstance(note.get("verification"), dict) else {}
+        claims = note.get("claims") if isinstance(note.get("claims"), list) else []
+        return (ver.get("status"), sorted(map(str, ver.get("failed") or [])), sorted(map(str, ver.get("not_claims") or [])),
+                sorted(json.dumps(c, sort_keys=True, default=str) for c in claims))
+    return said(old) == said(new)
 
 
 # -- supersession chains ---------------------------------------------------------
