@@ -207,3 +207,21 @@ def test_claude_code_without_directories_reads_this_machines_projects(repo: str,
     os.makedirs(target)
     write_file(target, "user_role.md", open(os.path.join(CC_DIR, "user_role.md"), encoding="utf-8").read())
     assert claude_code.run(repo).added == ["cc-user-role-dfa8f9"]
+
+
+def _topic(name: str, kind: str, body: str) -> str:
+    return f"---\nname: {name}\ndescription: {body.split('.')[0]}\nmetadata:\n  type: {kind}\n---\n{body}\n"
+
+
+def test_claude_code_reads_a_utf16_topic_file_and_skips_a_latin1_one_naming_the_fix(repo: str, tmp_path: str) -> None:
+    # h33's walk: a UTF-16 file was skipped as "no front matter", a Latin-1 one imported with U+FFFD.
+    target = os.path.join(str(tmp_path), "-home-ann-src-cafe", "memory")
+    os.makedirs(target)
+    with open(os.path.join(target, "db_port.md"), "wb") as fh:
+        fh.write(_topic("db-port", "reference", "The café's Postgres listens on 5433.").encode("utf-16"))
+    with open(os.path.join(target, "cafe.md"), "wb") as fh:
+        fh.write(_topic("cafe", "reference", "The café service is kaffee in the code.").encode("latin-1"))
+    report = claude_code.run(repo, [target])
+    assert [_note(repo, i).get("title") for i in report.added] == ["The café's Postgres listens on 5433"]
+    assert report.skipped == [(os.path.join(target, "cafe.md"), "unreadable (not UTF-8 text (byte 0xe9 at offset 35); "
+                                                                "save it as UTF-8 (e.g. `iconv -f LATIN1 -t UTF-8`) and import again)")]
