@@ -225,3 +225,19 @@ def test_claude_code_reads_a_utf16_topic_file_and_skips_a_latin1_one_naming_the_
     assert [_note(repo, i).get("title") for i in report.added] == ["The café's Postgres listens on 5433"]
     assert report.skipped == [(os.path.join(target, "cafe.md"), "unreadable (not UTF-8 text (byte 0xe9 at offset 35); "
                                                                 "save it as UTF-8 (e.g. `iconv -f LATIN1 -t UTF-8`) and import again)")]
+
+
+def test_the_same_memory_in_two_projects_or_already_in_the_store_is_imported_once(repo: str, tmp_path: str) -> None:
+    # h33's walk: a `user` memory Claude Code keeps in every project's auto memory came in once per project.
+    tabs = _topic("ann-tabs", "user", "Ann indents with tabs, width 4, in every language but YAML.")
+    dirs = []
+    for project in ("-home-ann-src-tallybird", "-home-ann-src-other", "-home-ann-src-third"):
+        dirs.append(os.path.join(str(tmp_path), project, "memory"))
+        write_file(dirs[-1], "ann_tabs.md", tabs)
+    first = claude_code.run(repo, dirs[:2])
+    assert len(first.added) == 1
+    assert [why for _, why in first.skipped] == [f"says word for word what {first.added[0]} says (same class and scope); not imported twice"]
+    second = claude_code.run(repo, dirs)
+    assert (second.added, second.commit) == ([], None)
+    assert [why for _, why in second.skipped] == [f"says word for word what {first.added[0]} says (same class and scope); not imported twice"] * 2
+    assert _memory_ids(repo) == first.added
