@@ -241,3 +241,18 @@ def test_the_same_memory_in_two_projects_or_already_in_the_store_is_imported_onc
     assert (second.added, second.commit) == ([], None)
     assert [why for _, why in second.skipped] == [f"says word for word what {first.added[0]} says (same class and scope); not imported twice"] * 2
     assert _memory_ids(repo) == first.added
+
+
+def test_a_project_whose_transcripts_are_gone_is_found_from_its_folder_name(repo: str, tmp_path: str) -> None:
+    # h33's walk: Claude Code deletes transcripts after 30 days; the project's rules then came in global.
+    project = os.path.join(str(tmp_path), "src", "my-app.v2")
+    os.makedirs(project)
+    os.makedirs(os.path.join(str(tmp_path), "src", "my"))  # a shorter name that also fits
+    encoded = "".join(c if c.isalnum() else "-" for c in project)
+    target = os.path.join(str(tmp_path), "claude", "projects", encoded, "memory")
+    write_file(target, "use_pnpm.md", _topic("use-pnpm", "feedback", "Run pnpm install, never npm install."))
+    write_file(target, "ann_tabs.md", _topic("ann-tabs", "user", "Ann indents with tabs."))
+    report = claude_code.run(repo, [target])
+    assert sorted((_note(repo, i).get("class"), _note(repo, i).get("project")) for i in report.added) == [
+        ("preference", None), ("rule", "my-app.v2")]
+    assert claude_code.project_from_name("-no-such-place-on-this-machine") is None
