@@ -256,3 +256,11 @@ def test_a_project_whose_transcripts_are_gone_is_found_from_its_folder_name(repo
     assert sorted((_note(repo, i).get("class"), _note(repo, i).get("project")) for i in report.added) == [
         ("preference", None), ("rule", "my-app.v2")]
     assert claude_code.project_from_name("-no-such-place-on-this-machine") is None
+
+
+def test_cli_counts_one_memory_in_the_singular(repo: str, tmp_path: str) -> None:
+    # h33's walk: "Imported 1 memories from claude-code".
+    target = os.path.join(str(tmp_path), "-home-ann-src-one", "memory")
+    write_file(target, "ann_tabs.md", _topic("ann-tabs", "user", "Ann indents with tabs."))
+    result = CliRunner().invoke(cli, ["--repo", repo, "import", "claude-code", target], catch_exceptions=False)
+    assert result.stdout.startswith("Imported 1 memory from claude-code (")
