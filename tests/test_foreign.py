@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import os
 
 import pytest
@@ -45,14 +46,40 @@ def test_bom_crlf_empty_front_matter_and_odd_keys() -> None:
     assert foreign.parse("---\n2: two\ntrue: yes\n---\nb\n").meta == {"2": "two", "True": True}
 
 
-def test_read_bounds_the_file_and_replaces_bad_bytes(tmp_path: str) -> None:
+def test_read_bounds_the_file(tmp_path: str) -> None:
     path = os.path.join(str(tmp_path), "note.md")
     with open(path, "wb") as fh:
-        fh.write(b"---\nname: caf\xe9\n---\nbody \xff\n")
-    got = foreign.read(path)
-    assert (got.meta, got.body) == ({"name": "caf\ufffd"}, "body \ufffd\n")
+        fh.write(b"---\nname: cafe\n---\nbody\n")
+    assert foreign.read(path).meta == {"name": "cafe"}
     with pytest.raises(ValueError, match="over 10 bytes"):
         foreign.read(path, max_bytes=10)
+
+
+TEXT = "---\nname: café\n---\nThe café's port is 5433 ✓\n"
+
+
+@pytest.mark.parametrize("codec", ["utf-8", "utf-8-sig", "utf-16", "utf-16-be", "utf-32"])
+def test_read_decodes_utf8_and_text_that_a_byte_order_mark_names(tmp_path: str, codec: str) -> None:
+    # A Windows editor's "Unicode" is UTF-16 with a mark: it read as "no front matter" (h33's walk).
+    data = TEXT.encode(codec)
+    if codec == "utf-16-be":
+        data = codecs.BOM_UTF16_BE + data
+    path = os.path.join(str(tmp_path), "note.md")
+    with open(path, "wb") as fh:
+        fh.write(data)
+    got = foreign.read(path)
+    assert (got.meta, got.body) == ({"name": "café"}, "The café's port is 5433 ✓\n")
+
+
+def test_read_refuses_text_that_is_not_utf8_naming_the_byte_and_the_fix(tmp_path: str) -> None:
+    # A Latin-1 `é` was imported as U+FFFD into title, description and body (h33's walk).
+    path = os.path.join(str(tmp_path), "note.md")
+    with open(path, "wb") as fh:
+        fh.write(TEXT.replace(" ✓", "").encode("latin-1"))
+    with pytest.raises(ValueError) as exc:
+        foreign.read(path)
+    assert str(exc.value) == ("not UTF-8 text (byte 0xe9 at offset 13); save it as UTF-8 "
+                              "(e.g. `iconv -f LATIN1 -t UTF-8`) and import again")
 
 
 def test_a_topic_file_with_bad_front_matter_is_reported_not_fatal(tmp_path: str) -> None:

@@ -207,3 +207,60 @@ def test_claude_code_without_directories_reads_this_machines_projects(repo: str,
     os.makedirs(target)
     write_file(target, "user_role.md", open(os.path.join(CC_DIR, "user_role.md"), encoding="utf-8").read())
     assert claude_code.run(repo).added == ["cc-user-role-dfa8f9"]
+
+
+def _topic(name: str, kind: str, body: str) -> str:
+    return f"---\nname: {name}\ndescription: {body.split('.')[0]}\nmetadata:\n  type: {kind}\n---\n{body}\n"
+
+
+def test_claude_code_reads_a_utf16_topic_file_and_skips_a_latin1_one_naming_the_fix(repo: str, tmp_path: str) -> None:
+    # h33's walk: a UTF-16 file was skipped as "no front matter", a Latin-1 one imported with U+FFFD.
+    target = os.path.join(str(tmp_path), "-home-ann-src-cafe", "memory")
+    os.makedirs(target)
+    with open(os.path.join(target, "db_port.md"), "wb") as fh:
+        fh.write(_topic("db-port", "reference", "The café's Postgres listens on 5433.").encode("utf-16"))
+    with open(os.path.join(target, "cafe.md"), "wb") as fh:
+        fh.write(_topic("cafe", "reference", "The café service is kaffee in the code.").encode("latin-1"))
+    report = claude_code.run(repo, [target])
+    assert [_note(repo, i).get("title") for i in report.added] == ["The café's Postgres listens on 5433"]
+    assert report.skipped == [(os.path.join(target, "cafe.md"), "unreadable (not UTF-8 text (byte 0xe9 at offset 35); "
+                                                                "save it as UTF-8 (e.g. `iconv -f LATIN1 -t UTF-8`) and import again)")]
+
+
+def test_the_same_memory_in_two_projects_or_already_in_the_store_is_imported_once(repo: str, tmp_path: str) -> None:
+    # h33's walk: a `user` memory Claude Code keeps in every project's auto memory came in once per project.
+    tabs = _topic("ann-tabs", "user", "Ann indents with tabs, width 4, in every language but YAML.")
+    dirs = []
+    for project in ("-home-ann-src-tallybird", "-home-ann-src-other", "-home-ann-src-third"):
+        dirs.append(os.path.join(str(tmp_path), project, "memory"))
+        write_file(dirs[-1], "ann_tabs.md", tabs)
+    first = claude_code.run(repo, dirs[:2])
+    assert len(first.added) == 1
+    assert [why for _, why in first.skipped] == [f"says word for word what {first.added[0]} says (same class and scope); not imported twice"]
+    second = claude_code.run(repo, dirs)
+    assert (second.added, second.commit) == ([], None)
+    assert [why for _, why in second.skipped] == [f"says word for word what {first.added[0]} says (same class and scope); not imported twice"] * 2
+    assert _memory_ids(repo) == first.added
+
+
+def test_a_project_whose_transcripts_are_gone_is_found_from_its_folder_name(repo: str, tmp_path: str) -> None:
+    # h33's walk: Claude Code deletes transcripts after 30 days; the project's rules then came in global.
+    project = os.path.join(str(tmp_path), "src", "my-app.v2")
+    os.makedirs(project)
+    os.makedirs(os.path.join(str(tmp_path), "src", "my"))  # a shorter name that also fits
+    encoded = "".join(c if c.isalnum() else "-" for c in project)
+    target = os.path.join(str(tmp_path), "claude", "projects", encoded, "memory")
+    write_file(target, "use_pnpm.md", _topic("use-pnpm", "feedback", "Run pnpm install, never npm install."))
+    write_file(target, "ann_tabs.md", _topic("ann-tabs", "user", "Ann indents with tabs."))
+    report = claude_code.run(repo, [target])
+    assert sorted((_note(repo, i).get("class"), _note(repo, i).get("project")) for i in report.added) == [
+        ("preference", None), ("rule", "my-app.v2")]
+    assert claude_code.project_from_name("-no-such-place-on-this-machine") is None
+
+
+def test_cli_counts_one_memory_in_the_singular(repo: str, tmp_path: str) -> None:
+    # h33's walk: "Imported 1 memories from claude-code".
+    target = os.path.join(str(tmp_path), "-home-ann-src-one", "memory")
+    write_file(target, "ann_tabs.md", _topic("ann-tabs", "user", "Ann indents with tabs."))
+    result = CliRunner().invoke(cli, ["--repo", repo, "import", "claude-code", target], catch_exceptions=False)
+    assert result.stdout.startswith("Imported 1 memory from claude-code (")

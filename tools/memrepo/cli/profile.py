@@ -153,7 +153,8 @@ def _render_import(report: Any, as_json: bool) -> None:
     for where, why in report.skipped:
         echo(f"skipped {where}: {why}", err=True)
     if report.commit:
-        echo(f"Imported {len(report.added)} memories" + (f" and {len(report.profile)} profile lines" if report.profile else "")
+        echo(f"Imported {count(len(report.added), 'memory', 'memories')}"
+             + (f" and {count(len(report.profile), 'profile line')}" if report.profile else "")
              + f" from {report.tool} ({report.commit[:12]}, run {report.run}; `memrepo undo {report.run}` reverts it)")
         for i in report.demoted:
             echo(f"  demoted from the profile: {i}")

@@ -10,6 +10,7 @@ byte round trip; for a foreign file that is what we want).
 
 from __future__ import annotations
 
+import codecs
 from typing import Any
 
 import frontmatter
@@ -62,13 +63,28 @@ def parse(text: str) -> Foreign:
 
 
 def read(path: str, max_bytes: int = MAX_BYTES) -> Foreign:
-    """Read and parse a foreign file as UTF-8 (undecodable bytes become U+FFFD).
+    """Read and parse a foreign file: UTF-8, or UTF-16/32 when a byte order mark says so.
 
-    Raises OSError when it cannot be read and ValueError when it is over `max_bytes`.
+    Raises OSError when it cannot be read and ValueError when it is over `max_bytes` or not
+    text in one of those encodings (a Latin-1 `é` imported as U+FFFD is a memory imported wrongly).
     """
     with open(path, "rb") as fh:
         data = fh.read(max_bytes + 1)
     if len(data) > max_bytes:
         raise ValueError(f"over {max_bytes:,} bytes; not a file this importer reads")
-    return parse(data.decode("utf-8", "replace"))
+    return parse(decode(data))
 
+
+# UTF-32's little-endian mark starts with UTF-16's: look for it first.
+_MARKS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
+          (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+
+
+def decode(data: bytes) -> str:
+    """The text of a foreign file's bytes; ValueError naming the first bad byte and how to convert the file."""
+    codec = next((c for mark, c in _MARKS if data.startswith(mark)), "utf-8")
+    try:
+        return data.decode(codec)
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"not {codec.upper()} text (byte 0x{data[exc.start]:02x} at offset {exc.start:,}); "
+                         "save it as UTF-8 (e.g. `iconv -f LATIN1 -t UTF-8`) and import again") from None

@@ -8,7 +8,8 @@ correction the user gave), project → project, reference → reference. A topic
 never lists is imported too: it is exactly what the 200-line cliff hides.
 
 The project a memory belongs to is read from the transcripts beside `memory/` (their `cwd`),
-because the directory name (`-home-ann-src-my-app`) cannot be turned back into a path. User
+because the directory name (`-home-ann-src-my-app`) cannot be turned back into a path by
+itself; when no transcript is left, the existing folder it encodes on this machine. User
 memories stay global. Ids are `cc-<name>-<hash of project dir and file>`, so a second run
 finds what the first one took.
 """
@@ -42,7 +43,40 @@ def default_dirs() -> list[str]:
 
 
 def project_of(memory_dir: str) -> str | None:
-    """The project's name from the `cwd` its transcripts record, or None when none says."""
+    """The project's name from the `cwd` its transcripts record, else from the folder its directory
+    name stands for on this machine, or None.
+
+    Claude Code deletes transcripts after 30 days (`cleanupPeriodDays`): without the fallback every
+    project memory of an older project came in global, recalled in every other project (h33's walk).
+    """
+    return _project_from_transcripts(memory_dir) or project_from_name(
+        os.path.basename(os.path.dirname(os.path.abspath(memory_dir))))
+
+
+def _encoded(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]", "-", name)
+
+
+def project_from_name(dirname: str, root: str = os.sep) -> str | None:
+    """The last folder of the existing path under `root` whose Claude Code encoding (every character
+    but a letter or digit made `-`) is `dirname`, or None; at each level the longest name that fits."""
+    cur, rest = root, dirname
+    for _ in range(64):  # no real path is deeper; bounds a hostile name
+        if not rest:
+            return os.path.basename(cur.rstrip(os.sep)) or None
+        try:
+            names = [n for n in os.listdir(cur) if os.path.isdir(os.path.join(cur, n))]
+        except OSError:
+            return None
+        fits = [n for n in names if rest == "-" + _encoded(n) or rest.startswith("-" + _encoded(n) + "-")]
+        if not fits:
+            return None
+        best = max(fits, key=lambda n: (len(n), n))
+        cur, rest = os.path.join(cur, best), rest[len(best) + 1:]
+    return None
+
+
+def _project_from_transcripts(memory_dir: str) -> str | None:
     for path in sorted(glob.glob(os.path.join(os.path.dirname(os.path.abspath(memory_dir)), "*.jsonl"))):
         try:
             with open(path, encoding="utf-8") as fh:

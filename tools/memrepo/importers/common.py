@@ -65,6 +65,7 @@ def commit_run(repo: str, report: Report, new: list[notes.Note], extra: dict[str
     texts: dict[str, str] = {}
     removed = store.removed_ids(repo) if new else set()
     forgotten = lifecycle.forgotten(repo) if new else {}
+    said = _active_texts(repo) if new else {}
     for note in new:
         rel = f"{paths.MEMORY_DIR}/{note.id}.md"
         if rel in texts:
@@ -78,6 +79,11 @@ def commit_run(repo: str, report: Report, new: list[notes.Note], extra: dict[str
         if like:
             report.skip(note.id, f"says what {like[0]} said, which a person retired ({like[1]}); not imported "
                                  f"— to keep it, `memrepo log --runs` lists the retire and `memrepo undo RUN` brings it back")
+            continue
+        twin = said.setdefault(_text_key(note), note.id)
+        if twin != note.id:
+            # The same user memory sits in every project's auto memory (h33's walk): one copy, not one per project.
+            report.skip(note.id, f"says word for word what {twin} says (same class and scope); not imported twice")
             continue
         texts[rel] = notes.serialize(note)
         report.added.append(note.id)
@@ -97,6 +103,29 @@ def commit_run(repo: str, report: Report, new: list[notes.Note], extra: dict[str
                      + [f"skipped: {_shared(repo, w)}: {y}" for w, y in report.skipped])
     report.commit = commit.commit_files(repo, texts, f"import: {' and '.join(parts)} from {report.tool}", trailers, body)
     return report
+
+
+def _text_key(note: notes.Note) -> tuple[Any, ...]:
+    return (note.get("class"), note.get("project"), " ".join(note.body.split()))
+
+
+def _active_texts(repo: str) -> dict[tuple[Any, ...], str]:
+    """{(class, project, body with its whitespace normalized): id} of the store's active memories, from the cache."""
+    import contextlib
+    import sqlite3
+
+    from memrepo.store import memories as store
+
+    try:
+        with contextlib.closing(store.fresh_db(repo)) as db:
+            found = db.execute("SELECT m.id, m.class, m.project, f.body FROM memories m JOIN fts f ON f.rowid = m.rowid"
+                               " WHERE m.status = 'active' ORDER BY m.id").fetchall()
+    except sqlite3.Error:
+        return {}
+    out: dict[tuple[Any, ...], str] = {}
+    for note_id, cls, project, body in found:
+        out.setdefault((cls, project, " ".join(str(body).split())), note_id)
+    return out
 
 
 def _shared(repo: str, where: str) -> str:
