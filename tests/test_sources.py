@@ -565,3 +565,23 @@ def test_share_to_a_team_whose_remote_is_still_empty_says_to_sync_first(repo: st
     assert "couldn't find remote ref" not in result.output
     run("sync", repo=repo)
     assert CliRunner().invoke(cli, ["--repo", repo, "share", "mine", "--to", "acme"], catch_exceptions=False).exit_code == 0
+
+
+@pytest.mark.parametrize("writable", [False, True])
+def test_a_team_joined_again_is_brought_up_to_date(repo: str, team: tuple[str, str], tmp_path: Any,
+                                                    writable: bool) -> None:
+    """`team remove`, then `team add` again: the clone left behind was reused as it stood, so what
+    the team pushed meanwhile was not recalled, under "recalled from the next prompt" (h32's walk)."""
+    bare, alice = team
+    flag = ["--writable"] if writable else []
+    run("team", "add", "acme", bare, *flag, repo=repo)
+    run("team", "remove", "acme", repo=repo)
+    write_memory(alice, "team-oncall", class_="fact", title="The on-call rota lives in PagerDuty",
+                 description="The on-call rota is kept in PagerDuty under the schedule acme-primary.",
+                 topics=["oncall", "pagerduty"])
+    assert commit_all(alice, "oncall").returncode == 0
+    sync.sync(alice)
+    again = run("team", "add", "acme", bare, *flag, repo=repo)
+    assert "team acme: 3 memories in" in again.output
+    assert "team-oncall" in hook("who is on call this week, which pagerduty schedule?", repo, str(tmp_path))
+

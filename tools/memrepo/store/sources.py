@@ -88,6 +88,7 @@ def add_team(repo: str, name: str, url: str, directory: str | None = None, writa
                            hint=f"`memrepo team remove {name}` first, or pick another name")
     if os.path.abspath(root) == os.path.abspath(repo):
         raise MemrepoError("a team's clone cannot be the personal repository", hint="name another --dir")
+    again = os.path.isdir(os.path.join(root, ".git"))  # a clone left by `team remove`, or joined twice
     kept = not writable and name in known and known[name].get("writable") is True
     writable = writable or kept  # joined again without --writable: it keeps the pushes it had
     out = Joined(name, root, url, writable, kept_writable=kept)
@@ -107,11 +108,25 @@ def add_team(repo: str, name: str, url: str, directory: str | None = None, writa
         hookwire.wire_merge_driver(root)
         index.update(root)
     mark_joined(root, repo)
-    out.memories = _count(root)
     # An absolute path: the prompt hook may run under another HOME (an agent's sandbox), and this
     # file is this machine's alone, never committed.
     _write_local(repo, rs.TEAMS_KEY, {**known, name: {"path": root, "writable": writable}})
+    if again:
+        _catch_up(name, root)
+    out.memories = _count(root)
     return out
+
+
+def _catch_up(name: str, root: str) -> None:
+    """Bring a clone joined again up to its remote (validated, as sync merges; nothing pushed):
+    it stood where `team remove` left it, and what the team pushed since was not recalled."""
+    from memrepo.store import sync as sync_lib
+
+    try:
+        sync_lib.sync(root, push=False)
+    except MemrepoError as exc:
+        raise MemrepoError(f"team {name} is joined again, but its clone stays as it was: {exc}",
+                           hint=exc.hint or "run `memrepo sync`") from exc
 
 
 def mark_joined(root: str, repo: str | None = None) -> None:
