@@ -585,3 +585,22 @@ def test_a_team_joined_again_is_brought_up_to_date(repo: str, team: tuple[str, s
     assert "team acme: 3 memories in" in again.output
     assert "team-oncall" in hook("who is on call this week, which pagerduty schedule?", repo, str(tmp_path))
 
+
+def test_forget_names_the_source_when_yours_and_theirs_share_an_id(me: str, team: tuple[str, str], code: str,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """After `share --to acme` or `--to project`, you and the team (or the code) hold one id: `forget
+    ID` retires yours, and there was no way to propose forgetting theirs (h32's walk)."""
+    bare, _ = team
+    for note_id in ("team-tabs", "shop-checkout-flag"):  # as a share leaves it
+        write_memory(me, note_id, title=f"Mine too: {note_id}")
+    assert commit_all(me, "shared ones").returncode == 0
+    monkeypatch.chdir(code)
+    out = run("forget", "team-tabs", "--source", "acme", "--reason", "we use spaces now", repo=me).output
+    assert "proposed retiring team-tabs to team acme as memrepo/forget/team-tabs" in out
+    assert "status: retired" in git(bare, "show", "memrepo/forget/team-tabs:memory/team-tabs.md").stdout
+    out = run("forget", "shop-checkout-flag", "--source", "project", repo=me).output
+    assert "status: retired" in open(os.path.join(code, ".memrepo", "memory", "shop-checkout-flag.md")).read()
+    for note_id in ("team-tabs", "shop-checkout-flag"):
+        assert "status: retired" not in open(paths.note_path(me, note_id)).read()
+    assert "Retired team-tabs" in run("forget", "team-tabs", "--source", "personal", repo=me).output
+    assert "status: retired" in open(paths.note_path(me, "team-tabs")).read()
