@@ -604,3 +604,20 @@ def test_forget_names_the_source_when_yours_and_theirs_share_an_id(me: str, team
         assert "status: retired" not in open(paths.note_path(me, note_id)).read()
     assert "Retired team-tabs" in run("forget", "team-tabs", "--source", "personal", repo=me).output
     assert "status: retired" in open(paths.note_path(me, "team-tabs")).read()
+
+
+def test_a_read_only_team_whose_remote_fails_validation_says_to_fix_the_remote(repo: str, team: tuple[str, str]) -> None:
+    """A teammate pushed a file sync refuses: the hint told a read-only member to merge, fix and
+    commit in the clone, a commit this machine never pushes and that sets the clone apart from
+    the team's branch for good (h32's walk). The fix belongs on the remote."""
+    bare, alice = team
+    run("team", "add", "acme", bare, repo=repo)
+    write_file(alice, "memory/broken.md", "---\nid: broken\ntitle: [unclosed\n---\nbody\n")
+    git(alice, "add", "-A")
+    git(alice, "commit", "-q", "--no-verify", "-m", "broken")
+    git(alice, "push", "-q", "origin", "HEAD:main")
+    result = CliRunner().invoke(cli, ["--repo", repo, "sync"])
+    assert result.exit_code == 1
+    assert "memory/broken.md:3: front matter is not valid YAML" in result.stderr
+    assert "team acme is read-only here: ask a member who pushes to it to fix what is named above on its remote" in result.stderr
+    assert "git -C" not in result.stderr.split("hint:")[1]

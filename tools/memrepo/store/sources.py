@@ -268,6 +268,14 @@ def sync_teams(repo: str) -> list[tuple[str, Any]]:
     for name, folder, writable in rs.team_entries(repo):
         try:
             out.append((name, sync_lib.sync(folder, push=writable)))
+        except sync_lib.SyncStopped as exc:
+            if not writable and exc.rescue:
+                # A merge by hand here would be a commit this clone never pushes, apart from the
+                # team's branch for good: the fix belongs on the remote (h32's walk).
+                exc.hint = (f"team {name} is read-only here: ask a member who pushes to it to fix what is named above "
+                            "on its remote; until then recall reads this clone as it stood, and `memrepo sync` takes "
+                            "the fix when it lands")
+            out.append((name, exc))
         except MemrepoError as exc:
             out.append((name, exc))
     refresh_known(repo)  # a team that moved leaves every merged cache stale: built again here

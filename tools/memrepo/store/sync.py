@@ -40,7 +40,10 @@ LOCK_WAIT = 120.0
 
 
 class SyncStopped(MemrepoError):
-    """Sync stopped before changing anything; the message says why and what to run."""
+    """Sync stopped before changing anything; the message says why and what to run. `rescue`: the
+    ref that saved this side, when what the remote holds is what stopped it."""
+
+    rescue: str | None = None
 
 
 @dataclass
@@ -176,7 +179,9 @@ def _stopped(repo: str, t: rem.Target, ours: str, why: str, steps: list[str], de
              f"Nothing here changed; your side is also saved as {ref}."]
     if detail:
         lines.append(detail)
-    return SyncStopped("\n".join(lines), hint="to merge by hand: " + "; then ".join(f"`{s}`" for s in steps))
+    stopped = SyncStopped("\n".join(lines), hint="to merge by hand: " + "; then ".join(f"`{s}`" for s in steps))
+    stopped.rescue = ref
+    return stopped
 
 
 def _validate(repo: str, t: rem.Target, ours: str, theirs: str, tree: str) -> None:
