@@ -565,3 +565,59 @@ def test_share_to_a_team_whose_remote_is_still_empty_says_to_sync_first(repo: st
     assert "couldn't find remote ref" not in result.output
     run("sync", repo=repo)
     assert CliRunner().invoke(cli, ["--repo", repo, "share", "mine", "--to", "acme"], catch_exceptions=False).exit_code == 0
+
+
+@pytest.mark.parametrize("writable", [False, True])
+def test_a_team_joined_again_is_brought_up_to_date(repo: str, team: tuple[str, str], tmp_path: Any,
+                                                    writable: bool) -> None:
+    """`team remove`, then `team add` again: the clone left behind was reused as it stood, so what
+    the team pushed meanwhile was not recalled, under "recalled from the next prompt" (h32's walk)."""
+    bare, alice = team
+    flag = ["--writable"] if writable else []
+    run("team", "add", "acme", bare, *flag, repo=repo)
+    run("team", "remove", "acme", repo=repo)
+    write_memory(alice, "team-oncall", class_="fact", title="The on-call rota lives in PagerDuty",
+                 description="The on-call rota is kept in PagerDuty under the schedule acme-primary.",
+                 topics=["oncall", "pagerduty"])
+    assert commit_all(alice, "oncall").returncode == 0
+    sync.sync(alice)
+    again = run("team", "add", "acme", bare, *flag, repo=repo)
+    assert "team acme: 3 memories in" in again.output
+    assert "team-oncall" in hook("who is on call this week, which pagerduty schedule?", repo, str(tmp_path))
+
+
+def test_forget_names_the_source_when_yours_and_theirs_share_an_id(me: str, team: tuple[str, str], code: str,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """After `share --to acme` or `--to project`, you and the team (or the code) hold one id: `forget
+    ID` retires yours, and there was no way to propose forgetting theirs (h32's walk)."""
+    bare, _ = team
+    for note_id in ("team-tabs", "shop-checkout-flag"):  # as a share leaves it
+        write_memory(me, note_id, title=f"Mine too: {note_id}")
+    assert commit_all(me, "shared ones").returncode == 0
+    monkeypatch.chdir(code)
+    out = run("forget", "team-tabs", "--source", "acme", "--reason", "we use spaces now", repo=me).output
+    assert "proposed retiring team-tabs to team acme as memrepo/forget/team-tabs" in out
+    assert "status: retired" in git(bare, "show", "memrepo/forget/team-tabs:memory/team-tabs.md").stdout
+    out = run("forget", "shop-checkout-flag", "--source", "project", repo=me).output
+    assert "status: retired" in open(os.path.join(code, ".memrepo", "memory", "shop-checkout-flag.md")).read()
+    for note_id in ("team-tabs", "shop-checkout-flag"):
+        assert "status: retired" not in open(paths.note_path(me, note_id)).read()
+    assert "Retired team-tabs" in run("forget", "team-tabs", "--source", "personal", repo=me).output
+    assert "status: retired" in open(paths.note_path(me, "team-tabs")).read()
+
+
+def test_a_read_only_team_whose_remote_fails_validation_says_to_fix_the_remote(repo: str, team: tuple[str, str]) -> None:
+    """A teammate pushed a file sync refuses: the hint told a read-only member to merge, fix and
+    commit in the clone, a commit this machine never pushes and that sets the clone apart from
+    the team's branch for good (h32's walk). The fix belongs on the remote."""
+    bare, alice = team
+    run("team", "add", "acme", bare, repo=repo)
+    write_file(alice, "memory/broken.md", "---\nid: broken\ntitle: [unclosed\n---\nbody\n")
+    git(alice, "add", "-A")
+    git(alice, "commit", "-q", "--no-verify", "-m", "broken")
+    git(alice, "push", "-q", "origin", "HEAD:main")
+    result = CliRunner().invoke(cli, ["--repo", repo, "sync"])
+    assert result.exit_code == 1
+    assert "memory/broken.md:3: front matter is not valid YAML" in result.stderr
+    assert "team acme is read-only here: ask a member who pushes to it to fix what is named above on its remote" in result.stderr
+    assert "git -C" not in result.stderr.split("hint:")[1]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import subprocess
@@ -182,6 +183,47 @@ def test_a_remote_that_deletes_memories_is_refused(machines: tuple[str, str, str
         sync.sync(b)
     assert "the remote deletes 1 memory (memory/shared.md)" in str(stopped.value)
     assert head(b) == before and os.path.exists(paths.note_path(b, "shared"))
+
+
+@pytest.mark.parametrize("b_moved", [False, True])
+def test_an_add_undone_and_pushed_elsewhere_is_taken_back_here_too(machines: tuple[str, str, str], b_moved: bool) -> None:
+    """`memrepo undo` of an add deletes the file it added, on purpose: another machine's sync took
+    that for a wipe and stopped, every time, until merged by hand (h32's walk)."""
+    _, a, b = machines
+    runner = CliRunner()
+    added = runner.invoke(cli, ["--repo", a, "add", "--class", "fact", "--title", "Staging runs on Caddy",
+                                "-d", "The staging proxy is Caddy", "--json"], catch_exceptions=False)
+    run = json.loads(added.output)["run"]
+    sync.sync(a)
+    sync.sync(b)
+    assert os.path.exists(paths.note_path(b, "staging-runs-caddy"))
+    assert runner.invoke(cli, ["--repo", a, "undo", run], catch_exceptions=False).exit_code == 0
+    sync.sync(a)
+    if b_moved:  # b has commits of its own: a merge, not a fast-forward
+        write_memory(b, "from-b", title="Machine b builds with podman")
+        assert commit_all(b, "b adds").returncode == 0
+    report = sync.sync(b)
+    assert report.pulled == 1 and report.merged == b_moved
+    assert not os.path.exists(paths.note_path(b, "staging-runs-caddy"))
+    assert_settled(b)
+
+
+def test_a_wipe_beside_an_undo_is_still_refused(machines: tuple[str, str, str]) -> None:
+    _, a, b = machines
+    runner = CliRunner()
+    added = runner.invoke(cli, ["--repo", a, "add", "--class", "fact", "--title", "Staging runs on Caddy",
+                                "-d", "The staging proxy is Caddy", "--json"], catch_exceptions=False)
+    sync.sync(a)
+    sync.sync(b)
+    assert runner.invoke(cli, ["--repo", a, "undo", json.loads(added.output)["run"]], catch_exceptions=False).exit_code == 0
+    git(a, "rm", "-q", "memory/shared.md")
+    assert git(a, "commit", "-q", "-m", "wipe", check=False).returncode == 0
+    sync.sync(a)
+    before = head(b)
+    with pytest.raises(sync.SyncStopped) as stopped:
+        sync.sync(b)
+    assert "the remote deletes 1 memory (memory/shared.md)" in str(stopped.value)
+    assert head(b) == before
 
 
 def test_cli_is_quiet_when_there_is_nothing_to_do(machines: tuple[str, str, str]) -> None:

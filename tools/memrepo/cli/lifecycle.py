@@ -120,10 +120,13 @@ def retire(ctx: click.Context, note_id: str, reason: str, as_json: bool) -> None
 @click.command()
 @click.argument("note_id", metavar="ID")
 @click.option("--reason", "-r", help="Why (default: forgotten at the user's request).")
+@click.option("--source", metavar="NAME",
+              help="Whose memory ID is, when yours and a team's or the project's share it: personal, a team's "
+                   "name, or project (default: yours, else the one that holds it).")
 @click.option("--json", "as_json", is_flag=True, help="Print {id, commit, run} as JSON.")
 @click.pass_context
 @_fail_friendly
-def forget(ctx: click.Context, note_id: str, reason: str | None, as_json: bool) -> None:
+def forget(ctx: click.Context, note_id: str, reason: str | None, source: str | None, as_json: bool) -> None:
     """Forget memory ID: an alias of `memrepo retire` whose reason is optional. The file and its
     history stay in git.
 
@@ -133,26 +136,32 @@ def forget(ctx: click.Context, note_id: str, reason: str | None, as_json: bool) 
     \b
     Example:
       memrepo forget my-old-laptop-hostname
+      memrepo forget deploy-freeze --source acme     (the team's, not your copy)
     """
     from memrepo.errors import AmbiguousId, NoteNotFound
     from memrepo.passes import share
     from memrepo.store import lifecycle, memories
 
     reason = reason or lifecycle.DEFAULT_FORGET_REASON
-    try:
-        memories.resolve(memories.require_repo(_repo(ctx)), note_id)
-    except AmbiguousId:
-        raise
-    except NoteNotFound:
-        done = share.forget(_repo(ctx), note_id, os.getcwd(), reason)  # issue 41: a proposal there
-        if as_json:
-            return _json(done.as_dict())
-        echo(f"proposed retiring {done.id} to {done.to}" + (f" as {done.path}" if done.path else "")
-             + (f": {done.url}" if done.url else ""))
-        for line in done.manual:
-            echo(f"  {line}")
-        return
-    _retire(ctx, note_id, reason, as_json)
+    if source in (None, "personal"):
+        try:
+            memories.resolve(memories.require_repo(_repo(ctx)), note_id)
+            mine = True
+        except AmbiguousId:
+            raise
+        except NoteNotFound:
+            if source == "personal":
+                raise
+            mine = False
+        if mine:
+            return _retire(ctx, note_id, reason, as_json)
+    done = share.forget(_repo(ctx), note_id, os.getcwd(), reason, only=source)  # issue 41: a proposal there
+    if as_json:
+        return _json(done.as_dict())
+    echo(f"proposed retiring {done.id} to {done.to}" + (f" as {done.path}" if done.path else "")
+         + (f": {done.url}" if done.url else ""))
+    for line in done.manual:
+        echo(f"  {line}")
 
 
 def register(group: click.Group) -> None:

@@ -88,6 +88,7 @@ def add_team(repo: str, name: str, url: str, directory: str | None = None, writa
                            hint=f"`memrepo team remove {name}` first, or pick another name")
     if os.path.abspath(root) == os.path.abspath(repo):
         raise MemrepoError("a team's clone cannot be the personal repository", hint="name another --dir")
+    again = os.path.isdir(os.path.join(root, ".git"))  # a clone left by `team remove`, or joined twice
     kept = not writable and name in known and known[name].get("writable") is True
     writable = writable or kept  # joined again without --writable: it keeps the pushes it had
     out = Joined(name, root, url, writable, kept_writable=kept)
@@ -107,11 +108,25 @@ def add_team(repo: str, name: str, url: str, directory: str | None = None, writa
         hookwire.wire_merge_driver(root)
         index.update(root)
     mark_joined(root, repo)
-    out.memories = _count(root)
     # An absolute path: the prompt hook may run under another HOME (an agent's sandbox), and this
     # file is this machine's alone, never committed.
     _write_local(repo, rs.TEAMS_KEY, {**known, name: {"path": root, "writable": writable}})
+    if again:
+        _catch_up(name, root)
+    out.memories = _count(root)
     return out
+
+
+def _catch_up(name: str, root: str) -> None:
+    """Bring a clone joined again up to its remote (validated, as sync merges; nothing pushed):
+    it stood where `team remove` left it, and what the team pushed since was not recalled."""
+    from memrepo.store import sync as sync_lib
+
+    try:
+        sync_lib.sync(root, push=False)
+    except MemrepoError as exc:
+        raise MemrepoError(f"team {name} is joined again, but its clone stays as it was: {exc}",
+                           hint=exc.hint or "run `memrepo sync`") from exc
 
 
 def mark_joined(root: str, repo: str | None = None) -> None:
@@ -253,6 +268,14 @@ def sync_teams(repo: str) -> list[tuple[str, Any]]:
     for name, folder, writable in rs.team_entries(repo):
         try:
             out.append((name, sync_lib.sync(folder, push=writable)))
+        except sync_lib.SyncStopped as exc:
+            if not writable and exc.rescue:
+                # A merge by hand here would be a commit this clone never pushes, apart from the
+                # team's branch for good: the fix belongs on the remote (h32's walk).
+                exc.hint = (f"team {name} is read-only here: ask a member who pushes to it to fix what is named above "
+                            "on its remote; until then recall reads this clone as it stood, and `memrepo sync` takes "
+                            "the fix when it lands")
+            out.append((name, exc))
         except MemrepoError as exc:
             out.append((name, exc))
     refresh_known(repo)  # a team that moved leaves every merged cache stale: built again here

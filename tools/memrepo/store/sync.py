@@ -10,7 +10,8 @@ trailer, a review branch stay valid) and nothing already shared is ever rewritte
    `<id>-<hash>` in its own commit first (`memories.suffixed`), so neither is lost.
 3. The merge is computed in memory (`git merge-tree`, memrepo's merge driver for memory files).
    A conflict, a result pre-merge-commit would refuse (a supersession cycle, a dangling
-   `superseded_by`, a malformed file), or a result that deletes memories stops sync with the
+   `superseded_by`, a malformed file), or a result that deletes memories (but those an arrived
+   `memrepo undo` of their add took back) stops sync with the
    repository exactly as it was, the local side saved under `refs/memrepo/rescue/…`, and the
    commands to run.
 4. Only then does HEAD move (a fast-forward, or a merge commit of the validated tree), the
@@ -39,7 +40,10 @@ LOCK_WAIT = 120.0
 
 
 class SyncStopped(MemrepoError):
-    """Sync stopped before changing anything; the message says why and what to run."""
+    """Sync stopped before changing anything; the message says why and what to run. `rescue`: the
+    ref that saved this side, when what the remote holds is what stopped it."""
+
+    rescue: str | None = None
 
 
 @dataclass
@@ -156,7 +160,7 @@ def _pull(repo: str, t: rem.Target, theirs: str, report: SyncReport) -> None:
                            [f"git -C {repo} merge {t.tracking}", "fix the conflict markers in the files named above",
                             f"git -C {repo} commit", "memrepo sync"], merged.messages)
         tree = merged.tree
-    _validate(repo, t, ours, tree)
+    _validate(repo, t, ours, theirs, tree)
     arrived = rem.count(repo, f"{ours}..{theirs}")
     if fast_forward:
         target = theirs
@@ -175,13 +179,19 @@ def _stopped(repo: str, t: rem.Target, ours: str, why: str, steps: list[str], de
              f"Nothing here changed; your side is also saved as {ref}."]
     if detail:
         lines.append(detail)
-    return SyncStopped("\n".join(lines), hint="to merge by hand: " + "; then ".join(f"`{s}`" for s in steps))
+    stopped = SyncStopped("\n".join(lines), hint="to merge by hand: " + "; then ".join(f"`{s}`" for s in steps))
+    stopped.rescue = ref
+    return stopped
 
 
-def _validate(repo: str, t: rem.Target, ours: str, tree: str) -> None:
-    """Refuse a result that deletes memories or that pre-merge-commit would refuse."""
+def _validate(repo: str, t: rem.Target, ours: str, theirs: str, tree: str) -> None:
+    """Refuse a result that deletes memories (but what `memrepo undo` took back) or that
+    pre-merge-commit would refuse."""
     deleted = [p for p in rem.diff_names(repo, ours, tree, paths.MEMORY_DIR, "D", "comparing the merge with HEAD")
                if p.endswith(".md")]
+    if deleted:
+        taken_back = _undone(repo, ours, theirs)
+        deleted = [p for p in deleted if p not in taken_back]
     if deleted:
         raise _stopped(repo, t, ours, f"the remote deletes {len(deleted)} memor{'ies' if len(deleted) != 1 else 'y'} "
                        f"({', '.join(deleted[:5])}{', …' if len(deleted) > 5 else ''}); memrepo never deletes a memory "
@@ -200,6 +210,17 @@ def _validate(repo: str, t: rem.Target, ours: str, tree: str) -> None:
         raise _stopped(repo, t, ours, "the merged memories would not pass validation", [
             f"git -C {repo} merge {t.tracking}", "fix the files named above", f"git -C {repo} commit", "memrepo sync"],
             problems)
+
+
+def _undone(repo: str, ours: str, theirs: str) -> set[str]:
+    """Memory files that an arrived `memrepo undo` commit deleted: the undo of an add takes its
+    file back, and another machine's sync must follow it, not stop at it for good (h32's walk)."""
+    gone: set[str] = set()
+    for entry in trailers.log(repo, f"{ours}..{theirs}", grep=f"{trailers.PREFIX}Action: undo"):
+        if entry["trailers"].get("Action") == "undo":
+            sha = entry["commit"]
+            gone.update(rem.diff_names(repo, f"{sha}^", sha, paths.MEMORY_DIR, "D", "reading an undo"))
+    return gone
 
 
 def _added(repo: str, base: str, tip: str) -> dict[str, str]:

@@ -4,7 +4,8 @@
 `hookwire.wire_merge_driver`) and routes `memory/*.md` to it in `.gitattributes`. git calls it
 with three temporary files (base, ours, theirs) and the path; the result goes into the ours
 file (%A). A clean merge (`format.merge`) exits 0. A real conflict writes git's usual
-`<<<<<<<` markers for the whole file (`git merge-file`) and exits 1, so git records a normal
+`<<<<<<<` markers around the conflicting lines (`git merge-file`; the whole file when a line
+merge sees no conflict) and exits 1, so git records a normal
 conflict. A file that is not a memory, or any error here, is merged as plain text, exactly as
 git would without this driver: neither side is ever lost.
 """
