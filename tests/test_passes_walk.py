@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from typing import Any
 
 import pytest
@@ -19,16 +18,7 @@ from helpers import commit_all, git, head, write_memory
 from memrepo.cli.main import cli
 
 from test_enrich import FAKE
-
-
-@pytest.fixture
-def store(repo: str, monkeypatch: pytest.MonkeyPatch) -> str:
-    write_memory(repo, "widgets", title="Widget service runbook", description="How the widget service restarts",
-                 topics=["widgets"], body="Restart with `make restart`.\n")
-    assert commit_all(repo, "m").returncode == 0
-    monkeypatch.setenv("MEMREPO_MODEL_CMD", f"{sys.executable} {FAKE}")
-    monkeypatch.delenv("FAKE_MODEL_RULES", raising=False)
-    return repo
+from test_model_failures import store  # noqa: F401 -- the fixture: one memory, the fake model, no rules yet
 
 
 def _run(repo: str, *args: str) -> tuple[int, str]:

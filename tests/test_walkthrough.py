@@ -14,6 +14,7 @@ from click.testing import CliRunner, Result
 from helpers import commit_all, git, head, write_file, write_memory
 from memrepo.base import paths
 from memrepo.cli.main import cli
+from test_in_progress import _conflict
 
 IDENTITY_VARS = ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL")
 BROKEN_TITLE = 'title: "Deploy with: [kamal\n'
@@ -150,13 +151,7 @@ def test_enrich_of_a_memory_broken_by_hand_names_the_problem(store: str) -> None
 def test_undo_during_a_merge_says_a_merge_is_in_progress(store: str) -> None:
     result = invoke(store, "add", "--class", "fact", "--title", "The VPN drops at noon", "-d", "Reconnect after 12:00")
     run = result.stdout.split("`memrepo undo ")[1].split("`")[0]
-    git(store, "checkout", "-q", "-b", "side")
-    write_file(store, "notes.txt", "side\n")
-    commit_all(store, "side")
-    git(store, "checkout", "-q", "-")
-    write_file(store, "notes.txt", "main\n")
-    commit_all(store, "main")
-    assert git(store, "merge", "side", check=False).returncode != 0  # a conflict: the merge waits for the person
+    _conflict(store, "merge")  # the merge waits for the person
     result = invoke(store, "undo", run)
     assert result.exit_code == 1
     assert "a merge is in progress" in result.stderr and "git restore --staged" not in result.stderr
