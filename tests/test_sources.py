@@ -621,3 +621,18 @@ def test_a_read_only_team_whose_remote_fails_validation_says_to_fix_the_remote(r
     assert "memory/broken.md:3: front matter is not valid YAML" in result.stderr
     assert "team acme is read-only here: ask a member who pushes to it to fix what is named above on its remote" in result.stderr
     assert "git -C" not in result.stderr.split("hint:")[1]
+
+
+def test_a_memory_in_yours_and_the_teams_word_for_word_is_recalled_once(me: str, team: tuple[str, str], code: str) -> None:
+    """After `share` is merged, the user's memory and the team's copy say the same: one place of
+    the three, held by the user's own copy (the copy's place went to the same text twice)."""
+    alice_pushes(team[1])
+    write_memory(me, "my-grafana", title="Payment latency lives on the grafana payments dashboard",
+                 description="The grafana dashboard 'payments-p99' shows payment latency per region.",
+                 topics=["grafana", "payment latency"])
+    assert commit_all(me, "mine").returncode == 0
+    run("sync", repo=me)
+    context = hook(GRAFANA, me, code)
+    assert "my-grafana" in context and "team-grafana" not in context
+    explained = run("recall", "--explain", GRAFANA, "--cwd", code, repo=me).output
+    assert "the same memory as my-grafana, recalled once" in explained

@@ -187,10 +187,10 @@ def rank_all(sources: "list[Source]", terms: "list[tuple[str, float]]", limit: i
         got = _merge(groups), why, quiet
     hits, why, quiet = got
     explain += why
-    merged = own_rules_first(hits, [h for h, _ in explain if h is not None and not h.source], limit)
+    merged, copies = once(own_rules_first(hits, [h for h, _ in explain if h is not None and not h.source], limit))
     chosen = {id(h) for h in merged}
-    explain[:] = [(h, None if h is not None and id(h) in chosen else
-                   "beyond the recalled across sources" if h is not None and r is None else r) for h, r in explain]
+    explain[:] = [(h, None if h is not None and id(h) in chosen else copies.get(id(h)) if h is not None and id(h) in copies
+                   else "beyond the recalled across sources" if h is not None and r is None else r) for h, r in explain]
     if not merged and quiet:
         silence.append(max(quiet, key=lambda e: e[0].p if e[0] is not None else -1.0))
     return merged
@@ -254,6 +254,27 @@ SAME_SUBJECT = 2  # query terms both memories hold in their subject fields (titl
 
 def _subject_terms(h: "rank.Hit") -> "set[str]":
     return {t for t, bits in h.matched.items() if bits & 1}
+
+
+def once(hits: "list[rank.Hit]") -> "tuple[list[rank.Hit], dict[int, str]]":
+    """Each memory once: `memrepo share` copies one word for word into a team's or the project's
+    memory, and both copies would take two of the three places. The first copy's place is kept,
+    held by the user's own copy when it is among them. Also returns {id(a copy left out): why}."""
+    out: "list[rank.Hit]" = []
+    at: "dict[tuple[str, str], int]" = {}
+    left: "dict[int, str]" = {}
+    for h in hits:
+        key = (" ".join(str(h.title or "").split()).lower(), " ".join(str(h.description or "").split()).lower())
+        i = at.get(key)
+        if i is None:
+            at[key] = len(out)
+            out.append(h)
+            continue
+        kept = out[i]
+        if kept.source and not h.source:  # the user's own copy speaks for both
+            out[i], kept, h = h, h, kept
+        left[id(h)] = f"the same memory as {kept.id}, recalled once"
+    return out, left
 
 
 def own_rules_first(merged: "list[rank.Hit]", personal: "list[rank.Hit]", limit: int) -> "list[rank.Hit]":
