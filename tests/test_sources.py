@@ -621,6 +621,12 @@ def test_a_read_only_team_whose_remote_fails_validation_says_to_fix_the_remote(r
     assert "memory/broken.md:3: front matter is not valid YAML" in result.stderr
     assert "team acme is read-only here: ask a member who pushes to it to fix what is named above on its remote" in result.stderr
     assert "git -C" not in result.stderr.split("hint:")[1]
+    # meanwhile doctor says the clone is behind its remote, not only that its cache is fresh
+    from memrepo.store import doctor
+
+    found = {c.name: c for c in doctor.run(repo)}["source team acme"]
+    assert found.warn and "1 commit behind its remote: the last sync stopped" in found.detail
+    assert found.fix == "memrepo sync (it says why it stopped)"
 
 
 def test_a_memory_in_yours_and_the_teams_word_for_word_is_recalled_once(me: str, team: tuple[str, str], code: str) -> None:

@@ -439,6 +439,7 @@ def checks(repo: str, cwd: str | None, check: Any) -> list[Any]:
         detail = [f"{src.root}: cache " + (why or "fresh")]
         fix = "memrepo sources --refresh" if why else ""
         ok = True
+        behind = 0
         if src.kind == rs.TEAM:
             remote = join.default_remote(src.root)
             url = _remote_url(src.root, remote) if remote else None
@@ -451,13 +452,30 @@ def checks(repo: str, cwd: str | None, check: Any) -> list[Any]:
                 detail.append(f"git hooks: {how}")
             if url is None:
                 ok, fix = False, f"git -C {src.root} remote add origin URL"
+            behind = _behind(src.root, remote, branch) if remote and branch else 0
+            if behind:  # the last sync fetched and stopped: recall reads the clone as it stood
+                detail.append(f"{behind} commit{'s' if behind > 1 else ''} behind its remote: the last sync stopped, "
+                              "and recall reads the clone as it stood")
+                fix = fix or "memrepo sync (it says why it stopped)"
         else:
             detail.append("no git hook of memrepo's runs in a code repository: the cache is refreshed at session "
                           "start and by `memrepo sources --refresh`")
-        out.append(check(name, ok, "; ".join(detail), fix, warn=ok and bool(why)))
+        out.append(check(name, ok, "; ".join(detail), fix, warn=ok and (bool(why) or behind > 0)))
     if len(rs.found(repo, cwd, all_known=True)) > 1:
         out.append(_merged_check(repo, cwd, check))
     return out
+
+
+def _behind(root: str, remote: str, branch: str) -> int:
+    """Commits the clone's remote-tracking branch has that its HEAD lacks (what the last fetch
+    brought and no merge took in); 0 when it cannot tell."""
+    from memrepo.errors import GitError
+    from memrepo.vcs import remote as rem
+
+    try:
+        return rem.count(root, f"HEAD..refs/remotes/{remote}/{branch}")
+    except (GitError, ValueError):
+        return 0
 
 
 def _merged_check(repo: str, cwd: str | None, check: Any) -> Any:
