@@ -243,6 +243,17 @@ def test_the_same_memory_in_two_projects_or_already_in_the_store_is_imported_onc
     assert _memory_ids(repo) == first.added
 
 
+def test_memories_that_share_only_their_body_are_both_imported(repo: str, tmp_path: str) -> None:
+    """Only a memory that says word for word what another says is a copy: two with the same body
+    ("Asked in the March retro.") say different things in their names and descriptions."""
+    target = os.path.join(str(tmp_path), "-home-ann-src-two", "memory")
+    for name, said in (("ann-tabs", "Ann indents with tabs"), ("ann-vim", "Ann edits in vim")):
+        write_file(target, f"{name}.md", f"---\nname: {name}\ndescription: {said}\nmetadata:\n  type: user\n---\n"
+                                         "Asked in the March retro.\n")
+    report = claude_code.run(repo, [target])
+    assert len(report.added) == 2 and report.skipped == []
+
+
 def test_a_project_whose_transcripts_are_gone_is_found_from_its_folder_name(repo: str, tmp_path: str) -> None:
     # h33's walk: Claude Code deletes transcripts after 30 days; the project's rules then came in global.
     project = os.path.join(str(tmp_path), "src", "my-app.v2")

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from memrepo.cli.common import _fail_friendly, _json, _memory_id, _model_calls_judged, _repo
+from memrepo.cli.common import CHECK_MODEL, _fail_friendly, _json, _memory_id, _model_calls_judged, _repo
 from memrepo.cli.term import echo
 from memrepo.cli.verify import url_probes_line
 from memrepo.errors import MemrepoError
@@ -31,10 +31,9 @@ def capture(ctx: click.Context, transcript_path: str, session: str | None, as_js
       memrepo capture ~/.claude/projects/-home-me-app/9f9ec6e8.jsonl
       memrepo capture ~/.codex/sessions/2026/12/02/rollout-2026-12-02T09-14-01-<id>.jsonl
     """
+    from memrepo.passes import model
     from memrepo.store import memories as store
     from memrepo.worker import capture_job
-
-    from memrepo.passes import model
 
     model.Tally.reset()
     report = capture_job.capture_locked(store.require_repo(_repo(ctx)), transcript_path, session)
@@ -160,8 +159,7 @@ def sweep(ctx: click.Context, no_model: bool, retry_failed: bool, as_json: bool)
     if report.get("model_failed") or report.get("errors"):
         # A sweep whose model never answered is not a quiet day: say so, and exit 1 (issue 16).
         raise MemrepoError(report.get("model_failed") or f"{len(report['errors'])} step(s) of the sweep failed",
-                           hint="check the model command (MEMREPO_MODEL_CMD, or `model_cmd` in index/local.json); "
-                                "`memrepo stats` shows the failed calls")
+                           hint=CHECK_MODEL)
 
 
 def _across_lines(done: dict[str, Any]) -> None:

@@ -41,6 +41,10 @@ def _fail_friendly(fn: F) -> F:
     return wrapper
 
 
+CHECK_MODEL = ("check the model command (MEMREPO_MODEL_CMD, or `model_cmd` in index/local.json); "
+               "`memrepo stats` lists the failed calls")
+
+
 def _model_calls_judged(what: str) -> None:
     """After a pass: name its failed model calls, and fail the command when none answered.
 
@@ -57,9 +61,7 @@ def _model_calls_judged(what: str) -> None:
     echo(f"{what}: {tally.failed} of {total} model call{'s' * (total != 1)} failed "
          f"(last: {tally.last_error[:200]})", err=True)
     if not tally.ok:
-        raise MemrepoError(f"{what}: no model call answered, so nothing was learned from the model",
-                           hint="check the model command (MEMREPO_MODEL_CMD, or `model_cmd` in index/local.json); "
-                                "`memrepo stats` lists the failed calls")
+        raise MemrepoError(f"{what}: no model call answered, so nothing was learned from the model", hint=CHECK_MODEL)
 
 
 def _repo(ctx: click.Context) -> str:

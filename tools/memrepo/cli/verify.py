@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from memrepo.cli.common import _fail_friendly, _json, _memory_id, _model_calls_judged, _repo
+from memrepo.cli.common import CHECK_MODEL, _fail_friendly, _json, _memory_id, _model_calls_judged, _repo
 from memrepo.cli.term import echo
 from memrepo.errors import MemrepoError
 
@@ -63,8 +63,8 @@ def _stopped(report: Any) -> None:
     if report.model_failed:
         left = len([r for r in report.results if r.skipped.startswith("left as it was: the model command failed")])
         raise MemrepoError(f"verify: the model command failed, so {left} "
-                           + ("memory was left as it was" if left == 1 else "memories were left as they were"), hint="check the model command (MEMREPO_MODEL_CMD, or `model_cmd` in "
-                           "index/local.json), then run `memrepo verify` again; `memrepo stats` lists the failed calls")
+                           + ("memory was left as it was" if left == 1 else "memories were left as they were"),
+                           hint=CHECK_MODEL.replace("; ", ", then run `memrepo verify` again; "))
 
 
 def url_probes_line(f: dict[str, Any]) -> str:

@@ -105,12 +105,18 @@ def commit_run(repo: str, report: Report, new: list[notes.Note], extra: dict[str
     return report
 
 
+def _said(*texts: object) -> tuple[str, ...]:
+    return tuple(" ".join(str(t or "").split()) for t in texts)
+
+
 def _text_key(note: notes.Note) -> tuple[Any, ...]:
-    return (note.get("class"), note.get("project"), " ".join(note.body.split()))
+    """What a memory says: its class, scope, title, description and body, whitespace aside (a body
+    alone is no key: two memories without one say different things in their titles)."""
+    return (note.get("class"), note.get("project"), *_said(note.get("title"), note.get("description"), note.body))
 
 
 def _active_texts(repo: str) -> dict[tuple[Any, ...], str]:
-    """{(class, project, body with its whitespace normalized): id} of the store's active memories, from the cache."""
+    """{`_text_key`: id} of the store's active memories, from the cache."""
     import contextlib
     import sqlite3
 
@@ -118,13 +124,13 @@ def _active_texts(repo: str) -> dict[tuple[Any, ...], str]:
 
     try:
         with contextlib.closing(store.fresh_db(repo)) as db:
-            found = db.execute("SELECT m.id, m.class, m.project, f.body FROM memories m JOIN fts f ON f.rowid = m.rowid"
-                               " WHERE m.status = 'active' ORDER BY m.id").fetchall()
+            found = db.execute("SELECT m.id, m.class, m.project, m.title, m.description, f.body FROM memories m"
+                               " JOIN fts f ON f.rowid = m.rowid WHERE m.status = 'active' ORDER BY m.id").fetchall()
     except sqlite3.Error:
         return {}
     out: dict[tuple[Any, ...], str] = {}
-    for note_id, cls, project, body in found:
-        out.setdefault((cls, project, " ".join(str(body).split())), note_id)
+    for note_id, cls, project, title, description, body in found:
+        out.setdefault((cls, project, *_said(title, description, body)), note_id)
     return out
 
 

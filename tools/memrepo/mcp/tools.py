@@ -93,7 +93,7 @@ def history(repo: str, memory_id: str, limit: int = HISTORY_LIMIT, diff: bool = 
 def _where(repo: str, memory_id: str) -> tuple[str, str]:
     """(the git repository, the file's path in it) of the memory `memory_id` names, in any source."""
     from memrepo.errors import AmbiguousId, NoteNotFound
-    from memrepo.recall import sources as rs
+    from memrepo.format import notes
     from memrepo.store import memories, sources
 
     try:
@@ -101,11 +101,9 @@ def _where(repo: str, memory_id: str) -> tuple[str, str]:
     except AmbiguousId:
         raise
     except NoteNotFound:
-        for src in sources.others(repo, os.getcwd()) if re.fullmatch(r"[a-z0-9-]+", memory_id) else []:
+        for src in sources.others(repo, os.getcwd()) if notes.is_id(memory_id) else []:
             if os.path.exists(paths.note_path(src.root, memory_id)):
-                # A project's memory is history of the code repository it sits in.
-                return (src.root, f"{paths.MEMORY_DIR}/{memory_id}.md") if src.kind == rs.TEAM else \
-                    (os.path.dirname(src.root), f"{rs.PROJECT_DIR}/{paths.MEMORY_DIR}/{memory_id}.md")
+                return sources.in_git(src, memory_id)
         raise NoteNotFound(f"no memory with id {memory_id!r} in any source", hint=ID_HINT) from None
 
 

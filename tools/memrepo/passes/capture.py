@@ -248,8 +248,8 @@ def capture(repo: str, path: str, session: str | None = None, cwd: str = "", run
             # Not read: the mark stays before these turns, and the job counts a failed attempt
             # (retried a bounded number of times), instead of losing what the user said (issue 16).
             raise Pending(f"the model's answer for lines {group[0].line}-{group[-1].last_line} of {path} was invalid "
-                               f"(logged to index/{model.REJECTS}); those turns stay pending",
-                               hint="the next sweep tries again; `memrepo stats` shows jobs that gave up")
+                          f"(logged to index/{model.REJECTS}); those turns stay pending",
+                          hint="the next sweep tries again; `memrepo stats` shows jobs that gave up")
         last = group[-1].last_line
         _save_state(repo, session, path, last)
     # The file may have grown while it was read: never move the mark back.

@@ -15,8 +15,7 @@ import os
 from typing import Any
 
 from memrepo.progress import Progress, silent
-from memrepo.vcs import runs, status
-from memrepo.vcs import commit
+from memrepo.vcs import commit, runs, status
 from memrepo.vcs.commit import commit_if_unchanged
 from memrepo.passes import model
 from memrepo.format import catalogue, files, notes, spec, validate

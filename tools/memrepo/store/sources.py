@@ -389,6 +389,7 @@ def show_any(repo: str, cwd: str | None, note_id: str, only: str | None = None) 
     """`memories.show` of the memory `note_id` in the first source that holds it (personal first),
     with its `source` and the folder it lives in."""
     from memrepo.errors import AmbiguousId, NoteNotFound
+    from memrepo.format import notes
     from memrepo.recall import usage
     from memrepo.store import memories
     from memrepo.vcs import gitops
@@ -402,14 +403,19 @@ def show_any(repo: str, cwd: str | None, note_id: str, only: str | None = None) 
             if only == rs.PERSONAL or not others(repo, cwd):
                 raise
     for src in others(repo, cwd, only):
-        if os.path.exists(paths.note_path(src.root, note_id)):
-            # A project's memory is history of the code repository it sits in.
-            top, rel = (src.root, "") if src.kind == rs.TEAM else (os.path.dirname(src.root), rs.PROJECT_DIR + "/")
+        if notes.is_id(note_id) and os.path.exists(paths.note_path(src.root, note_id)):
             # Its use is this machine's recall log's, which is the personal repository's (issue 43).
             return {"id": note_id, "text": memories.read_text(src.root, note_id), "source": src.label, "root": src.root,
-                    "history": gitops.history(top, f"{rel}{paths.MEMORY_DIR}/{note_id}.md"),
-                    "use": usage.memory_use(repo, note_id)}
+                    "history": gitops.history(*in_git(src, note_id)), "use": usage.memory_use(repo, note_id)}
     raise NoteNotFound(f"no memory with id {note_id!r} in any source", hint="find ids with `memrepo list` or `memrepo search`")
+
+
+def in_git(src: "rs.Source", note_id: str) -> tuple[str, str]:
+    """(the git repository, the path in it) of a team's or the project's memory `note_id`: a
+    project's memory is history of the code repository it sits in."""
+    if src.kind == rs.TEAM:
+        return src.root, f"{paths.MEMORY_DIR}/{note_id}.md"
+    return os.path.dirname(src.root), f"{rs.PROJECT_DIR}/{paths.MEMORY_DIR}/{note_id}.md"
 
 
 # -- doctor (issue 41, part 6) ----------------------------------------------------------------------
